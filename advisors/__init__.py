@@ -1,0 +1,5 @@
+"""Built-in advisors. ``ToolCallingAdvisor`` runs the tool loop and is auto-registered by the client."""
+
+from .tool_calling import LoopState, ToolCallingAdvisor
+
+__all__ = ["LoopState", "ToolCallingAdvisor"]

@@ -1,0 +1,192 @@
+"""The advisor SPI: ordered middleware around the model call.
+
+An advisor wraps the rest of the chain. It receives the request and ``next_``, a plain function that
+runs everything inside it (the model call innermost) and may be called any number of times: that
+is how the tool loop re-enters the chain once per round.
+
+There is one method per mode; implement the ones you need, or subclass :class:`BaseAdvisor` and
+write ``before``/``after`` once for all four. Lower ``order`` runs earlier on the way in and later
+on the way out; equal orders keep registration order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, Final, Protocol, runtime_checkable
+
+from .prompt import Prompt
+from .responses import ChatResponse
+from .streaming import ChatResponseAccumulator
+
+__all__ = [
+    "Advisor",
+    "AdvisorOrder",
+    "AsyncCallAdvisor",
+    "AsyncCallNext",
+    "AsyncStreamAdvisor",
+    "AsyncStreamNext",
+    "BaseAdvisor",
+    "CallAdvisor",
+    "CallNext",
+    "ChatClientRequest",
+    "ChatClientResponse",
+    "ContextKeys",
+    "StreamAdvisor",
+    "StreamNext",
+    "ToolAdvisor",
+    "aggregate_chat_client_responses",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class ChatClientRequest:
+    """The prompt plus a context map that advisors use to pass values along the chain.
+
+    Both are immutable: use ``with_prompt``/``with_context`` to make the request for ``next_``.
+    """
+
+    prompt: Prompt
+    context: Mapping[str, Any] = field(default_factory=dict)
+
+    def with_prompt(self, prompt: Prompt) -> ChatClientRequest:
+        return replace(self, prompt=prompt)
+
+    def with_context(self, updates: Mapping[str, Any] | None = None, /, **values: Any) -> ChatClientRequest:
+        return replace(self, context={**self.context, **(updates or {}), **values})
+
+
+@dataclass(frozen=True, slots=True)
+class ChatClientResponse:
+    """The model's reply plus the context as it was when the reply came back."""
+
+    chat_response: ChatResponse | None
+    context: Mapping[str, Any] = field(default_factory=dict)
+
+    def with_chat_response(self, chat_response: ChatResponse | None) -> ChatClientResponse:
+        return replace(self, chat_response=chat_response)
+
+    def with_context(self, updates: Mapping[str, Any] | None = None, /, **values: Any) -> ChatClientResponse:
+        return replace(self, context={**self.context, **(updates or {}), **values})
+
+
+def aggregate_chat_client_responses(chunks: list[ChatClientResponse]) -> ChatClientResponse:
+    """Join streamed chunks into one response; the context of the last chunk wins."""
+    accumulator = ChatResponseAccumulator()
+    for chunk in chunks:
+        if chunk.chat_response is not None:
+            accumulator.add(chunk.chat_response)
+    context = chunks[-1].context if chunks else {}
+    return ChatClientResponse(accumulator.build() if accumulator.chunks else None, context)
+
+
+class AdvisorOrder:
+    """Named orders with gaps. Memory wraps the tool loop; advisors above ``TOOL_CALLING`` sit inside
+    it and see every round."""
+
+    HIGHEST: Final = -(2**31)
+    MEMORY: Final = HIGHEST + 200
+    TOOL_CALLING: Final = HIGHEST + 300
+    DEFAULT: Final = 0
+    LOWEST: Final = 2**31 - 1
+
+
+class ContextKeys:
+    """Well-known keys of the request/response context."""
+
+    TOOL_CALLING_AUTO_REGISTER: Final = "chatclient.tool_calling.auto_register"
+    """Set to ``False`` (``.advisors(params={...})``) to run without the auto-registered tool loop."""
+    OUTPUT_FORMAT: Final = "chatclient.output.format"
+    """Format instructions appended to the last user message by the model call (``entity()``)."""
+    OUTPUT_SCHEMA: Final = "chatclient.output.schema"
+    """JSON schema for native structured output (``entity(..., native=True)``). When the model
+    supports it, the model call sets ``options.output_schema`` instead of adding instructions."""
+    TOOL_LOOP_MESSAGES: Final = "chatclient.tool_loop.messages"
+    """On the response: the messages the tool loop added this turn (assistant tool-call messages and
+    tool results), in order, for advisors outside the loop such as memory."""
+    TOOL_LOOP_ROUNDS: Final = "chatclient.tool_loop.rounds"
+    """On the response: how many model rounds the tool loop ran."""
+
+
+CallNext = Callable[[ChatClientRequest], ChatClientResponse]
+StreamNext = Callable[[ChatClientRequest], Iterator[ChatClientResponse]]
+AsyncCallNext = Callable[[ChatClientRequest], Awaitable[ChatClientResponse]]
+AsyncStreamNext = Callable[[ChatClientRequest], AsyncIterator[ChatClientResponse]]
+
+
+@runtime_checkable
+class Advisor(Protocol):
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def order(self) -> int: ...
+
+
+@runtime_checkable
+class CallAdvisor(Advisor, Protocol):
+    def advise_call(self, request: ChatClientRequest, next_: CallNext) -> ChatClientResponse: ...
+
+
+@runtime_checkable
+class StreamAdvisor(Advisor, Protocol):
+    def advise_stream(self, request: ChatClientRequest, next_: StreamNext) -> Iterator[ChatClientResponse]: ...
+
+
+@runtime_checkable
+class AsyncCallAdvisor(Advisor, Protocol):
+    async def aadvise_call(self, request: ChatClientRequest, next_: AsyncCallNext) -> ChatClientResponse: ...
+
+
+@runtime_checkable
+class AsyncStreamAdvisor(Advisor, Protocol):
+    def aadvise_stream(
+        self, request: ChatClientRequest, next_: AsyncStreamNext
+    ) -> AsyncIterator[ChatClientResponse]: ...
+
+
+class ToolAdvisor:
+    """Marker for the advisor that owns the tool loop; a chain holds at most one."""
+
+
+class BaseAdvisor:
+    """Write ``before`` and/or ``after`` once; get call, stream, and their async twins.
+
+    In a stream, chunks pass through untouched as they arrive and ``after`` is called once, at the
+    end, with the aggregated response. Chunks already delivered cannot be rewritten, so in a stream
+    the value ``after`` returns is not delivered: use it to observe (log, store, measure).
+    """
+
+    order: int = AdvisorOrder.DEFAULT
+
+    @property
+    def name(self) -> str:
+        return type(self).__name__
+
+    def before(self, request: ChatClientRequest) -> ChatClientRequest:
+        return request
+
+    def after(self, response: ChatClientResponse) -> ChatClientResponse:
+        return response
+
+    def advise_call(self, request: ChatClientRequest, next_: CallNext) -> ChatClientResponse:
+        return self.after(next_(self.before(request)))
+
+    async def aadvise_call(self, request: ChatClientRequest, next_: AsyncCallNext) -> ChatClientResponse:
+        return self.after(await next_(self.before(request)))
+
+    def advise_stream(self, request: ChatClientRequest, next_: StreamNext) -> Iterator[ChatClientResponse]:
+        chunks: list[ChatClientResponse] = []
+        for chunk in next_(self.before(request)):
+            chunks.append(chunk)
+            yield chunk
+        self.after(aggregate_chat_client_responses(chunks))
+
+    async def aadvise_stream(
+        self, request: ChatClientRequest, next_: AsyncStreamNext
+    ) -> AsyncIterator[ChatClientResponse]:
+        chunks: list[ChatClientResponse] = []
+        async for chunk in next_(self.before(request)):
+            chunks.append(chunk)
+            yield chunk
+        self.after(aggregate_chat_client_responses(chunks))

@@ -1,0 +1,255 @@
+"""The fluent client: ``client.prompt().system(..).user(..).tools(..).call().content()``.
+
+A ``ChatClient`` holds defaults; ``prompt()`` starts a frozen request spec from them and every
+fluent call returns a new spec, so a spec can be shared and branched. ``call()``, ``stream()``,
+``acall()`` and ``astream()`` are lazy: the terminal method (``content()``, ``chat_response()``,
+...) builds the request and runs it through the advisor chain, each time it is called.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from typing_extensions import Self
+
+from .advisor import Advisor, ChatClientRequest, ContextKeys, ToolAdvisor
+from .errors import ConfigurationError
+from .messages import Message, SystemMessage, UserMessage
+from .model import ChatModel
+from .options import ChatOptions, ToolCallingChatOptions
+from .prompt import Prompt
+from .response_spec import (
+    AsyncCallResponseSpec,
+    AsyncStreamResponseSpec,
+    CallResponseSpec,
+    StreamResponseSpec,
+)
+from .tools.callback import ToolCallback, ToolCallbackProvider
+from .tools.resolve import ToolLike, resolve_tools
+
+if TYPE_CHECKING:
+    from advisors.tool_calling import ToolCallingAdvisor
+
+__all__ = ["ChatClient", "ChatClientBuilder", "ChatClientRequestSpec"]
+
+
+@dataclass(frozen=True)
+class ChatClientRequestSpec:
+    """One request being described. Immutable: each method returns a new spec.
+
+    ``system``/``user`` replace the client's defaults; ``messages``, ``tools`` and ``advisors`` add
+    to them; ``tool_context`` and advisor params merge (this request's keys win); ``options`` merge
+    field by field over the client's and the model's defaults.
+    """
+
+    client: ChatClient
+    system_text: str | None = None
+    user_text: str | None = None
+    message_list: tuple[Message, ...] = ()
+    tool_list: tuple[ToolLike, ...] = ()
+    tool_context_map: Mapping[str, Any] = field(default_factory=dict)
+    advisor_list: tuple[Advisor, ...] = ()
+    advisor_params: Mapping[str, Any] = field(default_factory=dict)
+    chat_options: ChatOptions | None = None
+
+    # ------------------------------------------------------------------ fluent methods
+
+    def system(self, text: str) -> ChatClientRequestSpec:
+        return replace(self, system_text=text)
+
+    def user(self, text: str) -> ChatClientRequestSpec:
+        return replace(self, user_text=text)
+
+    def messages(self, *messages: Message | Sequence[Message]) -> ChatClientRequestSpec:
+        """Conversation messages placed after the system text and before the user text."""
+        flat: list[Message] = []
+        for item in messages:
+            flat.extend(item if isinstance(item, Sequence) else (item,))
+        return replace(self, message_list=(*self.message_list, *flat))
+
+    def tools(self, *tools: ToolLike) -> ChatClientRequestSpec:
+        """``@tool`` functions, objects with ``@tool`` methods, ``ToolCallback``s, providers."""
+        return replace(self, tool_list=(*self.tool_list, *tools))
+
+    def tool_context(self, context: Mapping[str, Any] | None = None, /, **values: Any) -> ChatClientRequestSpec:
+        return replace(self, tool_context_map={**self.tool_context_map, **(context or {}), **values})
+
+    def advisors(self, *advisors: Advisor, params: Mapping[str, Any] | None = None) -> ChatClientRequestSpec:
+        """Add advisors to the chain and/or values to the request context (``params``)."""
+        return replace(
+            self,
+            advisor_list=(*self.advisor_list, *advisors),
+            advisor_params={**self.advisor_params, **(params or {})},
+        )
+
+    def options(self, options: ChatOptions) -> ChatClientRequestSpec:
+        return replace(self, chat_options=options.merged_over(self.chat_options))
+
+    # ------------------------------------------------------------------ terminals (lazy)
+
+    def call(self) -> CallResponseSpec:
+        return CallResponseSpec(self.client._model, self._build)
+
+    def stream(self) -> StreamResponseSpec:
+        return StreamResponseSpec(self.client._model, self._build)
+
+    def acall(self) -> AsyncCallResponseSpec:
+        return AsyncCallResponseSpec(self.client._model, self._build)
+
+    def astream(self) -> AsyncStreamResponseSpec:
+        return AsyncStreamResponseSpec(self.client._model, self._build)
+
+    # ------------------------------------------------------------------ assembly
+
+    def _build(self, extra_context: Mapping[str, Any] | None = None) -> tuple[ChatClientRequest, list[Advisor]]:
+        """The request and the sorted advisor chain for one run."""
+        messages: list[Message] = []
+        if self.system_text is not None:
+            messages.append(SystemMessage(self.system_text))
+        messages.extend(self.message_list)
+        if self.user_text is not None:
+            messages.append(UserMessage(self.user_text))
+        if not messages:
+            raise ConfigurationError("The request has no messages: give it a user or system text, or messages")
+        context = {**self.advisor_params, **(extra_context or {})}
+        prompt = Prompt(messages, self._options(context))
+        return ChatClientRequest(prompt, context), self.client._chain_for(self.advisor_list, context)
+
+    def _options(self, context: Mapping[str, Any]) -> ChatOptions:
+        options = self.chat_options
+        model_defaults = self.client._model.default_options
+        if model_defaults is not None:
+            options = options.merged_over(model_defaults) if options is not None else model_defaults
+        existing: Sequence[ToolCallback] = ()
+        if isinstance(options, ToolCallingChatOptions):
+            existing = options.tool_callbacks
+        callbacks = resolve_tools((*existing, *self.client._default_callbacks, *self.tool_list))
+        tools = ToolCallingChatOptions(tool_callbacks=callbacks, tool_context=dict(self.tool_context_map))
+        return tools.merged_over(options)
+
+
+class ChatClient:
+    """Entry point. ``ChatClient.create(model)`` or ``ChatClient.builder(model)...build()``.
+
+    A client is immutable and safe to share between threads and tasks.
+    """
+
+    def __init__(
+        self,
+        model: ChatModel,
+        *,
+        defaults: ChatClientRequestSpec | None = None,
+        tool_calling_advisor: ToolCallingAdvisor | None = None,
+    ) -> None:
+        self._model = model
+        spec = defaults or ChatClientRequestSpec(self)
+        # Tools known at build time are resolved once; providers are resolved per request.
+        static = tuple(t for t in spec.tool_list if not isinstance(t, ToolCallbackProvider))
+        self._default_callbacks: tuple[ToolCallback, ...] = resolve_tools(static)
+        self._defaults = replace(
+            spec, client=self, tool_list=tuple(t for t in spec.tool_list if isinstance(t, ToolCallbackProvider))
+        )
+        if tool_calling_advisor is None:
+            from advisors.tool_calling import ToolCallingAdvisor
+
+            tool_calling_advisor = ToolCallingAdvisor()
+        self._tool_calling_advisor = tool_calling_advisor
+
+    @classmethod
+    def create(cls, model: ChatModel) -> ChatClient:
+        return cls(model)
+
+    @classmethod
+    def builder(cls, model: ChatModel) -> ChatClientBuilder:
+        return ChatClientBuilder(model)
+
+    @property
+    def model(self) -> ChatModel:
+        return self._model
+
+    def prompt(self, content: str | Prompt | None = None) -> ChatClientRequestSpec:
+        """Start a request from this client's defaults. A string is the user text; a ``Prompt``
+        adds its messages and merges its options."""
+        spec = self._defaults
+        if isinstance(content, str):
+            spec = spec.user(content)
+        elif isinstance(content, Prompt):
+            spec = spec.messages(content.messages)
+            if content.options is not None:
+                spec = spec.options(content.options)
+        return spec
+
+    def mutate(self) -> ChatClientBuilder:
+        """A builder seeded with this client's defaults, to derive a different client."""
+        builder = ChatClientBuilder(self._model)
+        builder._spec = replace(self._defaults, tool_list=(*self._default_callbacks, *self._defaults.tool_list))
+        builder._tool_calling_advisor = self._tool_calling_advisor
+        return builder
+
+    def _chain_for(self, advisors_in: Sequence[Advisor], context: Mapping[str, Any]) -> list[Advisor]:
+        """The sorted chain for one request: its advisors (defaults included) plus the tool loop."""
+        advisors = list(advisors_in)
+        tool_advisors = [a for a in advisors if isinstance(a, ToolAdvisor)]
+        if len(tool_advisors) > 1:
+            names = ", ".join(a.name for a in tool_advisors)
+            raise ConfigurationError(
+                f"At most one tool-calling advisor is allowed in a chain, found {len(tool_advisors)}: {names}"
+            )
+        if not tool_advisors and context.get(ContextKeys.TOOL_CALLING_AUTO_REGISTER, True) is not False:
+            advisors.append(self._tool_calling_advisor)
+        advisors.sort(key=_order)  # stable: equal orders keep registration order
+        return advisors
+
+
+def _order(advisor: Advisor) -> int:
+    return advisor.order
+
+
+class ChatClientBuilder:
+    """Defaults shared by every request of the client being built."""
+
+    def __init__(self, model: ChatModel) -> None:
+        self._model = model
+        self._spec = ChatClientRequestSpec(_PENDING_CLIENT)
+        self._tool_calling_advisor: ToolCallingAdvisor | None = None
+
+    def default_system(self, text: str) -> Self:
+        self._spec = self._spec.system(text)
+        return self
+
+    def default_user(self, text: str) -> Self:
+        self._spec = self._spec.user(text)
+        return self
+
+    def default_tools(self, *tools: ToolLike) -> Self:
+        self._spec = self._spec.tools(*tools)
+        return self
+
+    def default_tool_context(self, context: Mapping[str, Any] | None = None, /, **values: Any) -> Self:
+        self._spec = self._spec.tool_context(context, **values)
+        return self
+
+    def default_advisors(self, *advisors: Advisor, params: Mapping[str, Any] | None = None) -> Self:
+        self._spec = self._spec.advisors(*advisors, params=params)
+        return self
+
+    def default_options(self, options: ChatOptions) -> Self:
+        self._spec = self._spec.options(options)
+        return self
+
+    def tool_calling_advisor(self, advisor: ToolCallingAdvisor) -> Self:
+        """The tool loop auto-registered into each chain (e.g. with a configured manager)."""
+        self._tool_calling_advisor = advisor
+        return self
+
+    def build(self) -> ChatClient:
+        return ChatClient(self._model, defaults=self._spec, tool_calling_advisor=self._tool_calling_advisor)
+
+
+class _PendingClient:
+    """Stands in for the client while a builder collects defaults; replaced on ``build()``."""
+
+
+_PENDING_CLIENT: Any = _PendingClient()

@@ -1,0 +1,50 @@
+"""The provider SPI: a ``ChatModel`` translates a ``Prompt`` to one wire API and back.
+
+A model never runs tools; it returns the reply, tool calls included, and the
+``ToolCallingAdvisor`` runs the loop. That is what makes the loop identical on every provider.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator, Iterator
+
+from .options import ChatOptions
+from .prompt import Prompt
+from .responses import ChatResponse
+
+__all__ = ["ChatModel"]
+
+
+class ChatModel(ABC):
+    """Implement ``call``; override ``stream``, ``acall`` and ``astream`` for real streaming and
+    native async.
+
+    The defaults keep a minimal provider usable everywhere: ``stream`` yields the whole reply as
+    one chunk, ``acall`` runs ``call`` in a worker thread, ``astream`` yields ``acall``'s reply.
+
+    Streaming contract: each chunk is a ``ChatResponse`` whose generation text is a delta; tool
+    calls are fragments keyed by ``ToolCall.id`` whose ``arguments`` concatenate; ``usage``, when
+    present on a chunk, is the total so far for this reply (the last one wins).
+    """
+
+    supports_output_schema: bool = False
+    """True when the provider honours ``ChatOptions.output_schema`` (native structured output)."""
+
+    @property
+    def default_options(self) -> ChatOptions | None:
+        """Options this model applies under every request's own (e.g. its model name)."""
+        return None
+
+    @abstractmethod
+    def call(self, prompt: Prompt) -> ChatResponse: ...
+
+    def stream(self, prompt: Prompt) -> Iterator[ChatResponse]:
+        yield self.call(prompt)
+
+    async def acall(self, prompt: Prompt) -> ChatResponse:
+        return await asyncio.to_thread(self.call, prompt)
+
+    async def astream(self, prompt: Prompt) -> AsyncIterator[ChatResponse]:
+        yield await self.acall(prompt)

@@ -1,0 +1,60 @@
+"""``Prompt``: the messages and options of one model request."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pydantic import BaseModel, ConfigDict
+
+from .messages import Message, SystemMessage, UserMessage
+from .options import ChatOptions, ToolCallingChatOptions
+from .tools.callback import ToolCallback
+
+__all__ = ["Prompt"]
+
+
+class Prompt(BaseModel):
+    """Messages plus options. ``Prompt("hi")`` is one user message."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    messages: tuple[Message, ...]
+    options: ChatOptions | None = None
+    """Serialized as the common ``ChatOptions`` fields: live tools and provider-only fields are not
+    part of a stored conversation."""
+
+    def __init__(
+        self,
+        messages: str | Message | Sequence[Message],
+        options: ChatOptions | None = None,
+    ) -> None:
+        if isinstance(messages, str):
+            messages = (UserMessage(messages),)
+        elif not isinstance(messages, Sequence):
+            messages = (messages,)
+        super().__init__(messages=tuple(messages), options=options)
+
+    def with_messages(self, messages: Sequence[Message]) -> Prompt:
+        return self.model_copy(update={"messages": tuple(messages)})
+
+    def with_options(self, options: ChatOptions | None) -> Prompt:
+        return self.model_copy(update={"options": options})
+
+    @property
+    def system_message(self) -> SystemMessage | None:
+        for message in self.messages:
+            if isinstance(message, SystemMessage):
+                return message
+        return None
+
+    @property
+    def last_user_message(self) -> UserMessage | None:
+        for message in reversed(self.messages):
+            if isinstance(message, UserMessage):
+                return message
+        return None
+
+    @property
+    def tool_callbacks(self) -> tuple[ToolCallback, ...]:
+        """The tools of this request (empty when the options carry none)."""
+        options = self.options
+        return options.tool_callbacks if isinstance(options, ToolCallingChatOptions) else ()

@@ -1,0 +1,159 @@
+"""What a model returns: ``ChatResponse`` → ``Generation`` → ``AssistantMessage``, plus usage."""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
+
+from .messages import AssistantMessage, ToolCall
+
+__all__ = [
+    "ChatResponse",
+    "ChatResponseMetadata",
+    "FinishReason",
+    "Generation",
+    "GenerationMetadata",
+    "Usage",
+]
+
+_FROZEN = ConfigDict(frozen=True, extra="forbid")
+
+
+class FinishReason(str, Enum):
+    """Why a generation ended, in one vocabulary for every provider.
+
+    Providers map their own reasons onto these and keep the raw value in
+    ``GenerationMetadata.extra["raw_finish_reason"]``.
+    """
+
+    STOP = "stop"
+    LENGTH = "length"
+    TOOL_CALLS = "tool_calls"
+    CONTENT_FILTER = "content_filter"
+    RETURN_DIRECT = "return_direct"
+    """The loop ended because every tool of the last batch is ``return_direct``."""
+    TOOL_CALL_LIMIT = "tool_call_limit"
+    """The loop ended because a per-turn tool-call limit was reached."""
+    OTHER = "other"
+
+
+class Usage(BaseModel):
+    """Token counts. ``+`` adds two usages (the tool loop sums its rounds)."""
+
+    model_config = _FROZEN
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    reasoning_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+            cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
+            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
+            reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
+        )
+
+
+class GenerationMetadata(BaseModel):
+    model_config = _FROZEN
+    finish_reason: FinishReason | None = None
+    extra: dict[str, JsonValue] = Field(default_factory=dict)
+
+
+class Generation(BaseModel):
+    """One candidate reply."""
+
+    model_config = _FROZEN
+    output: AssistantMessage
+    metadata: GenerationMetadata = GenerationMetadata()
+
+    def __init__(self, output: AssistantMessage, metadata: GenerationMetadata | None = None) -> None:
+        super().__init__(output=output, metadata=metadata or GenerationMetadata())
+
+    @property
+    def finish_reason(self) -> FinishReason | None:
+        return self.metadata.finish_reason
+
+
+class ChatResponseMetadata(BaseModel):
+    """Response-level facts: the provider's response id, the model that answered, usage.
+
+    ``extra`` holds anything else (rate-limit headers, advisor markers); values must be JSON.
+    """
+
+    model_config = _FROZEN
+    id: str | None = None
+    model: str | None = None
+    usage: Usage | None = None
+    extra: dict[str, JsonValue] = Field(default_factory=dict)
+
+
+class ChatResponse(BaseModel):
+    """A model reply. In a stream, each chunk is a ``ChatResponse`` holding a delta."""
+
+    model_config = _FROZEN
+    generations: tuple[Generation, ...]
+    metadata: ChatResponseMetadata = ChatResponseMetadata()
+
+    def __init__(
+        self,
+        generations: tuple[Generation, ...] | list[Generation],
+        metadata: ChatResponseMetadata | None = None,
+    ) -> None:
+        super().__init__(generations=tuple(generations), metadata=metadata or ChatResponseMetadata())
+
+    @classmethod
+    def of(
+        cls,
+        output: AssistantMessage | str,
+        *,
+        finish_reason: FinishReason | None = None,
+        usage: Usage | None = None,
+        id: str | None = None,
+        model: str | None = None,
+    ) -> ChatResponse:
+        """One generation; the common shape of a reply."""
+        message = AssistantMessage(output) if isinstance(output, str) else output
+        return cls(
+            (Generation(message, GenerationMetadata(finish_reason=finish_reason)),),
+            ChatResponseMetadata(id=id, model=model, usage=usage),
+        )
+
+    @property
+    def result(self) -> Generation | None:
+        """The first generation, or ``None`` when the reply has none."""
+        return self.generations[0] if self.generations else None
+
+    @property
+    def text(self) -> str | None:
+        """Text of the first generation."""
+        return self.generations[0].output.text if self.generations else None
+
+    @property
+    def tool_calls(self) -> tuple[ToolCall, ...]:
+        """Tool calls of the first generation that has any."""
+        for generation in self.generations:
+            if generation.output.tool_calls:
+                return generation.output.tool_calls
+        return ()
+
+    @property
+    def has_tool_calls(self) -> bool:
+        return any(g.output.tool_calls for g in self.generations)
+
+    @property
+    def usage(self) -> Usage:
+        return self.metadata.usage or Usage()
+
+    def with_metadata(self, **updates: Any) -> ChatResponse:
+        """A copy whose response metadata has ``updates`` applied."""
+        return self.model_copy(update={"metadata": self.metadata.model_copy(update=updates)})

@@ -1,0 +1,63 @@
+"""The tool SPI: a ``ToolCallback`` runs one tool from the model's raw JSON arguments."""
+
+from __future__ import annotations
+
+import asyncio
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+from .definition import ToolContext, ToolDefinition, ToolMetadata
+
+__all__ = ["ToolCallback", "ToolCallbackProvider"]
+
+
+class ToolCallback(ABC):
+    """One tool the model may call.
+
+    Implement ``call`` (a sync tool) or set ``is_async = True`` and implement ``acall`` (an async
+    tool, e.g. a remote MCP tool); the other one is derived. Both raise
+    :class:`chatclient.ToolArgumentsError` for bad arguments and :class:`chatclient.ToolExecutionError`
+    when the tool fails; the :class:`chatclient.ToolCallingManager` decides what the model is told.
+    """
+
+    is_async: bool = False
+    """True when ``acall`` is the native implementation: the sync path then runs it on a loop."""
+
+    @property
+    @abstractmethod
+    def definition(self) -> ToolDefinition: ...
+
+    @property
+    def metadata(self) -> ToolMetadata:
+        return ToolMetadata()
+
+    @property
+    def name(self) -> str:
+        return self.definition.name
+
+    def validate_arguments(self, arguments: str) -> None:  # noqa: B027 (an optional hook)
+        """Raise ``ToolArgumentsError`` if ``arguments`` would be rejected; the default accepts all."""
+
+    def call(self, arguments: str, context: ToolContext | None = None) -> str:
+        from .._sync import run_sync
+
+        return run_sync(lambda: self.acall(arguments, context))
+
+    async def acall(self, arguments: str, context: ToolContext | None = None) -> str:
+        return await asyncio.to_thread(self.call, arguments, context)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={self.name!r})"
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.call is ToolCallback.call and cls.acall is ToolCallback.acall:
+            raise TypeError(f"{cls.__name__} must implement call() or acall()")
+
+
+@runtime_checkable
+class ToolCallbackProvider(Protocol):
+    """A source of tools resolved when each request is built (MCP servers, tool registries)."""
+
+    def tool_callbacks(self) -> Sequence[ToolCallback]: ...

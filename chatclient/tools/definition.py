@@ -1,0 +1,62 @@
+"""What the model is told about a tool, and what the loop knows about it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
+
+__all__ = ["ToolContext", "ToolDefinition", "ToolMetadata"]
+
+
+def _no_arguments_schema() -> dict[str, JsonValue]:
+    return {"type": "object", "properties": {}}
+
+
+class ToolDefinition(BaseModel):
+    """Name, description and JSON schema of the arguments: exactly what a provider sends."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    name: str
+    description: str
+    input_schema: dict[str, JsonValue] = Field(default_factory=_no_arguments_schema)
+
+
+class ToolMetadata(BaseModel):
+    """Behaviour flags the loop reads; never sent to the model."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    return_direct: bool = False
+    """The tool's result is the answer: the loop returns it without asking the model again."""
+    requires_confirmation: bool = False
+    """A person must allow each call before it runs (see tool call confirmation)."""
+
+
+class ToolContext(Mapping[str, Any]):
+    """Read-only values the application hands to tools (user id, a database handle, ...).
+
+    Declare a parameter of this type on a tool to receive it; it never appears in the schema the
+    model sees and the model cannot set it.
+    """
+
+    __slots__ = ("_data",)
+
+    def __init__(self, data: Mapping[str, Any] | None = None) -> None:
+        self._data: dict[str, Any] = dict(data) if data else {}
+
+    @property
+    def context(self) -> Mapping[str, Any]:
+        return self._data
+
+    def __getitem__(self, key: str) -> Any:
+        return self._data[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __repr__(self) -> str:
+        return f"ToolContext({self._data!r})"

@@ -1,0 +1,62 @@
+"""The layout keeps its promises: dependency direction, a curated public API, a light import."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import chatclient
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def top_level_imports(package: str) -> dict[str, set[str]]:
+    """Module -> the top-level packages it imports at module import time.
+
+    Only statements at module level count: imports inside functions and under
+    ``if TYPE_CHECKING:`` do not run on import."""
+    found: dict[str, set[str]] = {}
+    for path in (ROOT / package).rglob("*.py"):
+        tree = ast.parse(path.read_text(), filename=str(path))
+        names: set[str] = set()
+        for node in tree.body:
+            if isinstance(node, ast.Import):
+                names.update(alias.name.split(".")[0] for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names.add(node.module.split(".")[0])
+        found[str(path.relative_to(ROOT))] = names
+    return found
+
+
+def test_chatclient_imports_neither_providers_nor_advisors_at_import_time() -> None:
+    offenders = {m: n & {"providers", "advisors"} for m, n in top_level_imports("chatclient").items()}
+    assert not {m: n for m, n in offenders.items() if n}
+
+
+def test_providers_and_advisors_never_import_each_other() -> None:
+    for package, other in (("providers", "advisors"), ("advisors", "providers")):
+        offenders = {m for m, names in top_level_imports(package).items() if other in names}
+        assert not offenders, f"{package} imports {other}: {offenders}"
+        for path in (ROOT / package).rglob("*.py"):
+            assert f"import {other}" not in path.read_text() and f"from {other}" not in path.read_text()
+
+
+def test_public_api_is_curated_sorted_and_complete() -> None:
+    public = {
+        name
+        for name, value in vars(chatclient).items()
+        if not name.startswith("_") and not isinstance(value, types.ModuleType)
+    }
+    assert set(chatclient.__all__) == public | {"__version__"}
+    assert chatclient.__all__[1:] == sorted(chatclient.__all__[1:], key=str.casefold)
+
+
+def test_import_chatclient_loads_no_heavy_or_optional_module() -> None:
+    code = "import sys, chatclient; print(','.join(sorted(sys.modules)))"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    loaded = set(result.stdout.strip().split(","))
+    assert not loaded & {"advisors", "providers", "httpx", "httpx2", "mcp", "openai", "anthropic"}
+    assert "chatclient.testing" not in loaded, "test doubles load only when asked for"
