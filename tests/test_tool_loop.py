@@ -414,3 +414,32 @@ def test_sync_stream_inside_a_running_event_loop() -> None:
         return "".join(client.prompt("go").stream().content())
 
     assert asyncio.run(notebook_cell()) == "streamed answer"
+
+
+def test_a_plain_sync_call_stays_on_the_callers_thread_without_an_event_loop() -> None:
+    """No thread hop and no event loop per call: the model and a lone tool call run right here."""
+    seen: list[tuple[str, bool]] = []
+
+    def on_thread() -> tuple[str, bool]:
+        try:
+            asyncio.get_running_loop()
+            running = True
+        except RuntimeError:
+            running = False
+        return threading.current_thread().name, running
+
+    @tool
+    def where() -> str:
+        """Report the thread."""
+        seen.append(on_thread())
+        return "here"
+
+    def model_reply(prompt: Prompt) -> ScriptItem:
+        seen.append(on_thread())
+        if isinstance(prompt.messages[-1], ToolResponseMessage):
+            return "done"
+        return AssistantMessage(None, tool_calls=[tool_call("where")])
+
+    client = ChatClient.builder(ScriptedChatModel(model_reply)).default_tools(where).build()
+    assert client.prompt("go").call().content() == "done"
+    assert seen == [(threading.current_thread().name, False)] * 3

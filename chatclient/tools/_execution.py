@@ -1,0 +1,112 @@
+"""Running the tool calls of one reply concurrently, results in the reply's order.
+
+Every call runs to completion and its outcome (a result or the exception it raised) is collected, so
+what is done with a failure is decided after the whole batch has finished: no thread is left running
+behind an exception.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import threading
+from collections.abc import Sequence
+from concurrent.futures import Executor, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+from typing import TypeAlias
+
+from .._sync import run_sync
+from ..errors import ToolExecutionError
+from .callback import ToolCallback
+from .definition import ToolContext
+
+__all__ = ["Invocation", "Outcome", "arun_all", "run_all", "tool_execution_error"]
+
+Outcome: TypeAlias = str | Exception
+"""A tool's result text, or what the call raised."""
+
+_POOL_WORKERS = 64
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def tool_execution_error(tool_name: str, exc: Exception) -> ToolExecutionError:
+    """The error (and text for the model) for a tool body that raised ``exc``."""
+    detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    return ToolExecutionError(f"Tool '{tool_name}' failed with {detail}", tool_name=tool_name)
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """One call to run: the tool, the model's raw arguments and the request's context."""
+
+    callback: ToolCallback
+    arguments: str
+    context: ToolContext
+
+    def run(self) -> Outcome:
+        try:
+            return self.callback.call(self.arguments, self.context)
+        except Exception as exc:
+            return exc
+
+    async def arun(self) -> Outcome:
+        try:
+            if self.callback.is_async:
+                return await self.callback.acall(self.arguments, self.context)
+            return await asyncio.to_thread(self.callback.call, self.arguments, self.context)
+        except Exception as exc:
+            return exc
+
+
+def _default_pool() -> ThreadPoolExecutor:
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max_workers=_POOL_WORKERS, thread_name_prefix="chatclient-tool")
+        return _pool
+
+
+def run_all(invocations: Sequence[Invocation], executor: Executor | None = None) -> list[Outcome]:
+    """Sync path: sync tools on the pool, async tools together on one event loop.
+
+    The calling thread does one share of the work itself (the async group, or else the first sync
+    call), so a batch of one sync call costs no thread hop.
+    """
+    async_ix = [i for i, inv in enumerate(invocations) if inv.callback.is_async]
+    sync_ix = [i for i, inv in enumerate(invocations) if not inv.callback.is_async]
+    inline_ix = [] if async_ix else sync_ix[:1]
+    pooled_ix = sync_ix[len(inline_ix) :]
+    outcomes: dict[int, Outcome] = {}
+    futures: dict[int, Future[Outcome]] = {}
+    if pooled_ix:
+        pool = executor or _default_pool()
+        for i in pooled_ix:
+            # Each call gets its own copy of the caller's context (tracing, request-scoped vars).
+            futures[i] = pool.submit(contextvars.copy_context().run, invocations[i].run)
+    try:
+        for i in inline_ix:
+            outcomes[i] = invocations[i].run()
+        if async_ix:
+            group = [invocations[i] for i in async_ix]
+            outcomes.update(zip(async_ix, run_sync(lambda: arun_all(group)), strict=True))
+    except BaseException:
+        for future in futures.values():
+            future.cancel()
+        wait(futures.values())
+        raise
+    for i, future in futures.items():
+        outcomes[i] = future.result()
+    return [outcomes[i] for i in range(len(invocations))]
+
+
+async def arun_all(invocations: Sequence[Invocation]) -> list[Outcome]:
+    """Async path: every call as a task (sync tools in a worker thread); cancelled together."""
+    tasks = [asyncio.ensure_future(inv.arun()) for inv in invocations]
+    try:
+        return list(await asyncio.gather(*tasks))
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise

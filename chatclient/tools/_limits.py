@@ -1,0 +1,121 @@
+"""Per-turn tool-call limits, counted from the conversation itself so the manager keeps no state.
+
+A *turn* is everything after the last ``UserMessage``: the calls of earlier rounds of the same turn
+are read back from the assistant messages in the prompt.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+
+from ..errors import ConfigurationError, ToolCallLimitExceededError
+from ..messages import AssistantMessage, Message, ToolCall, UserMessage
+
+__all__ = ["ToolCallLimitPolicy", "ToolCallLimits", "canonical_arguments"]
+
+
+class ToolCallLimitPolicy(Enum):
+    """What happens when a call of a reply would exceed a limit."""
+
+    FINAL_ANSWER = "final_answer"
+    """The calls within the limits run; each call over a limit gets the breach message as its result,
+    and the loop asks the model once more, without tools, for an answer."""
+    RAISE = "raise"
+    """Raise :class:`~chatclient.errors.ToolCallLimitExceededError` before any call of the reply runs."""
+
+
+@dataclass(frozen=True)
+class ToolCallLimits:
+    max_calls_per_tool: int = 40
+    max_calls_for_tool: Mapping[str, int] = field(default_factory=dict)
+    """Per-tool overrides of ``max_calls_per_tool``."""
+    excluded_tools: frozenset[str] = frozenset()
+    """Tools exempt from the per-tool limit; they still count towards the total and identical guard."""
+    max_total_tool_calls: int = 150
+    max_identical_calls: int = 3
+    """How often one tool may be called with the same (canonical) arguments."""
+    policy: ToolCallLimitPolicy = ToolCallLimitPolicy.FINAL_ANSWER
+
+    def __post_init__(self) -> None:
+        limits = {
+            "max_calls_per_tool": self.max_calls_per_tool,
+            "max_total_tool_calls": self.max_total_tool_calls,
+            "max_identical_calls": self.max_identical_calls,
+            **{f"max_calls_for_tool({name!r})": limit for name, limit in self.max_calls_for_tool.items()},
+        }
+        for label, limit in limits.items():
+            if limit < 0:
+                raise ConfigurationError(f"{label} must not be negative, got {limit}")
+
+    def check(self, history: Sequence[Message], calls: Sequence[ToolCall]) -> list[ToolCallLimitExceededError | None]:
+        """For each call of a reply, in order, the breach it would cause or ``None``.
+
+        Calls within the limits are counted as they are accepted, so the fourth of four identical
+        calls in one reply is the one that breaches ``max_identical_calls=3``.
+        """
+        per_tool, identical = _count_turn(history)
+        total = sum(per_tool.values())
+        breaches: list[ToolCallLimitExceededError | None] = []
+        for call in calls:
+            key = (call.name, canonical_arguments(call.arguments))
+            breach = self._breach(call.name, per_tool[call.name], total, identical[key])
+            if breach is None:
+                per_tool[call.name] += 1
+                identical[key] += 1
+                total += 1
+            breaches.append(breach)
+        return breaches
+
+    def _breach(self, name: str, calls: int, total: int, identical: int) -> ToolCallLimitExceededError | None:
+        limit = self.max_calls_for_tool.get(name, self.max_calls_per_tool)
+        if name not in self.excluded_tools and calls >= limit:
+            message = (
+                f"Tool call limit ({limit}) exceeded for tool '{name}'. "
+                "No further calls to this tool are allowed in this turn."
+            )
+            return ToolCallLimitExceededError(message, tool_name=name, limit=limit, kind="per_tool")
+        if total >= self.max_total_tool_calls:
+            limit = self.max_total_tool_calls
+            message = f"Total tool call limit ({limit}) exceeded for this turn. No further tool calls are allowed."
+            return ToolCallLimitExceededError(message, tool_name=name, limit=limit, kind="total")
+        if identical >= self.max_identical_calls:
+            limit = self.max_identical_calls
+            message = (
+                f"Identical call to tool '{name}' repeated {limit} times in this turn; "
+                "not running it again. Use the results you already have."
+            )
+            return ToolCallLimitExceededError(message, tool_name=name, limit=limit, kind="identical")
+        return None
+
+
+def canonical_arguments(arguments: str) -> str:
+    """The arguments as compact JSON with sorted keys, so key order and spacing do not matter.
+
+    Blank means ``{}``; text that is not JSON is compared as it is.
+    """
+    if not arguments or arguments.isspace():
+        return "{}"
+    try:
+        return json.dumps(json.loads(arguments), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    except (ValueError, RecursionError):
+        return arguments
+
+
+def _count_turn(history: Sequence[Message]) -> tuple[Counter[str], Counter[tuple[str, str]]]:
+    start = 0
+    for index in range(len(history) - 1, -1, -1):
+        if isinstance(history[index], UserMessage):
+            start = index + 1
+            break
+    per_tool: Counter[str] = Counter()
+    identical: Counter[tuple[str, str]] = Counter()
+    for message in history[start:]:
+        if isinstance(message, AssistantMessage):
+            for call in message.tool_calls:
+                per_tool[call.name] += 1
+                identical[call.name, canonical_arguments(call.arguments)] += 1
+    return per_tool, identical
