@@ -8,6 +8,18 @@
     ├── AdvisorChainError                    an advisor cannot serve the requested mode
     ├── StructuredOutputError                ``entity()`` could not parse the model's reply
     ├── ScriptExhaustedError                 a ScriptedChatModel ran out of replies (tests)
+    ├── ProviderError                        a provider call failed (status, type, request id)
+    │   ├── AuthenticationError              401: bad or missing API key
+    │   ├── PermissionDeniedError            403
+    │   ├── NotFoundError                    404: unknown model or endpoint
+    │   ├── BadRequestError                  400/422: the request was rejected
+    │   │   └── ContextLengthExceededError   the prompt does not fit the model's context
+    │   ├── RateLimitError                   429, with ``retry_after`` when the provider says
+    │   ├── ServerError                      5xx
+    │   │   └── OverloadedError              529 / 503 overloaded
+    │   ├── APIConnectionError               the connection failed
+    │   │   └── APITimeoutError              the request timed out
+    │   └── MalformedResponseError           the reply could not be understood
     └── ToolError                            failures around tool execution
         ├── ToolArgumentsError               malformed JSON or arguments failing validation
         ├── UnknownToolError                 the model called a tool that is not registered
@@ -22,11 +34,23 @@ By default the tool loop turns ``ToolArgumentsError``, ``UnknownToolError`` and
 from __future__ import annotations
 
 __all__ = [
+    "APIConnectionError",
+    "APITimeoutError",
     "AdvisorChainError",
+    "AuthenticationError",
+    "BadRequestError",
     "ChatClientError",
+    "ContextLengthExceededError",
     "ConfigurationError",
     "DuplicateToolNameError",
+    "MalformedResponseError",
+    "NotFoundError",
+    "OverloadedError",
+    "PermissionDeniedError",
+    "ProviderError",
+    "RateLimitError",
     "ScriptExhaustedError",
+    "ServerError",
     "StructuredOutputError",
     "ToolArgumentsError",
     "ToolCallLimitExceededError",
@@ -66,6 +90,106 @@ class StructuredOutputError(ChatClientError):
 
 class ScriptExhaustedError(ChatClientError):
     """A scripted test model was asked for more replies than it was given."""
+
+
+class ProviderError(ChatClientError):
+    """A call to a model provider failed.
+
+    ``status`` is the HTTP status (``None`` for connection failures and malformed replies),
+    ``error_type`` the provider's own error type or code, ``request_id`` the provider's request id
+    for support tickets, ``retry_after`` the seconds the provider asked to wait. ``retryable``
+    says whether sending the same request again may succeed. Messages never contain credentials.
+    """
+
+    default_retryable = False
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        provider: str | None = None,
+        status: int | None = None,
+        error_type: str | None = None,
+        request_id: str | None = None,
+        retry_after: float | None = None,
+        retryable: bool | None = None,
+        body: object = None,
+    ) -> None:
+        self.message = message
+        self.provider = provider
+        self.status = status
+        self.error_type = error_type
+        self.request_id = request_id
+        self.retry_after = retry_after
+        self.retryable = self.default_retryable if retryable is None else retryable
+        self.body = body
+        super().__init__(message)
+
+    def __str__(self) -> str:
+        facts = [f for f in (self.provider, str(self.status) if self.status else None, self.error_type) if f]
+        prefix = f"[{' '.join(facts)}] " if facts else ""
+        suffix = f" (request id {self.request_id})" if self.request_id else ""
+        return f"{prefix}{self.message}{suffix}"
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return _rebuild, (type(self), self.message, self.__dict__)
+
+
+def _rebuild(cls: type[ProviderError], message: str, state: dict[str, object]) -> ProviderError:
+    error = cls.__new__(cls)
+    Exception.__init__(error, message)
+    error.__dict__.update(state)
+    return error
+
+
+class AuthenticationError(ProviderError):
+    """401: the API key is missing, wrong or revoked."""
+
+
+class PermissionDeniedError(ProviderError):
+    """403: the key may not use this model or endpoint."""
+
+
+class NotFoundError(ProviderError):
+    """404: the model or endpoint does not exist."""
+
+
+class BadRequestError(ProviderError):
+    """400/422: the provider rejected the request as invalid."""
+
+
+class ContextLengthExceededError(BadRequestError):
+    """The prompt (plus the requested output) does not fit the model's context window."""
+
+
+class RateLimitError(ProviderError):
+    """429: too many requests or tokens; ``retry_after`` says how long to wait when known."""
+
+    default_retryable = True
+
+
+class ServerError(ProviderError):
+    """5xx: the provider failed."""
+
+    default_retryable = True
+
+
+class OverloadedError(ServerError):
+    """529/503: the provider is overloaded; try again later."""
+
+
+class APIConnectionError(ProviderError):
+    """The request did not reach the provider or the connection broke."""
+
+    default_retryable = True
+
+
+class APITimeoutError(APIConnectionError):
+    """The request timed out."""
+
+
+class MalformedResponseError(ProviderError):
+    """The provider's reply (or a stream event) could not be parsed or did not make sense."""
 
 
 class ToolError(ChatClientError):

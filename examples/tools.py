@@ -78,7 +78,7 @@ def main() -> None:
     print(f"model rounds: {model.calls}, sales queries: {sales.queries}")
     print("what the model saw in the second round:")
     for message in model.prompts[1].messages:
-        print("  ", message.model_dump_json(exclude_defaults=True))
+        print(f"   {message.role:>9}: {message.model_dump_json(exclude_defaults=True)}")
 
 
 if __name__ == "__main__":
