@@ -19,6 +19,7 @@ $(VENV)/.stamp-dev: pyproject.toml | $(BIN)/python
 	touch $@ $(VENV)/.stamp-runtime
 
 demo: $(VENV)/.stamp-runtime
+	$(BIN)/python examples/flight_booking.py
 	$(BIN)/python examples/tools.py
 
 lint: $(VENV)/.stamp-dev

@@ -32,6 +32,13 @@ from chatclient.prompt import Prompt
 from chatclient.responses import ChatResponse, FinishReason, Generation, GenerationMetadata, Usage
 from chatclient.streaming import ChatResponseAccumulator
 from chatclient.tools import ToolCallingManager, ToolExecutionResult
+from chatclient.tools.confirmation import (
+    AWAITING_IDS_METADATA_KEY,
+    PENDING_METADATA_KEY,
+    PendingToolCalls,
+    ToolCallConfirmationRequired,
+    ToolCallDecisions,
+)
 
 __all__ = ["LoopState", "ToolCallingAdvisor"]
 
@@ -55,6 +62,8 @@ class LoopState:
     last_result: ToolExecutionResult | None = None
     limit_exceeded: str | None = None
     """Set when a tool-call limit was hit: the next round is the last one, without tools."""
+    pending: PendingToolCalls | None = None
+    """Set when the turn paused for confirmation: nothing of the paused reply has run."""
     notes: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -72,6 +81,7 @@ class _ModelRound:
 class _RunTools:
     prompt: Prompt
     response: ChatResponse
+    decisions: ToolCallDecisions | None = None
 
 
 _Step = Union[_ModelRound, _RunTools]  # noqa: UP007
@@ -136,9 +146,31 @@ class ToolCallingAdvisor(ToolAdvisor):
 
     def _flow(self, request: ChatClientRequest, state: LoopState) -> _Flow:
         request = self.do_initialize_loop(request, state)
+        resume = request.context.get(ContextKeys.RESUME)
+        if resume is not None:
+            return (yield from self._resume(request, state, *resume))
         state.history = request.prompt.messages
         state.initial_length = len(state.history)
-        messages: Sequence[Message] = state.history
+        return (yield from self._rounds(request, state, state.history))
+
+    def _resume(
+        self, request: ChatClientRequest, state: LoopState, pending: PendingToolCalls, decisions: ToolCallDecisions
+    ) -> _Flow:
+        """Run the decided calls of a paused reply first, then go on as after any tool round."""
+        pending.verify()
+        state.history = pending.history_before_reply()
+        state.initial_length = len(state.history)
+        paused = pending.paused_response()
+        result: ToolExecutionResult = yield _RunTools(Prompt(state.history, request.prompt.options), paused, decisions)
+        response = ChatClientResponse(paused, request.context)
+        next_messages = self._after_tools(request, response, result, state)
+        if next_messages is None:
+            return self.do_finalize_loop(self._stamp(self._direct(response, result), state), state)
+        if state.limit_exceeded is not None:
+            request = _without_tools(request)
+        return (yield from self._rounds(request, state, next_messages))
+
+    def _rounds(self, request: ChatClientRequest, state: LoopState, messages: Sequence[Message]) -> _Flow:
         while True:
             state.round += 1
             round_request = self.do_before_call(request.with_prompt(request.prompt.with_messages(messages)), state)
@@ -152,17 +184,52 @@ class ToolCallingAdvisor(ToolAdvisor):
             if state.limit_exceeded is not None:
                 response = self._end_at_limit(response, chat, state)
                 break
-            result: ToolExecutionResult = yield _RunTools(Prompt(state.history, round_request.prompt.options), chat)
-            state.history = result.conversation_history
-            state.last_result = result
-            if result.return_direct:
-                response = response.with_chat_response(ChatResponse(result.build_generations(), chat.metadata))
+            try:
+                result: ToolExecutionResult = yield _RunTools(Prompt(state.history, round_request.prompt.options), chat)
+            except ToolCallConfirmationRequired as pause:
+                response = self._paused(response, pause, state)
                 break
-            messages = self.do_get_next_instructions(round_request, result, state)
-            if result.limit_exceeded is not None:
-                state.limit_exceeded = result.limit_exceeded
+            next_messages = self._after_tools(round_request, response, result, state)
+            if next_messages is None:
+                response = self._direct(response, result)
+                break
+            messages = next_messages
+            if state.limit_exceeded is not None:
                 request = _without_tools(request)
         return self.do_finalize_loop(self._stamp(response, state), state)
+
+    def _after_tools(
+        self, request: ChatClientRequest, response: ChatClientResponse, result: ToolExecutionResult, state: LoopState
+    ) -> Sequence[Message] | None:
+        """Record a tool round; the next round's messages, or ``None`` when the results are the answer."""
+        state.history = result.conversation_history
+        state.last_result = result
+        if result.return_direct:
+            return None
+        if result.limit_exceeded is not None:
+            state.limit_exceeded = result.limit_exceeded
+        return self.do_get_next_instructions(request, result, state)
+
+    @staticmethod
+    def _direct(response: ChatClientResponse, result: ToolExecutionResult) -> ChatClientResponse:
+        chat = response.chat_response
+        metadata = chat.metadata if chat is not None else None
+        return response.with_chat_response(ChatResponse(result.build_generations(), metadata))
+
+    @staticmethod
+    def _paused(
+        response: ChatClientResponse, pause: ToolCallConfirmationRequired, state: LoopState
+    ) -> ChatClientResponse:
+        """End the turn normally, the pending state in the response metadata and context."""
+        state.pending = pause.pending
+        chat = pause.chat_response
+        extra = {
+            **chat.metadata.extra,
+            AWAITING_IDS_METADATA_KEY: list(pause.awaiting_ids),
+            PENDING_METADATA_KEY: pause.pending.model_dump(mode="json"),
+        }
+        paused = response.with_chat_response(chat.with_metadata(extra=extra))
+        return paused.with_context({ContextKeys.PENDING_TOOL_CALLS: pause.pending})
 
     @staticmethod
     def _end_at_limit(response: ChatClientResponse, chat: ChatResponse, state: LoopState) -> ChatClientResponse:
@@ -208,7 +275,7 @@ class ToolCallingAdvisor(ToolAdvisor):
         def perform(step: _Step) -> Any:
             if isinstance(step, _ModelRound):
                 return next_(step.request)
-            return manager.execute_tool_calls(step.prompt, step.response)
+            return manager.execute_tool_calls(step.prompt, step.response, step.decisions)
 
         return _drive(self._flow(request, LoopState(streaming=False)), perform)
 
@@ -224,7 +291,7 @@ class ToolCallingAdvisor(ToolAdvisor):
                     if isinstance(step, _ModelRound):
                         outcome: Any = await next_(step.request)
                     else:
-                        outcome = await manager.aexecute_tool_calls(step.prompt, step.response)
+                        outcome = await manager.aexecute_tool_calls(step.prompt, step.response, step.decisions)
                 except Exception as exc:
                     step = flow.throw(exc)
                 else:
@@ -252,7 +319,7 @@ class ToolCallingAdvisor(ToolAdvisor):
                                 yield visible
                         outcome: Any = round_.build()
                     else:
-                        outcome = manager.execute_tool_calls(step.prompt, step.response)
+                        outcome = manager.execute_tool_calls(step.prompt, step.response, step.decisions)
                 except Exception as exc:
                     step = flow.throw(exc)
                 else:
@@ -282,7 +349,7 @@ class ToolCallingAdvisor(ToolAdvisor):
                                 yield visible
                         outcome: Any = round_.build()
                     else:
-                        outcome = await manager.aexecute_tool_calls(step.prompt, step.response)
+                        outcome = await manager.aexecute_tool_calls(step.prompt, step.response, step.decisions)
                 except Exception as exc:
                     step = flow.throw(exc)
                 else:

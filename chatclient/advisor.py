@@ -106,6 +106,12 @@ class ContextKeys:
     tool results), in order, for advisors outside the loop such as memory."""
     TOOL_LOOP_ROUNDS: Final = "chatclient.tool_loop.rounds"
     """On the response: how many model rounds the tool loop ran."""
+    PENDING_TOOL_CALLS: Final = "chatclient.tool_loop.pending"
+    """On the response: the ``PendingToolCalls`` when the turn paused for confirmation. Nothing of the
+    paused reply has run; advisors outside the loop (memory) should not store the turn yet."""
+    RESUME: Final = "chatclient.tool_loop.resume"
+    """On the request: ``(PendingToolCalls, ToolCallDecisions)`` set by ``resume(...)``; the loop runs
+    the decided calls first, then goes on to the answer."""
 
 
 CallNext = Callable[[ChatClientRequest], ChatClientResponse]

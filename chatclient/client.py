@@ -27,6 +27,7 @@ from .response_spec import (
     StreamResponseSpec,
 )
 from .tools.callback import ToolCallback, ToolCallbackProvider
+from .tools.confirmation import PendingToolCalls, ToolCallDecisions
 from .tools.resolve import ToolLike, resolve_tools
 
 if TYPE_CHECKING:
@@ -53,6 +54,7 @@ class ChatClientRequestSpec:
     advisor_list: tuple[Advisor, ...] = ()
     advisor_params: Mapping[str, Any] = field(default_factory=dict)
     chat_options: ChatOptions | None = None
+    resume_state: tuple[PendingToolCalls, ToolCallDecisions] | None = None
 
     # ------------------------------------------------------------------ fluent methods
 
@@ -87,6 +89,17 @@ class ChatClientRequestSpec:
     def options(self, options: ChatOptions) -> ChatClientRequestSpec:
         return replace(self, chat_options=options.merged_over(self.chat_options))
 
+    def resume(self, pending: PendingToolCalls, decisions: ToolCallDecisions) -> ChatClientRequestSpec:
+        """Continue a turn that paused for confirmation, with a decision per paused call.
+
+        ``pending`` must come from the application's own storage (a ``PendingToolCallStore`` hands
+        each state out once; ``unseal`` verifies a state that went through a client), never from
+        what a client request claims. The conversation is the paused one: this request's system and
+        user texts and messages are not added. The decided calls run first (allowed ones
+        concurrently), then the loop goes on to the answer.
+        """
+        return replace(self, resume_state=(pending, decisions))
+
     # ------------------------------------------------------------------ terminals (lazy)
 
     def call(self) -> CallResponseSpec:
@@ -105,6 +118,19 @@ class ChatClientRequestSpec:
 
     def _build(self, extra_context: Mapping[str, Any] | None = None) -> tuple[ChatClientRequest, list[Advisor]]:
         """The request and the sorted advisor chain for one run."""
+        context = {**self.advisor_params, **(extra_context or {})}
+        if self.resume_state is not None:
+            messages: list[Message] = list(self.resume_state[0].conversation)
+            context[ContextKeys.RESUME] = self.resume_state
+        else:
+            messages = self._messages()
+        prompt = Prompt(messages, self._options(context))
+        chain = self.client._chain_for(self.advisor_list, context)
+        if self.resume_state is not None and not any(isinstance(a, ToolAdvisor) for a in chain):
+            raise ConfigurationError("resume() needs the tool-calling advisor in the chain, but it is switched off")
+        return ChatClientRequest(prompt, context), chain
+
+    def _messages(self) -> list[Message]:
         messages: list[Message] = []
         if self.system_text is not None:
             messages.append(SystemMessage(self.system_text))
@@ -113,9 +139,7 @@ class ChatClientRequestSpec:
             messages.append(UserMessage(self.user_text))
         if not messages:
             raise ConfigurationError("The request has no messages: give it a user or system text, or messages")
-        context = {**self.advisor_params, **(extra_context or {})}
-        prompt = Prompt(messages, self._options(context))
-        return ChatClientRequest(prompt, context), self.client._chain_for(self.advisor_list, context)
+        return messages
 
     def _options(self, context: Mapping[str, Any]) -> ChatOptions:
         options = self.chat_options

@@ -20,6 +20,12 @@
     │   ├── APIConnectionError               the connection failed
     │   │   └── APITimeoutError              the request timed out
     │   └── MalformedResponseError           the reply could not be understood
+    ├── ToolCallConfirmationRequired         a reply holds calls a person must allow (a pause, not a failure)
+    ├── ToolCallDecisionError (ValueError)   decisions that do not fit the paused reply; nothing ran
+    ├── PendingStateError                    a paused state that cannot be resumed; nothing ran
+    │   ├── PendingStateNotFoundError        unknown id, or already resumed (single use)
+    │   ├── PendingStateExpiredError         past its expiry
+    │   └── PendingStateTamperedError        altered, or its seal does not verify
     └── ToolError                            failures around tool execution
         ├── ToolArgumentsError               malformed JSON or arguments failing validation
         ├── UnknownToolError                 the model called a tool that is not registered
@@ -47,12 +53,17 @@ __all__ = [
     "NotFoundError",
     "OverloadedError",
     "PermissionDeniedError",
+    "PendingStateError",
+    "PendingStateExpiredError",
+    "PendingStateNotFoundError",
+    "PendingStateTamperedError",
     "ProviderError",
     "RateLimitError",
     "ScriptExhaustedError",
     "ServerError",
     "StructuredOutputError",
     "ToolArgumentsError",
+    "ToolCallDecisionError",
     "ToolCallLimitExceededError",
     "ToolError",
     "ToolExecutionError",
@@ -190,6 +201,29 @@ class APITimeoutError(APIConnectionError):
 
 class MalformedResponseError(ProviderError):
     """The provider's reply (or a stream event) could not be parsed or did not make sense."""
+
+
+class ToolCallDecisionError(ChatClientError, ValueError):
+    """The decisions given to resume a paused reply are incomplete, unknown, duplicated or invalid.
+
+    Raised before any call runs.
+    """
+
+
+class PendingStateError(ChatClientError):
+    """A paused tool-call state cannot be resumed. Raised before any call runs."""
+
+
+class PendingStateNotFoundError(PendingStateError):
+    """No pending state under this id: never saved, already resumed (states are single-use), or expired."""
+
+
+class PendingStateExpiredError(PendingStateError):
+    """The pending state is past its expiry."""
+
+
+class PendingStateTamperedError(PendingStateError):
+    """The pending state does not match its digest, or its seal does not verify."""
 
 
 class ToolError(ChatClientError):

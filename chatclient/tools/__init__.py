@@ -4,22 +4,53 @@
 from ._limits import ToolCallLimitPolicy, ToolCallLimits
 from ._processor import DefaultToolExceptionProcessor, ToolExceptionProcessor, rethrowing_exception_processor
 from .callback import ToolCallback, ToolCallbackProvider
+from .confirmation import (
+    DEFAULT_DENY_MESSAGE,
+    ConfirmationSettings,
+    DecisionCompleteness,
+    PendingCall,
+    PendingToolCalls,
+    ToolCallConfirmationPolicy,
+    ToolCallConfirmationRequired,
+    ToolCallDecision,
+    ToolCallDecisions,
+    awaiting_decision,
+)
 from .decorator import tool, tool_callbacks_from
 from .definition import ToolContext, ToolDefinition, ToolMetadata
 from .function import FunctionToolCallback, FunctionToolCallbackBuilder, ToolSpec
 from .manager import ToolCallingManager, ToolCallingManagerBuilder, ToolExecutionResult
+from .pending import InMemoryPendingToolCallStore, PendingToolCallStore, SqlitePendingToolCallStore, seal, unseal
 from .resolve import ToolLike, resolve_tools
 
 __all__ = [
+    "awaiting_decision",
+    "ConfirmationSettings",
+    "DecisionCompleteness",
+    "DEFAULT_DENY_MESSAGE",
     "DefaultToolExceptionProcessor",
     "FunctionToolCallback",
     "FunctionToolCallbackBuilder",
-    "ToolCallLimitPolicy",
-    "ToolCallLimits",
+    "InMemoryPendingToolCallStore",
+    "PendingCall",
+    "PendingToolCalls",
+    "PendingToolCallStore",
+    "resolve_tools",
+    "rethrowing_exception_processor",
+    "seal",
+    "SqlitePendingToolCallStore",
+    "tool",
+    "tool_callbacks_from",
     "ToolCallback",
     "ToolCallbackProvider",
+    "ToolCallConfirmationPolicy",
+    "ToolCallConfirmationRequired",
+    "ToolCallDecision",
+    "ToolCallDecisions",
     "ToolCallingManager",
     "ToolCallingManagerBuilder",
+    "ToolCallLimitPolicy",
+    "ToolCallLimits",
     "ToolContext",
     "ToolDefinition",
     "ToolExceptionProcessor",
@@ -27,8 +58,5 @@ __all__ = [
     "ToolLike",
     "ToolMetadata",
     "ToolSpec",
-    "resolve_tools",
-    "rethrowing_exception_processor",
-    "tool",
-    "tool_callbacks_from",
+    "unseal",
 ]

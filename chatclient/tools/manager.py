@@ -1,7 +1,8 @@
 """``ToolCallingManager``: runs the tool calls of one model reply and returns the grown conversation.
 
-Each batch is first *planned* (tools looked up, limits checked: nothing has run yet, so a batch can be
-refused or paused as a whole) and then *run* (concurrently, results in the reply's order).
+Each batch is first *planned* (tools looked up, limits checked, confirmation decided: nothing has run
+yet, so a batch can be refused or paused as a whole) and then *run* (concurrently, results in the
+reply's order).
 """
 
 from __future__ import annotations
@@ -11,21 +12,33 @@ from concurrent.futures import Executor
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from pydantic import JsonValue
 from typing_extensions import Self
 
 from ..errors import (
     ChatClientError,
     ConfigurationError,
+    ToolArgumentsError,
+    ToolCallDecisionError,
     ToolCallLimitExceededError,
     ToolError,
     UnknownToolError,
 )
-from ..messages import AssistantMessage, Message, ToolCall, ToolResponse, ToolResponseMessage
+from ..messages import AssistantMessage, Message, ToolCall, ToolResponse, ToolResponseMessage, UserMessage
 from ..responses import ChatResponse, FinishReason, Generation, GenerationMetadata
 from ._execution import Invocation, Outcome, arun_all, run_all, tool_execution_error
-from ._limits import ToolCallLimitPolicy, ToolCallLimits
+from ._limits import ToolCallLimitPolicy, ToolCallLimits, canonical_arguments
 from ._processor import DefaultToolExceptionProcessor, ToolExceptionProcessor
 from .callback import ToolCallback
+from .confirmation import (
+    DecisionCompleteness,
+    PendingCall,
+    PendingToolCalls,
+    ToolCallConfirmationPolicy,
+    ToolCallConfirmationRequired,
+    ToolCallDecision,
+    ToolCallDecisions,
+)
 from .definition import ToolContext, ToolDefinition
 
 if TYPE_CHECKING:
@@ -70,10 +83,26 @@ class ToolExecutionResult:
 
 
 @dataclass(frozen=True)
+class _Denied:
+    """A call that will not run; ``text`` is its result for the model."""
+
+    text: str
+
+
+@dataclass(frozen=True)
 class _Step:
     call: ToolCall
-    target: ToolCallback | ToolError
-    """The tool to run, or the error decided while planning (over a limit, unknown tool)."""
+    target: ToolCallback | ToolError | _Denied
+    """The tool to run, the error decided while planning (over a limit, unknown tool), or a denial."""
+    gated: bool = False
+    arguments: str | None = None
+    """Arguments to run with when a person edited them; ``None`` means the model's."""
+    record: dict[str, JsonValue] | None = None
+    """The decision behind this step, kept in the tool response's metadata."""
+
+    @property
+    def run_arguments(self) -> str:
+        return self.call.arguments if self.arguments is None else self.arguments
 
 
 @dataclass(frozen=True)
@@ -85,7 +114,7 @@ class _Plan:
 
     def invocations(self) -> list[Invocation]:
         return [
-            Invocation(step.target, step.call.arguments, self.context)
+            Invocation(step.target, step.run_arguments, self.context)
             for step in self.steps
             if isinstance(step.target, ToolCallback)
         ]
@@ -104,11 +133,22 @@ class ToolCallingManager:
         limits: ToolCallLimits | None = None,
         exception_processor: ToolExceptionProcessor | None = None,
         executor: Executor | None = None,
+        confirmation_policy: ToolCallConfirmationPolicy | None = None,
+        decision_completeness: DecisionCompleteness = DecisionCompleteness.ALL_REQUIRED,
+        pending_expires_in: float | None = None,
     ) -> None:
-        """``executor`` runs sync tools in the sync path (default: a shared pool of 64 threads)."""
+        """``executor`` runs sync tools in the sync path (default: a shared pool of 64 threads).
+
+        ``confirmation_policy`` defaults to ``ToolCallConfirmationPolicy.default()`` (tool metadata,
+        plus the tool names and the on/off switch of the environment settings);
+        ``pending_expires_in`` (seconds) stamps an expiry on every paused state.
+        """
         self._limits = limits or ToolCallLimits()
         self._exception_processor = exception_processor or DefaultToolExceptionProcessor()
         self._executor = executor
+        self._policy = confirmation_policy or ToolCallConfirmationPolicy.default()
+        self._completeness = decision_completeness
+        self._pending_expires_in = pending_expires_in
 
     @staticmethod
     def builder() -> ToolCallingManagerBuilder:
@@ -121,31 +161,122 @@ class ToolCallingManager:
     def resolve_tool_definitions(self, options: ToolCallingChatOptions) -> list[ToolDefinition]:
         return [callback.definition for callback in options.tool_callbacks]
 
-    def execute_tool_calls(self, prompt: Prompt, chat_response: ChatResponse) -> ToolExecutionResult:
+    @property
+    def confirmation_policy(self) -> ToolCallConfirmationPolicy:
+        return self._policy
+
+    def execute_tool_calls(
+        self, prompt: Prompt, chat_response: ChatResponse, decisions: ToolCallDecisions | None = None
+    ) -> ToolExecutionResult:
         """Run the calls of the first generation with tool calls; sync tools run in threads.
 
         ``prompt`` holds the conversation *before* ``chat_response`` (its tools and tool context are
-        used). Raises ``ToolCallLimitExceededError`` under the ``RAISE`` policy before anything runs,
-        and whatever the exception processor raises once the whole batch has finished.
+        used). Before anything runs, this raises ``ToolCallLimitExceededError`` (``RAISE`` policy),
+        ``ToolCallConfirmationRequired`` when a call needs confirmation and no ``decisions`` are given,
+        or ``ToolCallDecisionError`` when the decisions do not fit the reply. Afterwards it raises
+        whatever the exception processor raises, once the whole batch has finished.
         """
-        plan = self._plan(prompt, chat_response)
+        plan = self._decide(prompt, chat_response, decisions)
         return self._finish(prompt, plan, run_all(plan.invocations(), self._executor))
 
-    async def aexecute_tool_calls(self, prompt: Prompt, chat_response: ChatResponse) -> ToolExecutionResult:
+    async def aexecute_tool_calls(
+        self, prompt: Prompt, chat_response: ChatResponse, decisions: ToolCallDecisions | None = None
+    ) -> ToolExecutionResult:
         """As :meth:`execute_tool_calls`; async tools run as tasks, sync tools in worker threads."""
-        plan = self._plan(prompt, chat_response)
+        plan = self._decide(prompt, chat_response, decisions)
         return self._finish(prompt, plan, await arun_all(plan.invocations()))
+
+    def _decide(self, prompt: Prompt, chat_response: ChatResponse, decisions: ToolCallDecisions | None) -> _Plan:
+        plan = self._plan(prompt, chat_response)
+        if decisions is not None:
+            return self._apply_decisions(plan, decisions)
+        if any(step.gated for step in plan.steps):
+            raise ToolCallConfirmationRequired(self._pending(prompt, plan, chat_response), chat_response)
+        return plan
+
+    def _pending(self, prompt: Prompt, plan: _Plan, chat_response: ChatResponse) -> PendingToolCalls:
+        calls = [
+            PendingCall(id=s.call.id, name=s.call.name, arguments=s.call.arguments, requires_confirmation=s.gated)
+            for s in plan.steps
+        ]
+        return PendingToolCalls.create(
+            (*prompt.messages, plan.message),
+            calls,
+            reply_id=chat_response.metadata.id or _reply_fingerprint(plan.message),
+            expires_in=self._pending_expires_in,
+        )
+
+    def _apply_decisions(self, plan: _Plan, decisions: ToolCallDecisions) -> _Plan:
+        """Every check before anything runs: unknown, missing, invalid edits, edits that need a person."""
+        ids = [step.call.id for step in plan.steps]
+        unknown = sorted(set(decisions.by_id) - set(ids))
+        if unknown:
+            raise ToolCallDecisionError(
+                f"Decisions for tool calls that are not in the paused reply: {unknown} (the reply has {ids}); "
+                "nothing ran"
+            )
+        steps: list[_Step] = []
+        missing: list[str] = []
+        for step in plan.steps:
+            decision = decisions.get(step.call.id)
+            if decision is None:
+                decision = self._default_decision(step)
+                if decision is None:
+                    missing.append(step.call.id)
+                    continue
+            steps.append(self._decided(step, decision))
+        if missing:
+            raise ToolCallDecisionError(
+                f"No decision for tool call(s) {missing}: every call of the paused reply needs one "
+                f"({self._completeness.name}); nothing ran"
+            )
+        return replace(plan, steps=tuple(steps))
+
+    def _default_decision(self, step: _Step) -> ToolCallDecision | None:
+        if self._completeness is DecisionCompleteness.MISSING_MEANS_DENY:
+            return ToolCallDecision.deny(step.call.id, reason="no decision given")
+        if self._completeness is DecisionCompleteness.MISSING_UNGATED_MEANS_ALLOW and not step.gated:
+            return ToolCallDecision.allow(step.call.id, reason="needed no confirmation")
+        return None
+
+    def _decided(self, step: _Step, decision: ToolCallDecision) -> _Step:
+        record = decision.record()
+        if not decision.allowed:
+            return replace(step, target=_Denied(decision.deny_message), record=record)
+        target = step.target
+        if decision.arguments is None or not isinstance(target, ToolCallback):
+            return replace(step, record=record)
+        try:
+            target.validate_arguments(decision.arguments)
+        except ToolArgumentsError as exc:
+            raise ToolCallDecisionError(
+                f"The edited arguments for tool call {step.call.id!r} ({step.call.name}) are invalid: {exc}; "
+                "nothing ran"
+            ) from exc
+        edited = step.call.model_copy(update={"arguments": decision.arguments})
+        if not step.gated and self._policy.requires_confirmation(edited, target):
+            raise ToolCallDecisionError(
+                f"The edit turns tool call {step.call.id!r} ({step.call.name}) into one that needs a person's "
+                "confirmation, but the call as paused did not: pause it for a person instead; nothing ran"
+            )
+        return replace(step, arguments=decision.arguments, record=record)
 
     def _plan(self, prompt: Prompt, chat_response: ChatResponse) -> _Plan:
         message = _tool_call_message(chat_response)
         breaches = self._limits.check(prompt.messages, message.tool_calls)
         callbacks = {callback.name: callback for callback in prompt.tool_callbacks}
+        denied = _denied_in_turn(prompt.messages)
         steps: list[_Step] = []
         limit_exceeded: str | None = None
         for call, breach in zip(message.tool_calls, breaches, strict=True):
             if breach is None:
                 callback = callbacks.get(call.name)
-                steps.append(_Step(call, callback if callback is not None else _unknown_tool(call, callbacks)))
+                if callback is None:
+                    steps.append(_Step(call, _unknown_tool(call, callbacks)))
+                elif (call.name, canonical_arguments(call.arguments)) in denied:
+                    steps.append(_Step(call, _Denied(_ALREADY_DENIED), record={"decision": "deny", "repeat": True}))
+                else:
+                    steps.append(_Step(call, callback, gated=self._policy.requires_confirmation(call, callback)))
                 continue
             breach.call_id = call.id
             if self._limits.policy is ToolCallLimitPolicy.RAISE:
@@ -160,13 +291,22 @@ class ToolCallingManager:
         return_direct = True
         for step in plan.steps:
             call, target = step.call, step.target
+            metadata = dict(step.record or {})
+            if isinstance(target, _Denied):
+                responses.append(ToolResponse(id=call.id, name=call.name, response_data=target.text, metadata=metadata))
+                return_direct = False
+                continue
             outcome = target if isinstance(target, ToolError) else next(outcomes)
             if isinstance(outcome, str):
-                responses.append(ToolResponse(id=call.id, name=call.name, response_data=outcome))
+                if step.arguments is not None:
+                    outcome = _EDITED_NOTE.format(arguments=step.arguments) + outcome
+                responses.append(ToolResponse(id=call.id, name=call.name, response_data=outcome, metadata=metadata))
                 return_direct = return_direct and isinstance(target, ToolCallback) and target.metadata.return_direct
             else:
                 text = self._error_text(call, outcome)
-                responses.append(ToolResponse(id=call.id, name=call.name, response_data=text, is_error=True))
+                responses.append(
+                    ToolResponse(id=call.id, name=call.name, response_data=text, is_error=True, metadata=metadata)
+                )
                 return_direct = False
         history = (*prompt.messages, plan.message, ToolResponseMessage(responses))
         return ToolExecutionResult(history, return_direct, plan.limit_exceeded)
@@ -192,6 +332,9 @@ class ToolCallingManagerBuilder:
         self._limits = ToolCallLimits()
         self._exception_processor: ToolExceptionProcessor = DefaultToolExceptionProcessor()
         self._executor: Executor | None = None
+        self._policy: ToolCallConfirmationPolicy | None = None
+        self._completeness = DecisionCompleteness.ALL_REQUIRED
+        self._pending_expires_in: float | None = None
 
     def max_calls_per_tool(self, limit: int) -> Self:
         """Calls allowed per tool per turn (default 40)."""
@@ -229,10 +372,59 @@ class ToolCallingManagerBuilder:
         self._executor = executor
         return self
 
+    def tool_call_confirmation_policy(self, *policies: ToolCallConfirmationPolicy) -> Self:
+        """Which calls need a person's confirmation; several policies combine with OR."""
+        self._policy = ToolCallConfirmationPolicy.any_of(*policies) if len(policies) != 1 else policies[0]
+        return self
+
+    def decision_completeness(self, completeness: DecisionCompleteness) -> Self:
+        """What a call without a decision means on resume (default: every call needs one)."""
+        self._completeness = completeness
+        return self
+
+    def pending_expires_in(self, seconds: float | None) -> Self:
+        """Paused states expire this many seconds after the pause (default: never)."""
+        self._pending_expires_in = seconds
+        return self
+
     def build(self) -> ToolCallingManager:
         return ToolCallingManager(
-            limits=self._limits, exception_processor=self._exception_processor, executor=self._executor
+            limits=self._limits,
+            exception_processor=self._exception_processor,
+            executor=self._executor,
+            confirmation_policy=self._policy,
+            decision_completeness=self._completeness,
+            pending_expires_in=self._pending_expires_in,
         )
+
+
+_ALREADY_DENIED = (
+    "The user already denied this exact call in this turn, so it was not run again. "
+    "Do not ask for it again; answer with what you have."
+)
+_EDITED_NOTE = "Note: the user changed the arguments of this call before it ran; it ran with {arguments}.\n"
+
+
+def _denied_in_turn(history: Sequence[Message]) -> set[tuple[str, str]]:
+    """(name, canonical arguments) of the calls a person denied earlier in this turn."""
+    denied_ids: set[str] = set()
+    calls: dict[str, ToolCall] = {}
+    for message in reversed(history):
+        if isinstance(message, UserMessage):
+            break
+        if isinstance(message, ToolResponseMessage):
+            denied_ids.update(r.id for r in message.responses if r.metadata.get("decision") == "deny")
+        elif isinstance(message, AssistantMessage):
+            calls.update((c.id, c) for c in message.tool_calls)
+    return {(calls[i].name, canonical_arguments(calls[i].arguments)) for i in denied_ids if i in calls}
+
+
+def _reply_fingerprint(message: AssistantMessage) -> str:
+    """A stable id for a reply the provider gave no id: derived from its calls."""
+    import hashlib
+
+    text = "|".join(f"{c.id}:{c.name}:{canonical_arguments(c.arguments)}" for c in message.tool_calls)
+    return "reply-" + hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def _tool_call_message(chat_response: ChatResponse) -> AssistantMessage:

@@ -1,0 +1,334 @@
+"""Tool call confirmation: a reply that holds a gated call pauses as a whole until a person decides.
+
+The flow (Spring AI 2.1's, made safe):
+
+1. A :class:`ToolCallConfirmationPolicy` says which calls need a person's confirmation
+   (``@tool(requires_confirmation=True)`` by default; by name for MCP tools; by predicate).
+2. ``ToolCallingManager.execute_tool_calls`` raises :class:`ToolCallConfirmationRequired` *before any
+   call of the reply runs* (the ungated ones too). The tool loop turns that into a normal reply
+   whose pending state :func:`awaiting_decision` returns.
+3. The application shows the calls, collects a :class:`ToolCallDecision` per call, and resumes with
+   ``client.prompt().resume(pending, ToolCallDecisions.of(...))``.
+
+What makes it safe: a :class:`PendingToolCalls` is bound to the exact calls by a digest (reply id,
+call ids, names, canonical arguments) and may carry an expiry; decisions must name exactly the
+paused calls; stores hand a state out once; a state that travels through a client can be sealed
+with an HMAC (see :mod:`chatclient.tools.pending`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from functools import cache
+from typing import Any, Final
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
+
+from ..errors import ChatClientError, PendingStateExpiredError, PendingStateTamperedError, ToolCallDecisionError
+from ..messages import AssistantMessage, Message, ToolCall
+from ..responses import ChatResponse
+from ._limits import canonical_arguments
+from .callback import ToolCallback
+
+__all__ = [
+    "DEFAULT_DENY_MESSAGE",
+    "ConfirmationSettings",
+    "DecisionCompleteness",
+    "PendingCall",
+    "PendingToolCalls",
+    "ToolCallConfirmationPolicy",
+    "ToolCallConfirmationRequired",
+    "ToolCallDecision",
+    "ToolCallDecisions",
+    "awaiting_decision",
+]
+
+DEFAULT_DENY_MESSAGE: Final = "The user did not allow this tool call."
+
+PENDING_METADATA_KEY: Final = "pending_tool_calls"
+AWAITING_IDS_METADATA_KEY: Final = "awaiting_tool_call_ids"
+
+
+# ---------------------------------------------------------------------------------------- policy
+
+
+class ToolCallConfirmationPolicy:
+    """Decides whether one call needs a person's confirmation. Combine policies with ``|`` (OR)."""
+
+    def __init__(self, predicate: Callable[[ToolCall, ToolCallback], bool], description: str) -> None:
+        self._predicate = predicate
+        self._description = description
+
+    def requires_confirmation(self, call: ToolCall, callback: ToolCallback) -> bool:
+        return self._predicate(call, callback)
+
+    def __or__(self, other: ToolCallConfirmationPolicy) -> ToolCallConfirmationPolicy:
+        return ToolCallConfirmationPolicy.any_of(self, other)
+
+    def __repr__(self) -> str:
+        return f"ToolCallConfirmationPolicy({self._description})"
+
+    @classmethod
+    def from_tool_metadata(cls) -> ToolCallConfirmationPolicy:
+        """Calls to tools marked ``requires_confirmation`` (the default policy)."""
+        return cls(lambda call, callback: callback.metadata.requires_confirmation, "from_tool_metadata")
+
+    @classmethod
+    def by_tool_names(cls, *names: str) -> ToolCallConfirmationPolicy:
+        """Calls to the named tools, whatever their metadata says (how MCP tools get gated)."""
+        selected = frozenset(names)
+        return cls(lambda call, callback: call.name in selected, f"by_tool_names{tuple(sorted(selected))}")
+
+    @classmethod
+    def from_predicate(cls, predicate: Callable[[ToolCall, ToolCallback], bool]) -> ToolCallConfirmationPolicy:
+        """Calls for which ``predicate(call, tool)`` is true (e.g. a transfer above an amount)."""
+        return cls(predicate, f"from_predicate({getattr(predicate, '__name__', 'fn')})")
+
+    @classmethod
+    def any_of(cls, *policies: ToolCallConfirmationPolicy) -> ToolCallConfirmationPolicy:
+        parts = tuple(policies)
+        return cls(
+            lambda call, callback: any(p.requires_confirmation(call, callback) for p in parts),
+            " | ".join(p._description for p in parts),
+        )
+
+    @classmethod
+    def never(cls) -> ToolCallConfirmationPolicy:
+        return cls(lambda call, callback: False, "never")
+
+    @classmethod
+    def default(cls, settings: ConfirmationSettings | None = None) -> ToolCallConfirmationPolicy:
+        """Tool metadata OR the extra tool names of the settings; ``never`` when confirmation is off."""
+        settings = settings or ConfirmationSettings.from_env()
+        if not settings.enabled:
+            return cls.never()
+        policy = cls.from_tool_metadata()
+        return policy | cls.by_tool_names(*settings.tools) if settings.tools else policy
+
+
+@dataclass(frozen=True)
+class ConfirmationSettings:
+    """Confirmation on or off, and extra tool names to gate. ``from_env()`` reads
+    ``CHATCLIENT_TOOL_CONFIRMATION_ENABLED`` (default true) and ``CHATCLIENT_TOOL_CONFIRMATION_TOOLS``
+    (comma-separated) once per process; pass your own settings to override them in code."""
+
+    enabled: bool = True
+    tools: frozenset[str] = frozenset()
+
+    ENABLED_ENV: Final = "CHATCLIENT_TOOL_CONFIRMATION_ENABLED"
+    TOOLS_ENV: Final = "CHATCLIENT_TOOL_CONFIRMATION_TOOLS"
+
+    @staticmethod
+    @cache
+    def from_env() -> ConfirmationSettings:
+        return ConfirmationSettings.parse(os.environ)
+
+    @staticmethod
+    def parse(env: Mapping[str, str]) -> ConfirmationSettings:
+        enabled = env.get(ConfirmationSettings.ENABLED_ENV, "true").strip().lower() not in ("0", "false", "no", "off")
+        names = env.get(ConfirmationSettings.TOOLS_ENV, "")
+        return ConfirmationSettings(enabled, frozenset(n.strip() for n in names.split(",") if n.strip()))
+
+
+# ---------------------------------------------------------------------------------------- decisions
+
+
+class DecisionCompleteness(Enum):
+    """What a call without a decision means when a paused reply is resumed."""
+
+    ALL_REQUIRED = "all_required"
+    """Every call of the reply needs a decision (Spring AI's rule); a missing one is an error."""
+    MISSING_MEANS_DENY = "missing_means_deny"
+    """A call without a decision is denied with the default message."""
+    MISSING_UNGATED_MEANS_ALLOW = "missing_ungated_means_allow"
+    """A call that needed no confirmation runs without a decision; gated calls still need one."""
+
+
+@dataclass(frozen=True)
+class ToolCallDecision:
+    """A person's decision on one paused call, with who decided and why."""
+
+    id: str
+    allowed: bool
+    message: str | None = None
+    """For a denial: the tool result the model sees (default :data:`DEFAULT_DENY_MESSAGE`)."""
+    arguments: str | None = None
+    """For an allow: edited arguments (raw JSON) to run the call with instead of the model's."""
+    approver: str | None = None
+    reason: str | None = None
+
+    @classmethod
+    def allow(
+        cls, id: str, *, arguments: str | Mapping[str, Any] | None = None, approver: str | None = None,
+        reason: str | None = None,
+    ) -> ToolCallDecision:  # fmt: skip
+        edited = json.dumps(arguments) if isinstance(arguments, Mapping) else arguments
+        return cls(id, True, arguments=edited, approver=approver, reason=reason)
+
+    @classmethod
+    def deny(
+        cls, id: str, message: str | None = None, *, approver: str | None = None, reason: str | None = None
+    ) -> ToolCallDecision:
+        return cls(id, False, message=message, approver=approver, reason=reason)
+
+    @property
+    def deny_message(self) -> str:
+        return self.message or DEFAULT_DENY_MESSAGE
+
+    def record(self) -> dict[str, JsonValue]:
+        """What is kept in the tool response's metadata: the decision, by whom, why."""
+        record: dict[str, JsonValue] = {"decision": "allow" if self.allowed else "deny"}
+        if self.arguments is not None:
+            record["edited_arguments"] = self.arguments
+        if self.approver is not None:
+            record["approver"] = self.approver
+        if self.reason is not None:
+            record["reason"] = self.reason
+        return record
+
+
+@dataclass(frozen=True)
+class ToolCallDecisions:
+    """The decisions for one paused reply. Build with ``ToolCallDecisions.of(...)``."""
+
+    decisions: tuple[ToolCallDecision, ...] = ()
+    by_id: Mapping[str, ToolCallDecision] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, *decisions: ToolCallDecision | Iterable[ToolCallDecision]) -> ToolCallDecisions:
+        flat: list[ToolCallDecision] = []
+        for item in decisions:
+            flat.extend([item] if isinstance(item, ToolCallDecision) else item)
+        duplicated = sorted(call_id for call_id, n in Counter(d.id for d in flat).items() if n > 1)
+        if duplicated:
+            raise ToolCallDecisionError(f"More than one decision for tool call(s) {duplicated}; nothing ran")
+        return cls(tuple(flat), {d.id: d for d in flat})
+
+    def get(self, call_id: str) -> ToolCallDecision | None:
+        return self.by_id.get(call_id)
+
+
+# ---------------------------------------------------------------------------------------- pending state
+
+
+class PendingCall(BaseModel):
+    """One call of a paused reply, as the application shows it to a person."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    id: str
+    name: str
+    arguments: str
+    requires_confirmation: bool
+
+
+class PendingToolCalls(BaseModel):
+    """A paused reply: its calls, the conversation up to and including it, and a binding digest.
+
+    JSON-serialisable (``model_dump_json``), so the application can store it; resuming checks the
+    digest, so calls altered in storage are rejected. Use a ``PendingToolCallStore`` for
+    single-use, and ``seal``/``unseal`` when the state travels through an untrusted client.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    reply_id: str
+    calls: tuple[PendingCall, ...]
+    conversation: tuple[Message, ...]
+    digest: str
+    created_at: float = Field(default_factory=time.time)
+    expires_at: float | None = None
+
+    @property
+    def awaiting_ids(self) -> list[str]:
+        """Ids of the calls that need a person's decision."""
+        return [c.id for c in self.calls if c.requires_confirmation]
+
+    @property
+    def reply(self) -> AssistantMessage:
+        message = self.conversation[-1] if self.conversation else None
+        if not isinstance(message, AssistantMessage):
+            raise PendingStateTamperedError("The pending conversation does not end with the paused reply")
+        return message
+
+    @classmethod
+    def create(
+        cls,
+        conversation: Sequence[Message],
+        calls: Sequence[PendingCall],
+        *,
+        reply_id: str,
+        expires_in: float | None = None,
+    ) -> PendingToolCalls:
+        now = time.time()
+        return cls(
+            reply_id=reply_id,
+            calls=tuple(calls),
+            conversation=tuple(conversation),
+            digest=_digest(reply_id, calls),
+            created_at=now,
+            expires_at=now + expires_in if expires_in is not None else None,
+        )
+
+    def verify(self, *, now: float | None = None) -> None:
+        """Raise unless the state is intact (calls match the reply and the digest) and not expired."""
+        reply_calls = [(c.id, c.name, canonical_arguments(c.arguments)) for c in self.reply.tool_calls]
+        listed = [(c.id, c.name, canonical_arguments(c.arguments)) for c in self.calls]
+        if reply_calls != listed or _digest(self.reply_id, self.calls) != self.digest:
+            raise PendingStateTamperedError("The pending tool calls were altered; nothing ran")
+        if self.expires_at is not None and (now if now is not None else time.time()) > self.expires_at:
+            raise PendingStateExpiredError("The pending tool calls expired; nothing ran")
+
+    def history_before_reply(self) -> tuple[Message, ...]:
+        return self.conversation[:-1]
+
+    def paused_response(self) -> ChatResponse:
+        return ChatResponse.of(self.reply, id=self.reply_id)
+
+
+def _digest(reply_id: str, calls: Sequence[PendingCall]) -> str:
+    canonical = json.dumps(
+        [reply_id, [[c.id, c.name, canonical_arguments(c.arguments)] for c in calls]],
+        separators=(",", ":"),
+        ensure_ascii=False,
+    )
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+class ToolCallConfirmationRequired(ChatClientError):
+    """Raised by ``execute_tool_calls`` when a reply holds calls that need confirmation.
+
+    Nothing of the reply has run. ``awaiting_ids`` lists the gated calls; ``pending`` is the state to
+    resume from (the conversation before the reply, the reply, every call with its flag).
+    """
+
+    def __init__(self, pending: PendingToolCalls, chat_response: ChatResponse) -> None:
+        self.pending = pending
+        self.chat_response = chat_response
+        self.awaiting_ids = pending.awaiting_ids
+        super().__init__(f"Tool calls awaiting confirmation: {self.awaiting_ids}")
+
+
+def awaiting_decision(response: Any) -> PendingToolCalls | None:
+    """The pending state when ``response`` paused for confirmation, else ``None``.
+
+    Accepts a ``ChatClientResponse`` (the state rides in its context) or a ``ChatResponse`` (the
+    state rides in its metadata, so a streamed or stored reply works too).
+    """
+    from ..advisor import ChatClientResponse, ContextKeys
+
+    if isinstance(response, ChatClientResponse):
+        pending = response.context.get(ContextKeys.PENDING_TOOL_CALLS)
+        if isinstance(pending, PendingToolCalls):
+            return pending
+        response = response.chat_response
+    if isinstance(response, ChatResponse):
+        raw = response.metadata.extra.get(PENDING_METADATA_KEY)
+        if raw is not None:
+            return PendingToolCalls.model_validate(raw)
+    return None

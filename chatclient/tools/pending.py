@@ -1,0 +1,191 @@
+"""Keeping paused tool calls safe between the pause and the resume.
+
+- :class:`PendingToolCallStore`: save a :class:`PendingToolCalls` under a random id and take it back
+  exactly once (atomic), before it expires. :class:`InMemoryPendingToolCallStore` for one process,
+  :class:`SqlitePendingToolCallStore` for several processes or a restart; implement the protocol
+  for other stores.
+- :func:`seal` / :func:`unseal`: when the state must travel through an untrusted client (a browser,
+  a mobile app), seal it with an application secret; ``unseal`` rejects anything altered or forged.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import secrets
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+from pydantic import ValidationError
+
+from ..errors import PendingStateExpiredError, PendingStateNotFoundError, PendingStateTamperedError
+from .confirmation import PendingToolCalls
+
+__all__ = [
+    "InMemoryPendingToolCallStore",
+    "PendingToolCallStore",
+    "SqlitePendingToolCallStore",
+    "seal",
+    "unseal",
+]
+
+
+@runtime_checkable
+class PendingToolCallStore(Protocol):
+    """Saves paused states and hands each out once."""
+
+    def save(self, pending: PendingToolCalls) -> str:
+        """Store ``pending``; return a new random id to hand to the application's client."""
+        ...
+
+    def take(self, state_id: str) -> PendingToolCalls:
+        """Remove and return the state (atomic: of two concurrent takes, one fails).
+
+        Raises ``PendingStateNotFoundError`` (unknown or already taken) or ``PendingStateExpiredError``.
+        """
+        ...
+
+
+def _new_id() -> str:
+    return secrets.token_urlsafe(24)
+
+
+def _expires_at(pending: PendingToolCalls, ttl: float | None) -> float | None:
+    deadlines = [d for d in (pending.expires_at, time.time() + ttl if ttl is not None else None) if d is not None]
+    return min(deadlines) if deadlines else None
+
+
+def _check_expiry(expires_at: float | None) -> None:
+    if expires_at is not None and time.time() > expires_at:
+        raise PendingStateExpiredError("The pending tool calls expired; nothing ran")
+
+
+class InMemoryPendingToolCallStore:
+    """A process-local store; ``ttl`` (seconds) bounds how long a pause may wait for a person."""
+
+    def __init__(self, ttl: float | None = 3600.0) -> None:
+        self._ttl = ttl
+        self._states: dict[str, tuple[PendingToolCalls, float | None]] = {}
+        self._lock = threading.Lock()
+
+    def save(self, pending: PendingToolCalls) -> str:
+        state_id = _new_id()
+        with self._lock:
+            self._purge()
+            self._states[state_id] = (pending, _expires_at(pending, self._ttl))
+        return state_id
+
+    def take(self, state_id: str) -> PendingToolCalls:
+        with self._lock:
+            entry = self._states.pop(state_id, None)
+        if entry is None:
+            raise PendingStateNotFoundError("No pending tool calls under this id (unknown, or already resumed)")
+        _check_expiry(entry[1])
+        return entry[0]
+
+    def __len__(self) -> int:
+        with self._lock:
+            self._purge()
+            return len(self._states)
+
+    def _purge(self) -> None:
+        now = time.time()
+        for key in [k for k, (_, deadline) in self._states.items() if deadline is not None and now > deadline]:
+            del self._states[key]
+
+
+class SqlitePendingToolCallStore:
+    """A store in an SQLite file, shared by the processes of one machine and surviving restarts.
+
+    ``take`` is one ``DELETE ... RETURNING`` statement, so a state is handed out once even when two
+    processes race for it.
+    """
+
+    def __init__(self, path: str | Path, ttl: float | None = 3600.0) -> None:
+        self._path = str(path)
+        self._ttl = ttl
+        self._local = threading.local()
+        with self._connect() as db:
+            db.execute(
+                "CREATE TABLE IF NOT EXISTS chatclient_pending_tool_calls ("
+                "id TEXT PRIMARY KEY, state TEXT NOT NULL, expires_at REAL, created_at REAL NOT NULL)"
+            )
+
+    def _connect(self) -> sqlite3.Connection:
+        db: sqlite3.Connection | None = getattr(self._local, "db", None)
+        if db is None:
+            db = sqlite3.connect(self._path, timeout=30.0, isolation_level=None)
+            db.execute("PRAGMA journal_mode=WAL")
+            self._local.db = db
+        return db
+
+    def save(self, pending: PendingToolCalls) -> str:
+        state_id = _new_id()
+        db = self._connect()
+        db.execute("DELETE FROM chatclient_pending_tool_calls WHERE expires_at < ?", (time.time(),))
+        db.execute(
+            "INSERT INTO chatclient_pending_tool_calls (id, state, expires_at, created_at) VALUES (?, ?, ?, ?)",
+            (state_id, pending.model_dump_json(), _expires_at(pending, self._ttl), time.time()),
+        )
+        return state_id
+
+    def take(self, state_id: str) -> PendingToolCalls:
+        row = (
+            self._connect()
+            .execute("DELETE FROM chatclient_pending_tool_calls WHERE id = ? RETURNING state, expires_at", (state_id,))
+            .fetchone()
+        )
+        if row is None:
+            raise PendingStateNotFoundError("No pending tool calls under this id (unknown, or already resumed)")
+        _check_expiry(row[1])
+        return PendingToolCalls.model_validate_json(row[0])
+
+    def close(self) -> None:
+        db: sqlite3.Connection | None = getattr(self._local, "db", None)
+        if db is not None:
+            db.close()
+            self._local.db = None
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def _unb64(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def _mac(secret: bytes, payload: bytes) -> bytes:
+    return hmac.new(secret, b"chatclient.pending.v1." + payload, hashlib.sha256).digest()
+
+
+def seal(pending: PendingToolCalls, secret: bytes) -> str:
+    """A tamper-evident token for ``pending``: its JSON plus an HMAC-SHA256 with ``secret``.
+
+    The token is signed, not encrypted: do not put secrets in tool arguments you seal.
+    """
+    if len(secret) < 16:
+        raise ValueError("Use a secret of at least 16 random bytes to seal pending states")
+    payload = pending.model_dump_json().encode()
+    return f"{_b64(payload)}.{_b64(_mac(secret, payload))}"
+
+
+def unseal(token: str, secret: bytes) -> PendingToolCalls:
+    """The state inside a sealed token; ``PendingStateTamperedError`` if anything was changed."""
+    try:
+        payload_text, mac_text = token.split(".")
+        payload, mac = _unb64(payload_text), _unb64(mac_text)
+    except ValueError as exc:
+        raise PendingStateTamperedError("The sealed pending state is malformed; nothing ran") from exc
+    if not hmac.compare_digest(mac, _mac(secret, payload)):
+        raise PendingStateTamperedError("The sealed pending state does not verify (altered or forged); nothing ran")
+    try:
+        pending = PendingToolCalls.model_validate_json(payload)
+    except ValidationError as exc:
+        raise PendingStateTamperedError("The sealed pending state is malformed; nothing ran") from exc
+    pending.verify()
+    return pending
