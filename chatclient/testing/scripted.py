@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 import threading
+import time
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from typing import Any, Union
 
@@ -31,8 +33,6 @@ _ids = itertools.count(1)
 
 def tool_call(name: str, arguments: Mapping[str, Any] | str = "", *, id: str | None = None) -> ToolCall:
     """A ``ToolCall`` for scripts: ``arguments`` may be a dict (dumped to JSON) or a raw string."""
-    import json
-
     raw = arguments if isinstance(arguments, str) else json.dumps(arguments)
     return ToolCall(id=id or f"call_{next(_ids)}", name=name, arguments=raw)
 
@@ -133,8 +133,6 @@ class ScriptedChatModel(ChatModel):
 
     def call(self, prompt: Prompt) -> ChatResponse:
         if self._delay:
-            import time
-
             time.sleep(self._delay)
         return self._reply(prompt)
 
