@@ -247,7 +247,7 @@ class ToolCallingAdvisor(ToolAdvisor):
     @staticmethod
     def _stamp(response: ChatClientResponse, state: LoopState) -> ChatClientResponse:
         chat = response.chat_response
-        if chat is not None:
+        if chat is not None and (state.round > 1 or state.limit_exceeded is not None):  # else: already right
             extra = chat.metadata.extra
             if state.limit_exceeded is not None:
                 extra = {**extra, "tool_call_limit_exceeded": state.limit_exceeded}

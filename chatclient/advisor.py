@@ -12,7 +12,7 @@ on the way out; equal orders keep registration order.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Final, Protocol, runtime_checkable
 
 from .prompt import Prompt
@@ -50,10 +50,10 @@ class ChatClientRequest:
     context: Mapping[str, Any] = field(default_factory=dict)
 
     def with_prompt(self, prompt: Prompt) -> ChatClientRequest:
-        return replace(self, prompt=prompt)
+        return ChatClientRequest(prompt, self.context)
 
     def with_context(self, updates: Mapping[str, Any] | None = None, /, **values: Any) -> ChatClientRequest:
-        return replace(self, context={**self.context, **(updates or {}), **values})
+        return ChatClientRequest(self.prompt, {**self.context, **(updates or {}), **values})
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,10 +64,10 @@ class ChatClientResponse:
     context: Mapping[str, Any] = field(default_factory=dict)
 
     def with_chat_response(self, chat_response: ChatResponse | None) -> ChatClientResponse:
-        return replace(self, chat_response=chat_response)
+        return ChatClientResponse(chat_response, self.context)
 
     def with_context(self, updates: Mapping[str, Any] | None = None, /, **values: Any) -> ChatClientResponse:
-        return replace(self, context={**self.context, **(updates or {}), **values})
+        return ChatClientResponse(self.chat_response, {**self.context, **(updates or {}), **values})
 
 
 def aggregate_chat_client_responses(chunks: list[ChatClientResponse]) -> ChatClientResponse:

@@ -34,10 +34,11 @@ class Prompt(BaseModel):
         super().__init__(messages=tuple(messages), options=options)
 
     def with_messages(self, messages: Sequence[Message]) -> Prompt:
-        return self.model_copy(update={"messages": tuple(messages)})
+        # Both parts are already validated; skipping validation keeps the tool loop's rounds cheap.
+        return Prompt.model_construct(messages=tuple(messages), options=self.options)
 
     def with_options(self, options: ChatOptions | None) -> Prompt:
-        return self.model_copy(update={"options": options})
+        return Prompt.model_construct(messages=self.messages, options=options)
 
     @property
     def system_message(self) -> SystemMessage | None:

@@ -155,5 +155,6 @@ class ChatResponse(BaseModel):
         return self.metadata.usage or Usage()
 
     def with_metadata(self, **updates: Any) -> ChatResponse:
-        """A copy whose response metadata has ``updates`` applied."""
-        return self.model_copy(update={"metadata": self.metadata.model_copy(update=updates)})
+        """A copy whose response metadata has ``updates`` applied (values are not re-validated)."""
+        metadata = ChatResponseMetadata.model_construct(**{**self.metadata.__dict__, **updates})
+        return ChatResponse.model_construct(generations=self.generations, metadata=metadata)
