@@ -54,6 +54,7 @@ __all__ = [
     "RetryPolicy",
     "Secret",
     "error_from_response",
+    "transport_error",
     "parse_json",
 ]
 
@@ -98,6 +99,8 @@ class ErrorDetails:
     error_type: str | None = None
     code: str | None = None
     request_id: str | None = None
+    retryable: bool | None = None
+    """Set when the body says more than the status (e.g. a 429 for an exhausted quota is final)."""
 
 
 def parse_json(data: bytes | str, *, provider: str) -> Any:
@@ -123,6 +126,9 @@ def _retry_after(headers: httpx2.Headers) -> float | None:
         parsed = email.utils.parsedate_to_datetime(value) if value else None
         return max(0.0, parsed.timestamp() - time.time()) if parsed is not None else None
 
+
+_FINAL_CODES = frozenset({"insufficient_quota", "billing_hard_limit_reached", "billing_not_active"})
+"""Error codes that no amount of waiting fixes, even when the status (429) says otherwise."""
 
 _CONTEXT_HINTS = (
     "context_length_exceeded",
@@ -161,6 +167,10 @@ def error_from_response(
     }
     if should_retry in ("true", "false"):
         fields["retryable"] = should_retry == "true"
+    if found.retryable is not None:
+        fields["retryable"] = found.retryable
+    elif found.code in _FINAL_CODES or found.error_type in _FINAL_CODES or "request too large" in found.message.lower():
+        fields["retryable"] = False  # waiting cannot make an oversized request or an empty quota succeed
     return _error_class(status, found)(found.message, **fields)
 
 
@@ -188,7 +198,8 @@ def _error_class(status: int, found: ErrorDetails) -> type[ProviderError]:
     return ServerError if status >= 500 else BadRequestError
 
 
-def _transport_error(provider: str, exc: httpx2.HTTPError) -> ProviderError:
+def transport_error(provider: str, exc: httpx2.HTTPError) -> ProviderError:
+    """Our error for an httpx2 transport failure (timeout, connection), for providers and SDK transports."""
     if isinstance(exc, httpx2.TimeoutException):
         return APITimeoutError(f"The request timed out ({type(exc).__name__})", provider=provider)
     return APIConnectionError(f"Connection failed: {type(exc).__name__}: {exc}", provider=provider)
@@ -216,6 +227,7 @@ class ProviderHttp:
         self._secret_headers = dict(secret_headers or {})
         self._error_details = error_details
         self._client = http_client
+        self._owns_client = http_client is None
         self._async_client = async_http_client
         self._async_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx2.AsyncClient] = (
             weakref.WeakKeyDictionary()
@@ -247,8 +259,16 @@ class ProviderHttp:
         return client
 
     def close(self) -> None:
-        if self._client is not None:
+        """Close the sync client this object created (injected clients belong to the application)."""
+        if self._client is not None and self._owns_client:
             self._client.close()
+            self._client = None
+
+    async def aclose(self) -> None:
+        """Close the async client of the running loop that this object created."""
+        client = self._async_clients.pop(asyncio.get_running_loop(), None)
+        if client is not None:
+            await client.aclose()
 
     # ------------------------------------------------------------------ retries
 
@@ -282,45 +302,53 @@ class ProviderHttp:
 
     # ------------------------------------------------------------------ requests
 
-    def _build(self, client: httpx2.Client | httpx2.AsyncClient, path: str, body: Any) -> httpx2.Request:
+    def _build(
+        self,
+        client: httpx2.Client | httpx2.AsyncClient,
+        path: str,
+        body: Any,
+        headers: Mapping[str, str] | None,
+    ) -> httpx2.Request:
         return client.build_request(
             "POST",
             f"{self.base_url}{path}",
             content=pydantic_core.to_json(body),
-            headers={"content-type": "application/json", **self._request_headers()},
+            headers={"content-type": "application/json", **self._request_headers(), **(headers or {})},
         )
 
     def _check(self, response: httpx2.Response, body: bytes) -> None:
         if response.status_code >= 400:
             raise error_from_response(self.provider, response.status_code, response.headers, body, self._error_details)
 
-    def post_json(self, path: str, body: Any) -> tuple[Any, httpx2.Headers]:
+    def post_json(self, path: str, body: Any, headers: Mapping[str, str] | None = None) -> tuple[Any, httpx2.Headers]:
         """POST ``body`` as JSON, return the parsed JSON reply and its headers; retried."""
         for attempt in self._retrying():
             with attempt:
                 client = self.client()
                 try:
-                    response = client.send(self._build(client, path, body))
+                    response = client.send(self._build(client, path, body, headers))
                 except httpx2.HTTPError as exc:
-                    raise _transport_error(self.provider, exc) from exc
+                    raise transport_error(self.provider, exc) from exc
                 self._check(response, response.content)
                 return parse_json(response.content, provider=self.provider), response.headers
         raise AssertionError("unreachable")  # pragma: no cover
 
-    async def apost_json(self, path: str, body: Any) -> tuple[Any, httpx2.Headers]:
+    async def apost_json(
+        self, path: str, body: Any, headers: Mapping[str, str] | None = None
+    ) -> tuple[Any, httpx2.Headers]:
         async for attempt in self._aretrying():
             with attempt:
                 client = self.async_client()
                 try:
-                    response = await client.send(self._build(client, path, body))
+                    response = await client.send(self._build(client, path, body, headers))
                 except httpx2.HTTPError as exc:
-                    raise _transport_error(self.provider, exc) from exc
+                    raise transport_error(self.provider, exc) from exc
                 self._check(response, response.content)
                 return parse_json(response.content, provider=self.provider), response.headers
         raise AssertionError("unreachable")  # pragma: no cover
 
     @contextmanager
-    def stream(self, path: str, body: Any) -> Iterator[httpx2.Response]:
+    def stream(self, path: str, body: Any, headers: Mapping[str, str] | None = None) -> Iterator[httpx2.Response]:
         """Open a streaming POST (retried until the status is known good), yield the response.
 
         Errors while reading the body are mapped but never retried: part of it may have been
@@ -331,9 +359,9 @@ class ProviderHttp:
             with attempt:
                 client = self.client()
                 try:
-                    response = client.send(self._build(client, path, body), stream=True)
+                    response = client.send(self._build(client, path, body, headers), stream=True)
                 except httpx2.HTTPError as exc:
-                    raise _transport_error(self.provider, exc) from exc
+                    raise transport_error(self.provider, exc) from exc
                 if response.status_code >= 400:
                     content = response.read()
                     response.close()
@@ -342,20 +370,22 @@ class ProviderHttp:
         try:
             yield response
         except httpx2.HTTPError as exc:
-            raise _transport_error(self.provider, exc) from exc
+            raise transport_error(self.provider, exc) from exc
         finally:
             response.close()
 
     @asynccontextmanager
-    async def astream(self, path: str, body: Any) -> AsyncIterator[httpx2.Response]:
+    async def astream(
+        self, path: str, body: Any, headers: Mapping[str, str] | None = None
+    ) -> AsyncIterator[httpx2.Response]:
         response: httpx2.Response | None = None
         async for attempt in self._aretrying():
             with attempt:
                 client = self.async_client()
                 try:
-                    response = await client.send(self._build(client, path, body), stream=True)
+                    response = await client.send(self._build(client, path, body, headers), stream=True)
                 except httpx2.HTTPError as exc:
-                    raise _transport_error(self.provider, exc) from exc
+                    raise transport_error(self.provider, exc) from exc
                 if response.status_code >= 400:
                     content = await response.aread()
                     await response.aclose()
@@ -364,6 +394,6 @@ class ProviderHttp:
         try:
             yield response
         except httpx2.HTTPError as exc:
-            raise _transport_error(self.provider, exc) from exc
+            raise transport_error(self.provider, exc) from exc
         finally:
             await response.aclose()

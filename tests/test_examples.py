@@ -35,6 +35,7 @@ EXPECTED = {
         "[client] resumed: Flight VX205 is on time; Booked VX205",
         "[client] flightStatusCount=1 bookFlightCount=1",
     ],
+    "provider_tour.py": ["answer: The temperature in Tokyo is currently 20.0 degrees Celsius."],
     "custom_advisor.py": [
         "[call] answer='You have 1,024 EUR.' model saw='What is on [redacted]?'",
         "[astream] answer='You have 1,024 EUR.'",

@@ -1,0 +1,528 @@
+"""Pure translation between chatclient types and the Anthropic Messages API (no I/O).
+
+Shared by the sync and async paths, by the httpx2 transport and the official-SDK transport.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import httpx2
+import pydantic_core
+from pydantic import JsonValue
+
+from chatclient.errors import ConfigurationError, MalformedResponseError, ProviderError
+from chatclient.messages import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    ToolCall,
+    ToolResponseMessage,
+    UserMessage,
+)
+from chatclient.options import ChatOptions, ToolCallingChatOptions
+from chatclient.prompt import Prompt
+from chatclient.responses import (
+    ChatResponse,
+    ChatResponseMetadata,
+    FinishReason,
+    Generation,
+    GenerationMetadata,
+    Usage,
+)
+from providers._http import ErrorDetails, error_from_response
+
+from .options import AnthropicChatOptions
+
+__all__ = [
+    "DEFAULT_MAX_TOKENS",
+    "PROVIDER",
+    "THINKING_METADATA_KEY",
+    "StreamParser",
+    "build_request",
+    "error_details",
+    "finish_reason",
+    "parse_response",
+    "parse_usage",
+]
+
+PROVIDER = "anthropic"
+DEFAULT_MAX_TOKENS = 4096
+"""Sent when the options set no ``max_tokens``: the API requires the field."""
+THINKING_METADATA_KEY = "anthropic_thinking_blocks"
+"""``AssistantMessage.metadata`` key holding the reply's ``thinking``/``redacted_thinking`` blocks.
+
+The API requires them to be sent back unchanged (with their signatures) in the assistant turn that
+precedes the tool results, so they travel with the message and are replayed by ``build_request``."""
+
+_EPHEMERAL: dict[str, Any] = {"type": "ephemeral"}
+
+_FINISH_REASONS: dict[str, FinishReason] = {
+    "end_turn": FinishReason.STOP,
+    "stop_sequence": FinishReason.STOP,
+    "max_tokens": FinishReason.LENGTH,
+    "model_context_window_exceeded": FinishReason.LENGTH,
+    "tool_use": FinishReason.TOOL_CALLS,
+    "refusal": FinishReason.CONTENT_FILTER,
+}
+
+_TOOL_CHOICES: dict[str, dict[str, Any]] = {
+    "auto": {"type": "auto"},
+    "any": {"type": "any"},
+    "required": {"type": "any"},
+    "none": {"type": "none"},
+}
+
+# The HTTP status Anthropic documents for each error type: used for errors that arrive inside a 200
+# stream (``event: error``), so they get the same class and retryability as the HTTP error would.
+_ERROR_STATUS: dict[str, int] = {
+    "invalid_request_error": 400,
+    "authentication_error": 401,
+    "billing_error": 402,
+    "permission_error": 403,
+    "not_found_error": 404,
+    "request_too_large": 413,
+    "rate_limit_error": 429,
+    "api_error": 500,
+    "timeout_error": 504,
+    "overloaded_error": 529,
+}
+
+
+# ---------------------------------------------------------------------------------------------- request
+
+
+def build_request(prompt: Prompt, options: ChatOptions | None, *, stream: bool) -> dict[str, Any]:
+    """The JSON body of ``POST /v1/messages`` for ``prompt`` under the effective ``options``.
+
+    Common options the API has no field for (``frequency_penalty``, ``presence_penalty``) are not sent.
+    """
+    opts = options if options is not None else ChatOptions()
+    anthropic = opts if isinstance(opts, AnthropicChatOptions) else None
+    if not opts.model:
+        raise ConfigurationError("No Anthropic model given: pass model= to AnthropicChatModel or set options.model")
+    system, messages = _messages(prompt.messages)
+    thinking_budget = anthropic.thinking_budget if anthropic is not None else None
+    max_tokens = opts.max_tokens
+    if max_tokens is None:
+        # The budget counts towards max_tokens, which must exceed it.
+        max_tokens = DEFAULT_MAX_TOKENS + (thinking_budget or 0)
+    body: dict[str, Any] = {"model": opts.model, "max_tokens": max_tokens}
+    if system:
+        body["system"] = _system(system, cache=bool(anthropic is not None and anthropic.cache_system_prompt))
+    body["messages"] = messages
+    _add_sampling(body, opts)
+    if isinstance(opts, ToolCallingChatOptions) and opts.tool_callbacks:
+        _add_tools(body, opts, anthropic)
+    if opts.output_schema is not None:
+        body["output_config"] = {"format": {"type": "json_schema", "schema": strict_schema(opts.output_schema)}}
+    if anthropic is not None:
+        _add_anthropic(body, anthropic)
+    if stream:
+        body["stream"] = True
+    return body
+
+
+def _add_sampling(body: dict[str, Any], opts: ChatOptions) -> None:
+    if opts.temperature is not None:
+        body["temperature"] = opts.temperature
+    if opts.top_p is not None:
+        body["top_p"] = opts.top_p
+    if opts.top_k is not None:
+        body["top_k"] = opts.top_k
+    if opts.stop_sequences:
+        body["stop_sequences"] = list(opts.stop_sequences)
+
+
+def _add_anthropic(body: dict[str, Any], anthropic: AnthropicChatOptions) -> None:
+    if anthropic.thinking_budget is not None:
+        body["thinking"] = {"type": "enabled", "budget_tokens": anthropic.thinking_budget}
+    if anthropic.user_id is not None:
+        body["metadata"] = {"user_id": anthropic.user_id}
+    if anthropic.service_tier is not None:
+        body["service_tier"] = anthropic.service_tier
+    if anthropic.extra_body:
+        body.update(anthropic.extra_body)
+
+
+def _add_tools(body: dict[str, Any], opts: ToolCallingChatOptions, anthropic: AnthropicChatOptions | None) -> None:
+    tools: list[dict[str, Any]] = []
+    for callback in opts.tool_callbacks:
+        definition = callback.definition
+        tools.append(
+            {"name": definition.name, "description": definition.description, "input_schema": definition.input_schema}
+        )
+    if anthropic is not None and anthropic.cache_tools:
+        tools[-1] = {**tools[-1], "cache_control": _EPHEMERAL}
+    body["tools"] = tools
+    choice = opts.tool_choice
+    tool_choice: dict[str, Any] | None = None
+    if choice is not None:
+        tool_choice = dict(_TOOL_CHOICES.get(choice) or {"type": "tool", "name": choice})
+    if anthropic is not None and anthropic.disable_parallel_tool_use is not None:
+        tool_choice = tool_choice or {"type": "auto"}
+        if tool_choice["type"] != "none":
+            tool_choice["disable_parallel_tool_use"] = anthropic.disable_parallel_tool_use
+    if tool_choice is not None:
+        body["tool_choice"] = tool_choice
+
+
+def _system(texts: list[str], *, cache: bool) -> str | list[dict[str, Any]]:
+    if len(texts) == 1 and not cache:
+        return texts[0]
+    blocks: list[dict[str, Any]] = [{"type": "text", "text": text} for text in texts]
+    if cache:
+        blocks[-1]["cache_control"] = _EPHEMERAL
+    return blocks
+
+
+def _messages(messages: Sequence[Message]) -> tuple[list[str], list[dict[str, Any]]]:
+    """System texts (hoisted: the API has no system role inside ``messages``) and the API messages.
+
+    Consecutive messages of one role are merged into one, as the API requires: all tool results of a
+    round are one user message, and a user text that follows them joins that message after them.
+    """
+    system: list[str] = []
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        if isinstance(message, UserMessage):
+            role, blocks = "user", [{"type": "text", "text": message.text}]
+        elif isinstance(message, AssistantMessage):
+            role, blocks = "assistant", _assistant_blocks(message)
+        elif isinstance(message, ToolResponseMessage):
+            role, blocks = "user", [_tool_result(r.id, r.response_data, r.is_error) for r in message.responses]
+        elif isinstance(message, SystemMessage):
+            system.append(message.text)
+            continue
+        else:  # pragma: no cover - Message is a closed union
+            raise ConfigurationError(f"Unsupported message type {type(message).__name__}")
+        if not blocks:
+            continue  # the API rejects empty content (e.g. an assistant reply with no text and no calls)
+        if out and out[-1]["role"] == role:
+            out[-1]["content"].extend(blocks)
+        else:
+            out.append({"role": role, "content": blocks})
+    for message_dict in out:
+        content = message_dict["content"]
+        if len(content) == 1 and content[0]["type"] == "text":
+            message_dict["content"] = content[0]["text"]  # the compact form for a plain text turn
+    return system, out
+
+
+def _assistant_blocks(message: AssistantMessage) -> list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = []
+    thinking = message.metadata.get(THINKING_METADATA_KEY)
+    if isinstance(thinking, list):
+        blocks.extend(block for block in thinking if isinstance(block, dict))
+    if message.text:  # empty text blocks are rejected by the API
+        blocks.append({"type": "text", "text": message.text})
+    for call in message.tool_calls:
+        blocks.append({"type": "tool_use", "id": call.id, "name": call.name, "input": _tool_input(call.arguments)})
+    return blocks
+
+
+def _tool_input(arguments: str) -> Any:
+    """``tool_use.input`` must be a JSON object. Our calls keep the model's raw argument string; empty
+    means ``{}``. Unparsable or non-object arguments are sent as ``{}``: the tool loop has already told
+    the model, in this call's ``tool_result``, that its arguments were malformed."""
+    if not arguments.strip():
+        return {}
+    try:
+        value = pydantic_core.from_json(arguments)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _tool_result(call_id: str, data: str, is_error: bool) -> dict[str, Any]:
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": call_id}
+    if data:  # ``content`` is optional; an empty text would be rejected
+        block["content"] = data
+    if is_error:
+        block["is_error"] = True
+    return block
+
+
+def strict_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """``schema`` with ``additionalProperties: false`` on every object, which the API's structured output
+    requires (the official SDK's ``transform_schema`` does the same). Other keywords are sent as they are."""
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key in ("properties", "$defs", "definitions", "patternProperties") and isinstance(value, Mapping):
+            out[key] = {k: strict_schema(v) if isinstance(v, Mapping) else v for k, v in value.items()}
+        elif key in ("anyOf", "oneOf", "allOf", "prefixItems") and isinstance(value, list):
+            out[key] = [strict_schema(v) if isinstance(v, Mapping) else v for v in value]
+        elif key == "items" and isinstance(value, Mapping):
+            out[key] = strict_schema(value)
+        else:
+            out[key] = value
+    if out.get("type") == "object" and "additionalProperties" not in out:
+        out["additionalProperties"] = False
+    return out
+
+
+# --------------------------------------------------------------------------------------------- response
+
+
+def finish_reason(raw: str | None) -> FinishReason | None:
+    """``stop_reason`` in our vocabulary; unknown reasons (``pause_turn``, new ones) are ``OTHER``."""
+    if raw is None:
+        return None
+    return _FINISH_REASONS.get(raw, FinishReason.OTHER)
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) else 0
+
+
+def parse_usage(usage: Mapping[str, Any]) -> Usage:
+    """Anthropic's ``input_tokens`` excludes the cached part; ``prompt_tokens`` is the whole input
+    (``input + cache_creation + cache_read``), so the cache counts are subsets of it as with OpenAI."""
+    cache_write = _int(usage.get("cache_creation_input_tokens"))
+    cache_read = _int(usage.get("cache_read_input_tokens"))
+    return Usage(
+        prompt_tokens=_int(usage.get("input_tokens")) + cache_write + cache_read,
+        completion_tokens=_int(usage.get("output_tokens")),
+        cache_read_tokens=cache_read,
+        cache_write_tokens=cache_write,
+    )
+
+
+def _generation_extra(raw_reason: Any, stop_sequence: Any) -> dict[str, JsonValue]:
+    extra: dict[str, JsonValue] = {}
+    if isinstance(raw_reason, str):
+        extra["raw_finish_reason"] = raw_reason
+    if isinstance(stop_sequence, str):
+        extra["stop_sequence"] = stop_sequence
+    return extra
+
+
+def _response_extra(request_id: str | None) -> dict[str, JsonValue]:
+    return {"request_id": request_id} if request_id else {}
+
+
+def parse_response(data: Any, headers: Mapping[str, str] | httpx2.Headers | None = None) -> ChatResponse:
+    """A complete (non-streamed) Messages reply as a ``ChatResponse``."""
+    if not isinstance(data, dict):
+        raise MalformedResponseError(f"Expected a JSON object, got {type(data).__name__}", provider=PROVIDER)
+    if data.get("type") == "error":
+        raise stream_error(data)
+    content = data.get("content")
+    if not isinstance(content, list):
+        raise MalformedResponseError("The reply has no 'content' list", provider=PROVIDER, body=data)
+    texts: list[str] = []
+    calls: list[ToolCall] = []
+    thinking: list[JsonValue] = []
+    saw_text = False
+    for block in content:
+        if not isinstance(block, dict):
+            raise MalformedResponseError("A content block is not an object", provider=PROVIDER, body=data)
+        kind = block.get("type")
+        if kind == "text":
+            saw_text = True
+            texts.append(_str(block, "text", data))
+        elif kind == "tool_use":
+            arguments = pydantic_core.to_json(block.get("input") or {}).decode()
+            calls.append(ToolCall(id=_str(block, "id", data), name=_str(block, "name", data), arguments=arguments))
+        elif kind in ("thinking", "redacted_thinking"):
+            thinking.append(block)
+        # Other block types (server tool use and results, ...) are not part of the chat model.
+    metadata: dict[str, JsonValue] = {THINKING_METADATA_KEY: thinking} if thinking else {}
+    message = AssistantMessage("".join(texts) if saw_text else None, tool_calls=calls, metadata=metadata)
+    raw_reason = data.get("stop_reason")
+    generation = Generation(
+        message,
+        GenerationMetadata(
+            finish_reason=finish_reason(raw_reason if isinstance(raw_reason, str) else None),
+            extra=_generation_extra(raw_reason, data.get("stop_sequence")),
+        ),
+    )
+    usage = data.get("usage")
+    request_id = headers.get("request-id") if headers is not None else None
+    return ChatResponse(
+        (generation,),
+        ChatResponseMetadata(
+            id=data.get("id") if isinstance(data.get("id"), str) else None,
+            model=data.get("model") if isinstance(data.get("model"), str) else None,
+            usage=parse_usage(usage) if isinstance(usage, dict) else None,
+            extra=_response_extra(request_id),
+        ),
+    )
+
+
+def _str(block: Mapping[str, Any], key: str, body: Any) -> str:
+    value = block.get(key)
+    if not isinstance(value, str):
+        raise MalformedResponseError(
+            f"A {block.get('type')!r} block has no string {key!r}", provider=PROVIDER, body=body
+        )
+    return value
+
+
+# ----------------------------------------------------------------------------------------------- errors
+
+
+def error_details(body: Any) -> ErrorDetails | None:
+    """Facts from ``{"type": "error", "error": {"type", "message"}, "request_id"}``."""
+    if not isinstance(body, dict):
+        return None
+    error = body.get("error")
+    if not isinstance(error, dict):
+        return None
+    message = error.get("message")
+    error_type = error.get("type")
+    request_id = body.get("request_id")
+    return ErrorDetails(
+        message=message if isinstance(message, str) and message else "Anthropic API error",
+        error_type=error_type if isinstance(error_type, str) else None,
+        request_id=request_id if isinstance(request_id, str) else None,
+    )
+
+
+def stream_error(data: Mapping[str, Any], request_id: str | None = None) -> ProviderError:
+    """The error for an ``event: error`` inside a stream, classed like the HTTP error of that type."""
+    error = data.get("error")
+    error_type = error.get("type") if isinstance(error, dict) else None
+    status = _ERROR_STATUS.get(error_type, 500) if isinstance(error_type, str) else 500
+    headers = httpx2.Headers({"request-id": request_id} if request_id else {})
+    return error_from_response(PROVIDER, status, headers, pydantic_core.to_json(data), error_details)
+
+
+# ------------------------------------------------------------------------------------------------ stream
+
+
+class StreamParser:
+    """Turns the SSE events of one streamed reply into chunks, keeping state across events.
+
+    Text deltas go out as they arrive. ``content_block_start`` of a ``tool_use`` block emits the call's
+    first fragment (id and name); each ``input_json_delta`` piece then goes out under that id, found
+    through the block ``index`` (which counts every block of the message). ``message_delta`` carries
+    the stop reason and the cumulative usage: it becomes the closing chunk. ``ping`` and unknown events
+    are ignored; ``event: error`` raises the matching ``ProviderError``.
+    """
+
+    __slots__ = (
+        "_blocks",
+        "_meta",
+        "_request_id",
+        "_thinking",
+        "_usage",
+        "done",
+    )
+
+    def __init__(self, request_id: str | None = None) -> None:
+        self._request_id = request_id
+        self._meta = ChatResponseMetadata(extra=_response_extra(request_id))
+        self._blocks: dict[int, dict[str, Any]] = {}
+        """Block index → {"type", and "id" for tool_use, or the parts of a thinking block}."""
+        self._thinking: list[JsonValue] = []
+        self._usage: dict[str, Any] = {}
+        self.done = False
+        """True once ``message_stop`` was seen."""
+
+    def feed(self, event: tuple[str, Any]) -> list[ChatResponse]:
+        data = event[1]
+        if not isinstance(data, dict):
+            raise MalformedResponseError(f"Stream event {event[0]!r} is not an object", provider=PROVIDER, body=data)
+        kind = data.get("type") or event[0]
+        try:
+            if kind == "content_block_delta":
+                return self._delta(data)
+            if kind == "content_block_start":
+                return self._start(data)
+            if kind == "content_block_stop":
+                self._stop(data)
+                return []
+            if kind == "message_start":
+                self._message_start(data)
+                return []
+            if kind == "message_delta":
+                return [self._message_delta(data)]
+            if kind == "message_stop":
+                self.done = True
+                return []
+            if kind == "error":
+                raise stream_error(data, self._request_id)
+        except (KeyError, TypeError, AttributeError, ValueError) as exc:  # ValueError: pydantic's ValidationError
+            raise MalformedResponseError(f"Unexpected {kind!r} event: {exc!r}", provider=PROVIDER, body=data) from exc
+        return []  # ping and event types this client does not use
+
+    def _chunk(self, message: AssistantMessage) -> ChatResponse:
+        return ChatResponse((Generation(message),), self._meta)
+
+    def _message_start(self, data: dict[str, Any]) -> None:
+        message = data["message"]
+        self._usage = dict(message.get("usage") or {})
+        self._meta = ChatResponseMetadata(
+            id=message.get("id"), model=message.get("model"), extra=_response_extra(self._request_id)
+        )
+
+    def _start(self, data: dict[str, Any]) -> list[ChatResponse]:
+        index = data["index"]
+        block = data["content_block"]
+        kind = block["type"]
+        if kind == "text":
+            self._blocks[index] = {"type": "text"}
+            text = block.get("text")
+            return [self._chunk(AssistantMessage(text))] if text else []
+        if kind == "tool_use":
+            call_id = block["id"]
+            if not isinstance(call_id, str):
+                raise TypeError("tool_use id is not a string")
+            self._blocks[index] = {"type": "tool_use", "id": call_id}
+            first = ToolCall(id=call_id, name=block["name"], arguments="")
+            return [self._chunk(AssistantMessage(None, tool_calls=(first,)))]
+        if kind == "thinking":
+            self._blocks[index] = {"type": "thinking", "thinking": [block.get("thinking") or ""], "signature": ""}
+        elif kind == "redacted_thinking":
+            self._thinking.append(block)
+        return []
+
+    def _delta(self, data: dict[str, Any]) -> list[ChatResponse]:
+        delta = data["delta"]
+        kind = delta["type"]
+        if kind == "text_delta":
+            text = delta["text"]
+            return [self._chunk(AssistantMessage(text))] if text else []
+        if kind == "input_json_delta":
+            block = self._blocks.get(data["index"])
+            if block is None or block["type"] != "tool_use":
+                raise MalformedResponseError(
+                    f"input_json_delta for block {data['index']!r}, which is not a tool_use block",
+                    provider=PROVIDER,
+                    body=data,
+                )
+            piece = delta["partial_json"]
+            if not piece:
+                return []  # the first piece is always "": nothing to add
+            return [self._chunk(AssistantMessage(None, tool_calls=(ToolCall(id=block["id"], arguments=piece),)))]
+        if kind == "thinking_delta":
+            self._blocks[data["index"]]["thinking"].append(delta["thinking"])
+        elif kind == "signature_delta":
+            self._blocks[data["index"]]["signature"] = delta["signature"]
+        return []  # citations and other deltas are not part of the chat model
+
+    def _stop(self, data: dict[str, Any]) -> None:
+        block = self._blocks.get(data["index"])
+        if block is not None and block["type"] == "thinking":
+            self._thinking.append(
+                {"type": "thinking", "thinking": "".join(block["thinking"]), "signature": block["signature"]}
+            )
+
+    def _message_delta(self, data: dict[str, Any]) -> ChatResponse:
+        delta = data.get("delta") or {}
+        usage = data.get("usage")
+        if isinstance(usage, dict):
+            # Cumulative; older API versions sent only output_tokens here, so merge over message_start's.
+            self._usage.update((k, v) for k, v in usage.items() if v is not None)
+        raw_reason = delta.get("stop_reason")
+        metadata: dict[str, JsonValue] = {THINKING_METADATA_KEY: list(self._thinking)} if self._thinking else {}
+        generation = Generation(
+            AssistantMessage(None, metadata=metadata),
+            GenerationMetadata(
+                finish_reason=finish_reason(raw_reason if isinstance(raw_reason, str) else None),
+                extra=_generation_extra(raw_reason, delta.get("stop_sequence")),
+            ),
+        )
+        return ChatResponse((generation,), self._meta.model_copy(update={"usage": parse_usage(self._usage)}))

@@ -1,0 +1,149 @@
+"""``OllamaChatModel``: Ollama's native ``POST /api/chat`` (local servers and Ollama Cloud)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import httpx2
+
+from chatclient.model import ChatModel
+from chatclient.options import ChatOptions
+from chatclient.prompt import Prompt
+from chatclient.responses import ChatResponse
+
+from .._http import ProviderHttp, RetryPolicy, Secret
+from .._stream import aiter_ndjson, iter_ndjson
+from ._mapping import PROVIDER, StreamParser, build_request, error_details, parse_response
+from .options import OllamaChatOptions
+
+__all__ = ["DEFAULT_BASE_URL", "OllamaChatModel", "normalize_host"]
+
+DEFAULT_BASE_URL = "http://localhost:11434"
+_PATH = "/api/chat"
+_BIND_ALL = {"0.0.0.0", "::"}
+
+
+def normalize_host(value: str) -> str:
+    """A base URL from an ``OLLAMA_HOST``-style value, read the way the ``ollama`` CLI reads it.
+
+    ``host:port`` and a bare ``host`` get ``http://`` (a bare host also port 11434), ``ollama.com``
+    means ``https://ollama.com``, and the bind-all addresses a server listens on (``0.0.0.0``,
+    ``::``) are reached through ``localhost``. An explicit scheme keeps its own default port.
+    """
+    value = value.strip().rstrip("/")
+    if not value:
+        return DEFAULT_BASE_URL
+    if value == "ollama.com":
+        return "https://ollama.com"
+    scheme, has_scheme, rest = value.partition("://")
+    if not has_scheme:
+        scheme, rest = "http", value
+    hostport, slash, path = rest.partition("/")
+    host, port = _split_host_port(hostport)
+    if host in _BIND_ALL:
+        host = "localhost"
+    elif ":" in host:
+        host = f"[{host}]"
+    if port is None and not has_scheme:
+        port = "11434"
+    netloc = f"{host}:{port}" if port is not None else host
+    return f"{scheme}://{netloc}{slash}{path}".rstrip("/")
+
+
+def _split_host_port(hostport: str) -> tuple[str, str | None]:
+    """``host``/``port`` (``None`` when absent) of ``host:port``, ``[v6]:port``, ``v6`` or ``host``."""
+    if hostport.startswith("["):
+        host, _, tail = hostport[1:].partition("]")
+        return host, tail[1:] if tail.startswith(":") and tail[1:].isdigit() else None
+    if hostport.count(":") == 1:
+        host, _, port = hostport.partition(":")
+        if port.isdigit():
+            return host or "localhost", port
+    return hostport or "localhost", None
+
+
+class OllamaChatModel(ChatModel):
+    """Chat with a model served by Ollama through its native API.
+
+    ``base_url`` defaults to ``$OLLAMA_HOST`` (``host:port`` is fine) or ``http://localhost:11434``.
+    A local server needs no key; Ollama Cloud takes ``api_key`` (or ``$OLLAMA_API_KEY``) as a Bearer
+    token. ``format`` gets ``output_schema`` as a JSON schema, so native structured output works.
+    """
+
+    supports_output_schema = True
+
+    def __init__(
+        self,
+        model: str | None = None,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        options: ChatOptions | None = None,
+        http_client: httpx2.Client | None = None,
+        async_http_client: httpx2.AsyncClient | None = None,
+        timeout: float = 600.0,
+        retry: RetryPolicy | None = None,
+    ) -> None:
+        own = OllamaChatOptions(model=model) if model is not None else OllamaChatOptions()
+        defaults = own.merged_over(options)  # any ChatOptions becomes OllamaChatOptions; model= wins
+        assert isinstance(defaults, OllamaChatOptions)
+        self._defaults = defaults
+        key = api_key if api_key is not None else os.environ.get("OLLAMA_API_KEY")
+        url = normalize_host(base_url if base_url is not None else os.environ.get("OLLAMA_HOST", ""))
+        self._http = ProviderHttp(
+            provider=PROVIDER,
+            base_url=url,
+            headers={"accept": "application/json, application/x-ndjson"},
+            secret_headers={"authorization": Secret(f"Bearer {key}")} if key else None,
+            error_details=error_details,
+            http_client=http_client,
+            async_http_client=async_http_client,
+            timeout=timeout,
+            retry=retry,
+        )
+
+    def __repr__(self) -> str:
+        return f"OllamaChatModel(model={self._defaults.model!r}, base_url={self._http.base_url!r})"
+
+    @property
+    def base_url(self) -> str:
+        return self._http.base_url
+
+    @property
+    def default_options(self) -> OllamaChatOptions:
+        return self._defaults
+
+    def close(self) -> None:
+        """Close the sync HTTP client this model created (an injected one is the caller's)."""
+        self._http.close()
+
+    def _body(self, prompt: Prompt, *, stream: bool) -> dict[str, Any]:
+        options = prompt.options.merged_over(self._defaults) if prompt.options is not None else self._defaults
+        return build_request(prompt, options, stream=stream)
+
+    def call(self, prompt: Prompt) -> ChatResponse:
+        data, headers = self._http.post_json(_PATH, self._body(prompt, stream=False))
+        return parse_response(data, headers)
+
+    async def acall(self, prompt: Prompt) -> ChatResponse:
+        data, headers = await self._http.apost_json(_PATH, self._body(prompt, stream=False))
+        return parse_response(data, headers)
+
+    def stream(self, prompt: Prompt) -> Iterator[ChatResponse]:
+        body = self._body(prompt, stream=True)
+        parser = StreamParser()
+        with self._http.stream(_PATH, body) as response:
+            for event in iter_ndjson(response, provider=PROVIDER):
+                yield from parser.feed(event)
+        parser.close()
+
+    async def astream(self, prompt: Prompt) -> AsyncIterator[ChatResponse]:
+        body = self._body(prompt, stream=True)
+        parser = StreamParser()
+        async with self._http.astream(_PATH, body) as response:
+            async for event in aiter_ndjson(response, provider=PROVIDER):
+                for chunk in parser.feed(event):
+                    yield chunk
+        parser.close()

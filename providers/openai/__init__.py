@@ -1,0 +1,7 @@
+"""OpenAI Chat Completions, and every OpenAI-compatible server (Ollama ``/v1``, vLLM, LM Studio,
+Groq, DeepSeek, Azure OpenAI) through ``base_url``."""
+
+from .model import OpenAIChatModel
+from .options import OpenAIChatOptions
+
+__all__ = ["OpenAIChatModel", "OpenAIChatOptions"]

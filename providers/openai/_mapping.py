@@ -1,0 +1,539 @@
+"""Pure translation between chatclient types and the Chat Completions wire format (no I/O).
+
+Shared by the sync and async paths and by the official-SDK transport. Unknown fields in replies
+are ignored; a reply that does not have the expected shape raises ``MalformedResponseError``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pydantic_core
+from pydantic import JsonValue
+
+from chatclient.errors import (
+    AuthenticationError,
+    BadRequestError,
+    ContextLengthExceededError,
+    MalformedResponseError,
+    OverloadedError,
+    PermissionDeniedError,
+    ProviderError,
+    RateLimitError,
+    ServerError,
+)
+from chatclient.messages import AssistantMessage, Message, ToolCall
+from chatclient.options import ChatOptions
+from chatclient.prompt import Prompt
+from chatclient.responses import (
+    ChatResponse,
+    ChatResponseMetadata,
+    FinishReason,
+    Generation,
+    GenerationMetadata,
+    Usage,
+)
+from providers._http import ErrorDetails
+
+__all__ = [
+    "PROVIDER",
+    "StreamParser",
+    "build_request",
+    "effective_options",
+    "error_details",
+    "finish_reason",
+    "parse_response",
+    "parse_usage",
+    "strict_schema",
+]
+
+PROVIDER = "openai"
+
+_FINISH_REASONS = {
+    "stop": FinishReason.STOP,
+    "length": FinishReason.LENGTH,
+    "tool_calls": FinishReason.TOOL_CALLS,
+    "function_call": FinishReason.TOOL_CALLS,
+    "content_filter": FinishReason.CONTENT_FILTER,
+}
+_REASONING_KEYS = ("reasoning_content", "reasoning")
+"""Non-standard reasoning text: ``reasoning_content`` (DeepSeek, vLLM), ``reasoning`` (Ollama, OpenRouter)."""
+_SCHEMA_NAME = re.compile(r"[^a-zA-Z0-9_-]")
+_NO_FINISH = GenerationMetadata()
+"""Shared by every delta chunk (frozen), so a chunk builds no metadata of its own."""
+
+
+# ---------------------------------------------------------------------- request
+
+
+def effective_options(options: ChatOptions | None, defaults: ChatOptions) -> ChatOptions:
+    """``options`` over ``defaults``, without a merge when ``options`` already holds every default
+    (the ``ChatClient`` merged them in): the common path builds no new model."""
+    if options is None:
+        return defaults
+    if defaults.model_fields_set <= options.model_fields_set:
+        return options
+    return options.merged_over(defaults)
+
+
+def build_request(
+    prompt: Prompt, options: ChatOptions, *, stream: bool, openai_platform: bool = True
+) -> dict[str, Any]:
+    """The request body for ``prompt`` with ``options`` (already merged over the model's defaults).
+
+    ``openai_platform`` is true for OpenAI and Azure OpenAI: ``max_tokens`` is then sent as
+    ``max_completion_tokens`` and ``top_k`` is left out (both for compatibility, see the options).
+    """
+    body: dict[str, Any] = {"model": options.model, "messages": _messages(prompt.messages)}
+    if stream:
+        body["stream"] = True
+        if getattr(options, "stream_include_usage", True):
+            body["stream_options"] = {"include_usage": True}
+    _sampling(body, options, openai_platform)
+    _tools(body, options)
+    schema = options.output_schema
+    if schema is not None:
+        body["response_format"] = _response_format(schema, options)
+    elif (response_format := getattr(options, "response_format", None)) is not None:
+        body["response_format"] = response_format
+    for name in ("seed", "reasoning_effort", "user", "logit_bias", "logprobs", "top_logprobs", "n"):
+        if (value := getattr(options, name, None)) is not None:
+            body[name] = value
+    for name in ("service_tier", "store", "metadata"):
+        if (value := getattr(options, name, None)) is not None:
+            body[name] = value
+    extra = getattr(options, "extra_body", None)
+    if extra:
+        body.update(extra)
+    return body
+
+
+def _sampling(body: dict[str, Any], options: ChatOptions, openai_platform: bool) -> None:
+    if options.temperature is not None:
+        body["temperature"] = options.temperature
+    if options.top_p is not None:
+        body["top_p"] = options.top_p
+    if options.top_k is not None and not openai_platform:
+        body["top_k"] = options.top_k
+    if options.frequency_penalty is not None:
+        body["frequency_penalty"] = options.frequency_penalty
+    if options.presence_penalty is not None:
+        body["presence_penalty"] = options.presence_penalty
+    if options.stop_sequences:
+        body["stop"] = list(options.stop_sequences)
+    max_completion = getattr(options, "max_completion_tokens", None)
+    if max_completion is not None:
+        body["max_completion_tokens"] = max_completion
+    elif options.max_tokens is not None:
+        body["max_completion_tokens" if openai_platform else "max_tokens"] = options.max_tokens
+
+
+def _messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
+    wire: list[dict[str, Any]] = []
+    for message in messages:
+        role = message.role
+        if role == "user" or role == "system":
+            wire.append({"role": role, "content": message.text})  # type: ignore[union-attr]
+        elif role == "assistant":
+            wire.append(_assistant(message))  # type: ignore[arg-type]
+        else:
+            wire.extend(
+                {"role": "tool", "tool_call_id": r.id, "content": r.response_data}
+                for r in message.responses  # type: ignore[union-attr]
+            )
+    return wire
+
+
+def _assistant(message: AssistantMessage) -> dict[str, Any]:
+    if not message.tool_calls:
+        return {"role": "assistant", "content": message.text or ""}
+    entry: dict[str, Any] = {"role": "assistant"}
+    if message.text:
+        entry["content"] = message.text
+    entry["tool_calls"] = [
+        {
+            "id": call.id,
+            "type": call.type or "function",
+            # A call without arguments may have streamed none: the API wants a JSON string.
+            "function": {"name": call.name, "arguments": call.arguments or "{}"},
+        }
+        for call in message.tool_calls
+    ]
+    return entry
+
+
+def _tools(body: dict[str, Any], options: ChatOptions) -> None:
+    callbacks = getattr(options, "tool_callbacks", ())
+    if not callbacks:
+        return
+    strict = getattr(options, "strict_tools", None)
+    tools = []
+    for callback in callbacks:
+        definition = callback.definition
+        function: dict[str, Any] = {
+            "name": definition.name,
+            "description": definition.description,
+            "parameters": strict_schema(definition.input_schema) if strict else definition.input_schema,
+        }
+        if strict is not None:
+            function["strict"] = strict
+        tools.append({"type": "function", "function": function})
+    body["tools"] = tools
+    choice = getattr(options, "tool_choice", None)
+    if choice is not None:
+        if choice in ("auto", "none", "required"):
+            body["tool_choice"] = choice
+        else:
+            body["tool_choice"] = {"type": "function", "function": {"name": choice}}
+    parallel = getattr(options, "parallel_tool_calls", None)
+    if parallel is not None:
+        body["parallel_tool_calls"] = parallel
+
+
+def _response_format(schema: dict[str, JsonValue], options: ChatOptions) -> dict[str, Any]:
+    name = getattr(options, "output_schema_name", None)
+    if name is None:
+        title = schema.get("title")
+        name = _SCHEMA_NAME.sub("_", title)[:64] if isinstance(title, str) and title else "output"
+    strict = getattr(options, "strict_output_schema", None)
+    spec: dict[str, Any] = {"name": name, "schema": strict_schema(schema) if strict else schema}
+    description = schema.get("description")
+    if isinstance(description, str):
+        spec["description"] = description
+    if strict is not None:
+        spec["strict"] = strict
+    return {"type": "json_schema", "json_schema": spec}
+
+
+def strict_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of ``schema`` with ``additionalProperties: false`` on every object that does not say,
+    as OpenAI's strict mode requires. Nothing else is changed."""
+    return _strict(schema)  # type: ignore[no-any-return]
+
+
+def _strict(node: Any) -> Any:
+    if isinstance(node, Mapping):
+        copy = {key: _strict(value) for key, value in node.items()}
+        if copy.get("type") == "object" and "additionalProperties" not in copy:
+            copy["additionalProperties"] = False
+        return copy
+    if isinstance(node, list):
+        return [_strict(item) for item in node]
+    return node
+
+
+# ---------------------------------------------------------------------- replies
+
+
+def finish_reason(raw: Any, has_tool_calls: bool) -> FinishReason | None:
+    """Our reason for the API's. Some compatible servers say ``stop`` after tool calls: that is
+    reported as ``TOOL_CALLS`` (the raw value is kept beside it)."""
+    if raw is None:
+        return None
+    reason = _FINISH_REASONS.get(raw, FinishReason.OTHER)
+    if has_tool_calls and reason is FinishReason.STOP:
+        return FinishReason.TOOL_CALLS
+    return reason
+
+
+def parse_usage(data: Any) -> Usage | None:
+    """Usage with cached and reasoning tokens where the server reports them."""
+    if not isinstance(data, dict):
+        return None
+    try:
+        prompt_details = data.get("prompt_tokens_details") or {}
+        completion_details = data.get("completion_tokens_details") or {}
+        cached = prompt_details.get("cached_tokens") or data.get("prompt_cache_hit_tokens") or 0
+        return Usage(
+            prompt_tokens=data.get("prompt_tokens") or 0,
+            completion_tokens=data.get("completion_tokens") or 0,
+            cache_read_tokens=cached,
+            reasoning_tokens=completion_details.get("reasoning_tokens") or 0,
+        )
+    except (AttributeError, ValueError) as exc:
+        raise MalformedResponseError(f"Unexpected usage object: {data!r:.200}", provider=PROVIDER) from exc
+
+
+def _response_extra(data: dict[str, Any], headers: Mapping[str, str] | None) -> dict[str, JsonValue]:
+    extra: dict[str, JsonValue] = {}
+    for key in ("system_fingerprint", "service_tier"):
+        value = data.get(key)
+        if value is not None:
+            extra[key] = value
+    if headers is not None:
+        request_id = headers.get("x-request-id")
+        if request_id:
+            extra["request_id"] = request_id
+    return extra
+
+
+def _arguments(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    # Some compatible servers send the arguments as a JSON object instead of a string.
+    return pydantic_core.to_json(value).decode()
+
+
+def _tool_calls(raw: Any, choice_index: int) -> list[ToolCall]:
+    if not raw:
+        return []
+    calls = []
+    for position, call in enumerate(raw):
+        function = call.get("function") or {}
+        # Missing ids (seen on some compatible servers) are made up so results can be matched.
+        call_id = call.get("id") or f"call_{choice_index}_{call.get('index', position)}"
+        calls.append(
+            ToolCall(
+                id=call_id,
+                type=call.get("type") or "function",
+                name=function.get("name") or "",
+                arguments=_arguments(function.get("arguments")),
+            )
+        )
+    return calls
+
+
+def _message_metadata(message: Mapping[str, Any]) -> dict[str, JsonValue]:
+    metadata: dict[str, JsonValue] = {}
+    for key in _REASONING_KEYS:
+        reasoning = message.get(key)
+        if isinstance(reasoning, str) and reasoning:
+            metadata["reasoning"] = reasoning
+            break
+    refusal = message.get("refusal")
+    if refusal:
+        metadata["refusal"] = refusal
+    annotations = message.get("annotations")
+    if annotations:
+        metadata["annotations"] = annotations
+    return metadata
+
+
+def parse_response(data: Any, headers: Mapping[str, str] | None = None) -> ChatResponse:
+    """A complete (not streamed) reply. Reasoning text (``reasoning``/``reasoning_content``) and a
+    refusal go to the message metadata, never into the answer text."""
+    try:
+        choices = data["choices"]
+        generations = []
+        for position, choice in enumerate(choices):
+            message = choice.get("message") or {}
+            index = choice.get("index", position)
+            calls = _tool_calls(message.get("tool_calls"), index)
+            content = message.get("content")
+            if content is not None and not isinstance(content, str):
+                raise MalformedResponseError(f"Unexpected message content: {content!r:.200}", provider=PROVIDER)
+            message_metadata = _message_metadata(message)
+            raw_reason = choice.get("finish_reason")
+            reason = finish_reason(raw_reason, bool(calls))
+            if "refusal" in message_metadata and content is None:
+                reason = FinishReason.CONTENT_FILTER
+            extra: dict[str, JsonValue] = {"raw_finish_reason": raw_reason} if raw_reason is not None else {}
+            if choice.get("logprobs") is not None:
+                extra["logprobs"] = choice["logprobs"]
+            # With tool calls, Ollama's ``content: ""`` means no text.
+            text = (content or None) if calls else content
+            output = AssistantMessage(text, tool_calls=calls, metadata=message_metadata)
+            generations.append(Generation(output, GenerationMetadata(finish_reason=reason, extra=extra)))
+        metadata = ChatResponseMetadata(
+            id=data.get("id"),
+            model=data.get("model"),
+            usage=parse_usage(data.get("usage")),
+            extra=_response_extra(data, headers),
+        )
+    except MalformedResponseError:
+        raise
+    except (KeyError, TypeError, AttributeError, ValueError) as exc:
+        raise MalformedResponseError(
+            f"Unexpected Chat Completions reply: {type(exc).__name__}: {exc}", provider=PROVIDER
+        ) from exc
+    return ChatResponse(generations, metadata)
+
+
+# ---------------------------------------------------------------------- errors
+
+
+def error_details(body: Any) -> ErrorDetails | None:
+    """What an error body says: OpenAI's ``{"error": {...}}``, a bare ``{"error": "..."}`` (some
+    compatible servers) or vLLM's flat ``{"object": "error", "message": ...}``."""
+    if not isinstance(body, dict):
+        return None
+    error = body.get("error", body if "message" in body else None)
+    if isinstance(error, str):
+        return ErrorDetails(error)
+    if not isinstance(error, dict):
+        return None
+    message = error.get("message")
+    code = error.get("code")
+    return ErrorDetails(
+        str(message) if message else "Unknown error",
+        error_type=_str_or_none(error.get("type")),
+        code=None if code is None or isinstance(code, int) else str(code),
+    )
+
+
+def _str_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def stream_error(event: Mapping[str, Any]) -> ProviderError:
+    """The error for an ``{"error": ...}`` event inside a 200 stream (there is no status)."""
+    details = error_details(event) or ErrorDetails("Unknown error in the event stream")
+    hint = " ".join(filter(None, (details.message, details.error_type, details.code))).lower()
+    raw = event.get("error")
+    code = raw.get("code") if isinstance(raw, dict) else None
+    status = code if isinstance(code, int) and 400 <= code < 600 else None
+    cls: type[ProviderError] = ServerError
+    if "context_length" in hint or "context length" in hint:
+        cls = ContextLengthExceededError
+    elif "rate_limit" in hint or status == 429:
+        cls = RateLimitError
+    elif "overloaded" in hint or status in (503, 529):
+        cls = OverloadedError
+    elif "authentication" in hint or "api_key" in hint or status == 401:
+        cls = AuthenticationError
+    elif "permission" in hint or status == 403:
+        cls = PermissionDeniedError
+    elif "invalid_request" in hint or (status is not None and status < 500):
+        cls = BadRequestError
+    return cls(
+        details.message,
+        provider=PROVIDER,
+        status=status,
+        error_type=details.code or details.error_type,
+        body=dict(event),
+    )
+
+
+# ---------------------------------------------------------------------- streams
+
+
+class _Choice:
+    """What the parser remembers about one choice of a stream."""
+
+    __slots__ = ("calls", "last_key", "reasoning", "refusal", "saw_calls")
+
+    def __init__(self) -> None:
+        self.calls: dict[Any, str] = {}
+        self.last_key: Any = None
+        self.reasoning: list[str] = []
+        self.refusal: list[str] = []
+        self.saw_calls = False
+
+
+class StreamParser:
+    """Turns decoded ``data:`` events of one stream into chunks (see ``ChatModel``'s contract).
+
+    Text deltas come out as they arrive. Tool-call fragments are keyed by their ``index`` (only the
+    first fragment of an index has the ``id``), so each fragment is sent under the call's id.
+    Reasoning and refusal deltas are collected and put in the message metadata of the chunk that
+    carries the finish reason. The usage-only chunk (``choices: []``) becomes a chunk with usage.
+    """
+
+    __slots__ = ("_choices", "_final_meta", "_headers", "_meta")
+
+    def __init__(self, headers: Mapping[str, str] | None = None) -> None:
+        self._choices: dict[int, _Choice] = {}
+        self._headers = headers
+        self._meta: ChatResponseMetadata | None = None
+        self._final_meta: ChatResponseMetadata | None = None
+
+    def feed(self, event: Any) -> list[ChatResponse]:
+        if not isinstance(event, dict):
+            raise MalformedResponseError(f"Unexpected stream event: {event!r:.200}", provider=PROVIDER)
+        if "error" in event:
+            raise stream_error(event)
+        try:
+            return self._feed(event)
+        except MalformedResponseError:
+            raise
+        except (KeyError, TypeError, AttributeError, ValueError) as exc:
+            raise MalformedResponseError(
+                f"Unexpected stream event ({type(exc).__name__}: {exc}): {event!r:.200}", provider=PROVIDER
+            ) from exc
+
+    def _feed(self, event: dict[str, Any]) -> list[ChatResponse]:
+        meta = self._meta
+        if meta is None:
+            meta = self._meta = ChatResponseMetadata(id=event.get("id"), model=event.get("model"))
+            # Response-level facts ride on the closing chunks only, keeping text chunks lean.
+            self._final_meta = meta.model_copy(update={"extra": _response_extra(event, self._headers)})
+        chunks: list[ChatResponse] = []
+        choices = event.get("choices")
+        if choices:
+            for position, choice in enumerate(choices):
+                generation = self._generation(choice, position)
+                if generation is not None:
+                    index, gen = generation
+                    final = gen.metadata.finish_reason is not None
+                    generations = (gen,) if index == 0 else (*[Generation(AssistantMessage(None))] * index, gen)
+                    chunks.append(ChatResponse(generations, self._final_meta if final else meta))
+        usage_data = event.get("usage")
+        if usage_data is None and isinstance(event.get("x_groq"), dict):
+            usage_data = event["x_groq"].get("usage")
+        usage = parse_usage(usage_data)
+        if usage is not None:
+            chunks.append(ChatResponse((), (self._final_meta or meta).model_copy(update={"usage": usage})))
+        return chunks
+
+    def _generation(self, choice: dict[str, Any], position: int) -> tuple[int, Generation] | None:
+        index = choice.get("index", position)
+        delta = choice.get("delta") or {}
+        raw_reason = choice.get("finish_reason")
+        content = delta.get("content")
+        text = content if isinstance(content, str) and content else None
+        if text is not None and raw_reason is None and (len(delta) == 1 or (len(delta) == 2 and "role" in delta)):
+            # The hot path: a text delta and nothing else (``role`` may come along).
+            return index, Generation(AssistantMessage(text), _NO_FINISH)
+        state = self._choices.get(index)
+        if state is None:
+            state = self._choices[index] = _Choice()
+        for key in _REASONING_KEYS:
+            piece = delta.get(key)
+            if isinstance(piece, str) and piece:
+                state.reasoning.append(piece)
+                break
+        refusal = delta.get("refusal")
+        if isinstance(refusal, str) and refusal:
+            state.refusal.append(refusal)
+        fragments = [self._fragment(state, raw) for raw in delta.get("tool_calls") or ()]
+        if text is None and not fragments and raw_reason is None:
+            return None
+        if raw_reason is None:
+            return index, Generation(AssistantMessage(text, tool_calls=fragments), _NO_FINISH)
+        metadata: dict[str, JsonValue] = {}
+        if state.reasoning:
+            metadata["reasoning"] = "".join(state.reasoning)
+        if state.refusal:
+            metadata["refusal"] = "".join(state.refusal)
+        reason = FinishReason.CONTENT_FILTER if state.refusal else finish_reason(raw_reason, state.saw_calls)
+        extra: dict[str, JsonValue] = {"raw_finish_reason": raw_reason}
+        return index, Generation(
+            AssistantMessage(text, tool_calls=fragments, metadata=metadata),
+            GenerationMetadata(finish_reason=reason, extra=extra),
+        )
+
+    @staticmethod
+    def _fragment(state: _Choice, raw: dict[str, Any]) -> ToolCall:
+        call_id = raw.get("id")
+        key = raw.get("index")
+        if key is None:
+            key = call_id if call_id else state.last_key
+        known = state.calls.get(key)
+        if call_id and known != call_id:
+            # A new call (or a server that reuses an index for the next call: the id tells).
+            known = state.calls[key] = call_id
+        elif known is None:
+            known = state.calls[key] = f"call_{len(state.calls)}_{key}"
+        state.last_key = key
+        state.saw_calls = True
+        function = raw.get("function") or {}
+        return ToolCall(
+            id=known,
+            type=raw.get("type") or "function",
+            name=function.get("name") or "",
+            arguments=_arguments(function.get("arguments")),
+        )

@@ -1,0 +1,218 @@
+"""``OpenAIChatModel``: OpenAI Chat Completions, and every server that speaks it.
+
+``base_url`` points it at any OpenAI-compatible server: Ollama (``http://localhost:11434/v1``), vLLM,
+LM Studio, Groq, DeepSeek, Azure OpenAI's ``/openai/v1`` endpoint. Without an API key no
+``Authorization`` header is sent, which is what local servers expect.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import AsyncIterator, Generator, Iterator, Mapping
+from contextlib import AbstractAsyncContextManager, AbstractContextManager
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx2
+
+from chatclient.model import ChatModel
+from chatclient.prompt import Prompt
+from chatclient.responses import ChatResponse
+from providers._http import ProviderHttp, RetryPolicy, Secret, parse_json
+from providers._stream import aiter_sse, iter_sse
+
+from ._mapping import PROVIDER, StreamParser, build_request, effective_options, error_details, parse_response
+from .options import OpenAIChatOptions
+
+__all__ = ["DEFAULT_BASE_URL", "DEFAULT_MODEL", "OpenAIChatModel"]
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+DEFAULT_MODEL = "gpt-4o-mini"
+PATH = "/chat/completions"
+
+_CREDENTIAL_HEADERS = frozenset({"authorization", "api-key", "x-api-key", "proxy-authorization"})
+_END = object()
+
+
+def _host(url: str) -> str:
+    return (urlsplit(url).hostname or "").lower()
+
+
+def _is_openai_platform(url: str) -> bool:
+    """OpenAI itself or Azure OpenAI: the servers that want ``max_completion_tokens``."""
+    host = _host(url)
+    return host == "api.openai.com" or host.endswith(".openai.azure.com")
+
+
+class OpenAIChatModel(ChatModel):
+    """Chat Completions over httpx2 (or over an official ``openai`` client, see ``client``).
+
+    The API key comes from ``api_key`` or ``OPENAI_API_KEY``, read once here and held in a
+    ``Secret``. ``OPENAI_API_KEY`` is used only for the server it belongs to: OpenAI, or the
+    ``OPENAI_BASE_URL`` set beside it; an explicit ``base_url`` to another server gets no key unless
+    ``api_key`` is given, so a local server never receives your OpenAI key.
+
+    ``headers`` are sent with every request; credential headers among them (``api-key`` for Azure,
+    ``authorization``) are held as secrets too. ``client``/``async_client`` take an
+    ``openai.OpenAI``/``openai.AsyncOpenAI`` (or ``AzureOpenAI``): requests then go through the SDK,
+    with its auth and its own retries (``retry`` does not apply)::
+
+        OpenAIChatModel("gpt-4o-mini")                                  # OPENAI_API_KEY
+        OpenAIChatModel("qwen3", base_url="http://localhost:11434/v1")  # Ollama: no key, no header
+        OpenAIChatModel("gpt-4o", base_url="https://res.openai.azure.com/openai/v1", headers={"api-key": key})
+        OpenAIChatModel("gpt-4o", client=openai.AzureOpenAI(api_version=..., azure_deployment=...))
+    """
+
+    supports_output_schema = True
+
+    def __init__(
+        self,
+        model: str | None = None,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        options: OpenAIChatOptions | None = None,
+        http_client: httpx2.Client | None = None,
+        async_http_client: httpx2.AsyncClient | None = None,
+        client: Any = None,
+        async_client: Any = None,
+        headers: Mapping[str, str] | None = None,
+        timeout: float = 600.0,
+        retry: RetryPolicy | None = None,
+    ) -> None:
+        options = options or OpenAIChatOptions()
+        name = model or options.model or DEFAULT_MODEL
+        self._defaults = options if options.model == name else options.model_copy(update={"model": name})
+        env_base = os.environ.get("OPENAI_BASE_URL")
+        self.base_url = (base_url or env_base or DEFAULT_BASE_URL).rstrip("/")
+        if api_key is None and (base_url is None or _host(base_url) == "api.openai.com"):
+            api_key = os.environ.get("OPENAI_API_KEY")
+        plain: dict[str, str] = {"accept": "application/json"}
+        secret: dict[str, Secret] = {}
+        if api_key:
+            secret["authorization"] = Secret(f"Bearer {api_key}")
+        for key, value in (headers or {}).items():
+            if key.lower() in _CREDENTIAL_HEADERS:
+                secret[key.lower()] = Secret(value)
+            else:
+                plain[key] = value
+        self._http = ProviderHttp(
+            provider=PROVIDER,
+            base_url=self.base_url,
+            headers=plain,
+            secret_headers=secret,
+            error_details=error_details,
+            http_client=http_client,
+            async_http_client=async_http_client,
+            timeout=timeout,
+            retry=retry,
+        )
+        self._sdk = None
+        if client is not None or async_client is not None:
+            from ._sdk import SdkTransport, is_async_client
+
+            if client is not None and async_client is None and is_async_client(client):
+                client, async_client = None, client
+            self._sdk = SdkTransport(client, async_client)
+            self.base_url = self._sdk.base_url.rstrip("/")
+        self._openai_platform = _is_openai_platform(self.base_url)
+
+    def __repr__(self) -> str:
+        via = ", via=openai-sdk" if self._sdk is not None else ""
+        return f"OpenAIChatModel(model={self._defaults.model!r}, base_url={self.base_url!r}{via})"
+
+    @property
+    def default_options(self) -> OpenAIChatOptions:
+        return self._defaults
+
+    def close(self) -> None:
+        """Close the sync HTTP client this model made (injected clients are the caller's)."""
+        self._http.close()
+
+    # ------------------------------------------------------------------ request
+
+    def _body(self, prompt: Prompt, *, stream: bool) -> dict[str, Any]:
+        options = effective_options(prompt.options, self._defaults)
+        return build_request(prompt, options, stream=stream, openai_platform=self._openai_platform)
+
+    def _open(self, body: dict[str, Any]) -> AbstractContextManager[httpx2.Response]:
+        return self._sdk.stream(body) if self._sdk is not None else self._http.stream(PATH, body)
+
+    def _aopen(self, body: dict[str, Any]) -> AbstractAsyncContextManager[httpx2.Response]:
+        return self._sdk.astream(body) if self._sdk is not None else self._http.astream(PATH, body)
+
+    # ------------------------------------------------------------------ sync
+
+    def call(self, prompt: Prompt) -> ChatResponse:
+        body = self._body(prompt, stream=False)
+        if self._sdk is None:
+            data, headers = self._http.post_json(PATH, body)
+        elif self._sdk.client is not None:
+            data, headers = self._sdk.post_json(body)
+        else:
+            return self._via_async_sdk(prompt)
+        return parse_response(data, headers)
+
+    def stream(self, prompt: Prompt) -> Generator[ChatResponse, None, None]:
+        if self._sdk is not None and self._sdk.client is None:
+            yield from self._via_async_sdk_stream(prompt)
+            return
+        body = self._body(prompt, stream=True)
+        with self._open(body) as response:
+            if not _is_event_stream(response):
+                # A server that ignored ``stream: true`` and answered in one piece.
+                yield parse_response(parse_json(response.read(), provider=PROVIDER), response.headers)
+                return
+            parser = StreamParser(response.headers)
+            for _, data in iter_sse(response, provider=PROVIDER):
+                yield from parser.feed(data)
+
+    # ------------------------------------------------------------------ async
+
+    async def acall(self, prompt: Prompt) -> ChatResponse:
+        body = self._body(prompt, stream=False)
+        if self._sdk is None:
+            data, headers = await self._http.apost_json(PATH, body)
+        elif self._sdk.async_client is not None:
+            data, headers = await self._sdk.apost_json(body)
+        else:
+            return await asyncio.to_thread(self.call, prompt)
+        return parse_response(data, headers)
+
+    async def astream(self, prompt: Prompt) -> AsyncIterator[ChatResponse]:
+        if self._sdk is not None and self._sdk.async_client is None:
+            # Only a sync SDK client: pull its stream from a worker thread, chunk by chunk.
+            chunks = self.stream(prompt)
+            try:
+                while (chunk := await asyncio.to_thread(next, chunks, _END)) is not _END:
+                    yield chunk  # type: ignore[misc]
+            finally:
+                await asyncio.to_thread(chunks.close)
+            return
+        body = self._body(prompt, stream=True)
+        async with self._aopen(body) as response:
+            if not _is_event_stream(response):
+                yield parse_response(parse_json(await response.aread(), provider=PROVIDER), response.headers)
+                return
+            parser = StreamParser(response.headers)
+            async for _, data in aiter_sse(response, provider=PROVIDER):
+                for chunk in parser.feed(data):
+                    yield chunk
+
+    # ------------------------------------------------------------------ async-only SDK client
+
+    def _via_async_sdk(self, prompt: Prompt) -> ChatResponse:
+        from chatclient._sync import run_sync
+
+        return run_sync(lambda: self.acall(prompt))
+
+    def _via_async_sdk_stream(self, prompt: Prompt) -> Iterator[ChatResponse]:
+        from chatclient._sync import iterate_sync
+
+        return iterate_sync(lambda: self.astream(prompt))
+
+
+def _is_event_stream(response: httpx2.Response) -> bool:
+    content_type = response.headers.get("content-type", "")
+    return not content_type.startswith("application/json")

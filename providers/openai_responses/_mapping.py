@@ -1,0 +1,578 @@
+"""Pure translation between chatclient types and the OpenAI Responses API (no I/O).
+
+Shared by the sync, async and official-SDK paths of :class:`OpenAIResponsesChatModel`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from pydantic import JsonValue
+
+from chatclient.errors import (
+    BadRequestError,
+    ContextLengthExceededError,
+    MalformedResponseError,
+    OverloadedError,
+    ProviderError,
+    RateLimitError,
+    ServerError,
+)
+from chatclient.messages import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    ToolCall,
+    ToolResponseMessage,
+    UserMessage,
+)
+from chatclient.options import ChatOptions
+from chatclient.prompt import Prompt
+from chatclient.responses import (
+    ChatResponse,
+    ChatResponseMetadata,
+    FinishReason,
+    Generation,
+    GenerationMetadata,
+    Usage,
+)
+from chatclient.tools.callback import ToolCallback
+from providers._http import ErrorDetails
+
+__all__ = [
+    "ITEM_IDS_KEY",
+    "PROVIDER",
+    "REASONING_KEY",
+    "StreamParser",
+    "build_request",
+    "error_details",
+    "parse_response",
+]
+
+PROVIDER = "openai-responses"
+
+REASONING_KEY = "openai_responses.reasoning"
+"""``AssistantMessage.metadata`` key: the reply's ``reasoning`` items, echoed on the next request
+(stateless requests need their ``encrypted_content``)."""
+ITEM_IDS_KEY = "openai_responses.item_ids"
+"""``AssistantMessage.metadata`` key: ``call_id`` → ``fc_…`` item id, sent back when ``store`` is on."""
+
+_ENCRYPTED_REASONING = "reasoning.encrypted_content"
+_REASONING_MODEL = re.compile(r"(?:^|/)(?:o\d|gpt-5(?!(?:\.\d+)?-chat)|gpt-oss|codex)", re.IGNORECASE)
+_SCHEMA_NAME = re.compile(r"[^a-zA-Z0-9_-]")
+
+
+# ---------------------------------------------------------------------------------------------- request
+
+
+def build_request(prompt: Prompt, options: ChatOptions, *, stream: bool) -> dict[str, Any]:
+    """The JSON body of ``POST /responses`` for ``prompt`` under ``options`` (already merged)."""
+    store = bool(getattr(options, "store", None))
+    body: dict[str, Any] = {"model": options.model, "input": input_items(prompt.messages, store=store)}
+    if stream:
+        body["stream"] = True
+    body["store"] = store
+    include = list(getattr(options, "include", None) or ())
+    if not store and _ENCRYPTED_REASONING not in include and _uses_reasoning(options, prompt.messages):
+        include.append(_ENCRYPTED_REASONING)
+    if include:
+        body["include"] = include
+    _add_sampling(body, options)
+    _add_tools(body, options)
+    text = _text_config(options)
+    if text:
+        body["text"] = text
+    return body
+
+
+def _uses_reasoning(options: ChatOptions, messages: Sequence[Message]) -> bool:
+    if getattr(options, "reasoning_effort", None) or getattr(options, "reasoning_summary", None):
+        return True
+    if options.model and _REASONING_MODEL.search(options.model):
+        return True
+    return any(isinstance(m, AssistantMessage) and m.metadata.get(REASONING_KEY) for m in messages)
+
+
+def _add_sampling(body: dict[str, Any], options: ChatOptions) -> None:
+    for key, value in (
+        ("temperature", options.temperature),
+        ("top_p", options.top_p),
+        ("max_output_tokens", options.max_tokens),
+        ("frequency_penalty", options.frequency_penalty),
+        ("presence_penalty", options.presence_penalty),
+        ("parallel_tool_calls", getattr(options, "parallel_tool_calls", None)),
+        ("truncation", getattr(options, "truncation", None)),
+        ("user", getattr(options, "user", None)),
+        ("service_tier", getattr(options, "service_tier", None)),
+    ):
+        if value is not None:
+            body[key] = value
+    effort = getattr(options, "reasoning_effort", None)
+    summary = getattr(options, "reasoning_summary", None)
+    if effort is not None or summary is not None:
+        reasoning: dict[str, Any] = {}
+        if effort is not None:
+            reasoning["effort"] = effort
+        if summary is not None:
+            reasoning["summary"] = summary
+        body["reasoning"] = reasoning
+
+
+def _add_tools(body: dict[str, Any], options: ChatOptions) -> None:
+    callbacks: Sequence[ToolCallback] = getattr(options, "tool_callbacks", ())
+    if callbacks:
+        strict = bool(getattr(options, "strict_tools", None))
+        tools = []
+        for callback in callbacks:
+            definition = callback.definition
+            tools.append(
+                {
+                    "type": "function",
+                    "name": definition.name,
+                    "description": definition.description,
+                    "parameters": definition.input_schema,
+                    "strict": strict,
+                }
+            )
+        body["tools"] = tools
+    choice: str | None = getattr(options, "tool_choice", None)
+    if choice is not None:
+        body["tool_choice"] = choice if choice in ("auto", "none", "required") else {"type": "function", "name": choice}
+
+
+def _text_config(options: ChatOptions) -> dict[str, Any]:
+    text: dict[str, Any] = {}
+    schema = options.output_schema
+    if schema is not None:
+        strict_schema = _strict_schema(schema)
+        title = schema.get("title")
+        name = _SCHEMA_NAME.sub("_", title)[:64] if isinstance(title, str) and title else "output"
+        fmt: dict[str, Any] = {"type": "json_schema", "name": name, "schema": strict_schema or schema}
+        description = schema.get("description")
+        if isinstance(description, str):
+            fmt["description"] = description
+        fmt["strict"] = strict_schema is not None
+        text["format"] = fmt
+    verbosity = getattr(options, "verbosity", None)
+    if verbosity is not None:
+        text["verbosity"] = verbosity
+    return text
+
+
+def _strict_schema(schema: Mapping[str, JsonValue]) -> dict[str, Any] | None:
+    """``schema`` with ``additionalProperties: false`` on every object, or ``None`` when it cannot be
+    strict (an optional property, an open map): strict mode then guarantees the answer parses."""
+    copy = _strict_node(schema)
+    return copy if isinstance(copy, dict) else None
+
+
+_SUBSCHEMA_MAPS = ("properties", "$defs", "definitions")
+_SUBSCHEMA_LISTS = ("anyOf", "allOf", "prefixItems")
+
+
+def _strict_node(node: Any) -> Any:  # noqa: C901 (one walk over the schema keywords)
+    if not isinstance(node, Mapping):
+        return node
+    out = dict(node)
+    if node.get("type") == "object" or isinstance(node.get("properties"), Mapping):
+        properties = node.get("properties") or {}
+        if node.get("additionalProperties", False) is not False or "oneOf" in node:
+            return None
+        if not isinstance(properties, Mapping) or set(properties) != set(node.get("required") or ()):
+            return None
+        out["additionalProperties"] = False
+    for key in _SUBSCHEMA_MAPS:
+        value = node.get(key)
+        if isinstance(value, Mapping):
+            converted = {}
+            for name, sub in value.items():
+                strict = _strict_node(sub)
+                if strict is None:
+                    return None
+                converted[name] = strict
+            out[key] = converted
+    for key in _SUBSCHEMA_LISTS:
+        value = node.get(key)
+        if isinstance(value, list):
+            items = [_strict_node(sub) for sub in value]
+            if any(item is None for item in items):
+                return None
+            out[key] = items
+    if "items" in node:
+        items = _strict_node(node["items"])
+        if items is None:
+            return None
+        out["items"] = items
+    return out
+
+
+def input_items(messages: Sequence[Message], *, store: bool) -> list[dict[str, Any]]:
+    """The ``input`` list: system messages become ``developer`` messages in place, assistant replies
+    become their reasoning items, an ``output_text`` message and ``function_call`` items."""
+    items: list[dict[str, Any]] = []
+    for message in messages:
+        if isinstance(message, UserMessage):
+            items.append({"role": "user", "content": message.text})
+        elif isinstance(message, AssistantMessage):
+            _assistant_items(items, message, store)
+        elif isinstance(message, ToolResponseMessage):
+            for response in message.responses:
+                items.append({"type": "function_call_output", "call_id": response.id, "output": response.response_data})
+        elif isinstance(message, SystemMessage):
+            items.append({"role": "developer", "content": message.text})
+    return items
+
+
+def _assistant_items(items: list[dict[str, Any]], message: AssistantMessage, store: bool) -> None:
+    if not message.text and not message.tool_calls:
+        return  # a reasoning item without the item that followed it is rejected
+    metadata = message.metadata
+    reasoning = metadata.get(REASONING_KEY)
+    if isinstance(reasoning, list):
+        for entry in reasoning:
+            if isinstance(entry, dict):
+                items.append(_reasoning_item(entry, store))
+    if message.text:
+        items.append({"role": "assistant", "content": [{"type": "output_text", "text": message.text}]})
+    ids = metadata.get(ITEM_IDS_KEY) if store else None
+    for call in message.tool_calls:
+        call_item: dict[str, Any] = {
+            "type": "function_call",
+            "call_id": call.id,
+            "name": call.name,
+            "arguments": call.arguments or "{}",
+        }
+        if isinstance(ids, dict) and isinstance(item_id := ids.get(call.id), str):
+            call_item["id"] = item_id
+        items.append(call_item)
+
+
+def _reasoning_item(item: Mapping[str, JsonValue], store: bool) -> dict[str, Any]:
+    out: dict[str, Any] = {"type": "reasoning"}
+    if store and item.get("id"):
+        out["id"] = item["id"]
+    out["summary"] = item.get("summary") or []
+    if item.get("content"):
+        out["content"] = item["content"]
+    if item.get("encrypted_content"):
+        out["encrypted_content"] = item["encrypted_content"]
+    return out
+
+
+# ---------------------------------------------------------------------------------------------- replies
+
+
+def error_details(body: Any) -> ErrorDetails | None:
+    """The facts of ``{"error": {"message", "type", "param", "code"}}`` for :class:`ProviderHttp`."""
+    if not isinstance(body, dict):
+        return None
+    error = body.get("error")
+    if isinstance(error, str):
+        return ErrorDetails(error)
+    if not isinstance(error, dict):
+        return None
+    message = error.get("message")
+    return ErrorDetails(
+        message if isinstance(message, str) and message else "unknown error",
+        error_type=_str(error.get("type")),
+        code=_str(error.get("code")),
+    )
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) else 0
+
+
+def parse_usage(usage: Any) -> Usage | None:
+    if not isinstance(usage, dict):
+        return None
+    inputs = usage.get("input_tokens_details") or {}
+    outputs = usage.get("output_tokens_details") or {}
+    return Usage(
+        prompt_tokens=_int(usage.get("input_tokens")),
+        completion_tokens=_int(usage.get("output_tokens")),
+        cache_read_tokens=_int(inputs.get("cached_tokens")) if isinstance(inputs, dict) else 0,
+        cache_write_tokens=_int(inputs.get("cache_write_tokens")) if isinstance(inputs, dict) else 0,
+        reasoning_tokens=_int(outputs.get("reasoning_tokens")) if isinstance(outputs, dict) else 0,
+    )
+
+
+def _finish(status: Any, incomplete: Any, has_calls: bool) -> tuple[FinishReason, str]:
+    if status == "completed":
+        return (FinishReason.TOOL_CALLS if has_calls else FinishReason.STOP), "completed"
+    if status == "incomplete":
+        reason = incomplete.get("reason") if isinstance(incomplete, dict) else None
+        if reason == "max_output_tokens":
+            return FinishReason.LENGTH, reason
+        if reason == "content_filter":
+            return FinishReason.CONTENT_FILTER, reason
+        return FinishReason.OTHER, reason if isinstance(reason, str) else "incomplete"
+    return FinishReason.OTHER, status if isinstance(status, str) else "unknown"
+
+
+_ERROR_CODES: dict[str, type[ProviderError]] = {
+    "rate_limit_exceeded": RateLimitError,
+    "server_error": ServerError,
+    "internal_error": ServerError,
+    "server_is_overloaded": OverloadedError,
+    "overloaded": OverloadedError,
+    "context_length_exceeded": ContextLengthExceededError,
+    "invalid_request_error": BadRequestError,
+    "invalid_prompt": BadRequestError,
+}
+
+
+def event_error(error: Any, *, default: type[ProviderError] = ProviderError) -> ProviderError:
+    """The error for a failed response or an ``error`` stream event, from its ``code``/``type``."""
+    if isinstance(error, dict) and isinstance(error.get("error"), dict):
+        error = error["error"]
+    if not isinstance(error, dict):
+        return default("The response failed without details", provider=PROVIDER, body=error)
+    code = _str(error.get("code"))
+    kind = _str(error.get("type"))
+    cls = _ERROR_CODES.get(code or "") or _ERROR_CODES.get(kind or "") or default
+    message = _str(error.get("message")) or "The response failed"
+    return cls(message, provider=PROVIDER, error_type=code or kind, body=error)
+
+
+class _Output:
+    """What the typed ``output[]`` items of one response amount to."""
+
+    __slots__ = ("calls", "item_ids", "reasoning", "refusal", "saw_message", "texts")
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+        self.saw_message = False
+        self.refusal = False
+        self.calls: list[ToolCall] = []
+        self.item_ids: dict[str, JsonValue] = {}
+        self.reasoning: list[JsonValue] = []
+
+    def add(self, item: Any) -> None:
+        if not isinstance(item, dict):
+            raise MalformedResponseError(f"An output item is not an object: {item!r}", provider=PROVIDER)
+        kind = item.get("type")
+        if kind == "message":
+            self.saw_message = True
+            for part in item.get("content") or ():
+                if isinstance(part, dict):
+                    if part.get("type") == "output_text" and isinstance(part.get("text"), str):
+                        self.texts.append(part["text"])
+                    elif part.get("type") == "refusal" and isinstance(part.get("refusal"), str):
+                        self.refusal = True
+                        self.texts.append(part["refusal"])
+        elif kind == "function_call":
+            self.calls.append(function_call(item))
+            if isinstance(item.get("id"), str):
+                self.item_ids[item["call_id"]] = item["id"]
+        elif kind == "reasoning":
+            self.reasoning.append(item)
+
+    def metadata(self) -> dict[str, JsonValue]:
+        metadata: dict[str, JsonValue] = {}
+        if self.reasoning:
+            metadata[REASONING_KEY] = self.reasoning
+        if self.item_ids:
+            metadata[ITEM_IDS_KEY] = self.item_ids
+        return metadata
+
+
+def function_call(item: Mapping[str, Any]) -> ToolCall:
+    """Our ``ToolCall`` of a ``function_call`` item: its id is the ``call_id``, not the ``fc_`` id."""
+    call_id, name, arguments = item.get("call_id"), item.get("name"), item.get("arguments", "")
+    if not isinstance(call_id, str) or not isinstance(name, str) or not isinstance(arguments, str):
+        raise MalformedResponseError(
+            f"A function_call item lacks call_id, name or arguments: {item!r}", provider=PROVIDER
+        )
+    return ToolCall(id=call_id, name=name, arguments=arguments)
+
+
+def _generation_meta(reason: FinishReason, raw: str, refusal: bool) -> GenerationMetadata:
+    extra: dict[str, JsonValue] = {"raw_finish_reason": raw}
+    if refusal:
+        extra["refusal"] = True
+    return GenerationMetadata(finish_reason=reason, extra=extra)
+
+
+def _response_metadata(data: Mapping[str, Any], usage: Usage | None, request_id: str | None) -> ChatResponseMetadata:
+    return ChatResponseMetadata(
+        id=_str(data.get("id")),
+        model=_str(data.get("model")),
+        usage=usage,
+        extra={"request_id": request_id} if request_id else {},
+    )
+
+
+def parse_response(data: Any, headers: Mapping[str, str]) -> ChatResponse:
+    """The ``ChatResponse`` of a (non-streamed) response object."""
+    if not isinstance(data, dict) or not isinstance(data.get("output"), list):
+        raise MalformedResponseError("The reply is not a response object with an output list", provider=PROVIDER)
+    status = data.get("status")
+    if status == "failed":
+        raise event_error(data.get("error"), default=ServerError)
+    output = _Output()
+    for item in data["output"]:
+        output.add(item)
+    reason, raw = _finish(status, data.get("incomplete_details"), bool(output.calls))
+    message = AssistantMessage(
+        "".join(output.texts) if output.saw_message else None,
+        tool_calls=output.calls,
+        metadata=output.metadata(),
+    )
+    return ChatResponse(
+        [Generation(message, _generation_meta(reason, raw, output.refusal))],
+        _response_metadata(data, parse_usage(data.get("usage")), headers.get("x-request-id")),
+    )
+
+
+# ---------------------------------------------------------------------------------------------- streams
+
+
+class StreamParser:
+    """Turns ``(event, data)`` SSE events into stream chunks, keeping state across events.
+
+    Argument deltas are keyed by ``item_id`` (the ``fc_`` id); chunks carry the ``call_id`` so the
+    fragments join under our ``ToolCall.id``. Reasoning items arrive whole in
+    ``response.output_item.done`` and go into the last chunk's message metadata.
+    """
+
+    __slots__ = ("_args", "_by_index", "_by_item", "_handlers", "_meta", "_output", "_request_id", "done")
+
+    def __init__(self, request_id: str | None = None) -> None:
+        self._meta = ChatResponseMetadata()
+        self._request_id = request_id
+        self._by_item: dict[str, str] = {}
+        self._by_index: dict[int, str] = {}
+        self._args: dict[str, list[str]] = {}
+        self._output = _Output()
+        self.done = False
+        """True once ``response.completed`` (or ``response.incomplete``) was seen."""
+        self._handlers: dict[str, Callable[[dict[str, Any]], list[ChatResponse]]] = {
+            "response.output_text.delta": self._text_delta,
+            "response.refusal.delta": self._refusal_delta,
+            "response.function_call_arguments.delta": self._arguments_delta,
+            "response.function_call_arguments.done": self._arguments_done,
+            "response.output_item.added": self._item_added,
+            "response.output_item.done": self._item_done,
+            "response.created": self._created,
+            "response.in_progress": self._created,
+            "response.completed": self._completed,
+            "response.incomplete": self._completed,
+            "response.failed": self._failed,
+            "error": self._error,
+        }
+
+    def feed(self, event: tuple[str, Any]) -> list[ChatResponse]:
+        name, data = event
+        if not isinstance(data, dict):
+            raise MalformedResponseError(f"A stream event is not an object: {data!r}", provider=PROVIDER)
+        kind = data.get("type") or name
+        handler = self._handlers.get(kind) if isinstance(kind, str) else None
+        return handler(data) if handler is not None else []
+
+    def _chunk(self, message: AssistantMessage) -> list[ChatResponse]:
+        return [ChatResponse((Generation(message),), self._meta)]
+
+    def _created(self, data: dict[str, Any]) -> list[ChatResponse]:
+        response = data.get("response")
+        if isinstance(response, dict):
+            self._meta = ChatResponseMetadata(id=_str(response.get("id")), model=_str(response.get("model")))
+        return []
+
+    def _text_delta(self, data: dict[str, Any]) -> list[ChatResponse]:
+        delta = data.get("delta")
+        if not isinstance(delta, str):
+            raise MalformedResponseError(f"A text delta without text: {data!r}", provider=PROVIDER)
+        self._output.saw_message = True
+        return self._chunk(AssistantMessage(delta)) if delta else []
+
+    def _refusal_delta(self, data: dict[str, Any]) -> list[ChatResponse]:
+        self._output.refusal = True
+        return self._text_delta(data)
+
+    def _call_id(self, data: dict[str, Any]) -> str:
+        item_id, index = data.get("item_id"), data.get("output_index")
+        call_id = self._by_item.get(item_id) if isinstance(item_id, str) else None
+        if call_id is None and isinstance(index, int):
+            call_id = self._by_index.get(index)
+        if call_id is None:
+            raise MalformedResponseError(f"Arguments for an unknown function call: {data!r}", provider=PROVIDER)
+        return call_id
+
+    def _arguments_delta(self, data: dict[str, Any]) -> list[ChatResponse]:
+        call_id = self._call_id(data)
+        delta = data.get("delta")
+        if not isinstance(delta, str):
+            raise MalformedResponseError(f"An arguments delta without text: {data!r}", provider=PROVIDER)
+        self._args[call_id].append(delta)
+        return self._chunk(AssistantMessage(None, tool_calls=(ToolCall(id=call_id, arguments=delta),)))
+
+    def _arguments_done(self, data: dict[str, Any]) -> list[ChatResponse]:
+        """Sends whatever the deltas missed (nothing, normally)."""
+        call_id = self._call_id(data)
+        full = data.get("arguments")
+        sent = "".join(self._args[call_id])
+        if isinstance(full, str) and len(full) > len(sent) and full.startswith(sent):
+            rest = full[len(sent) :]
+            self._args[call_id].append(rest)
+            return self._chunk(AssistantMessage(None, tool_calls=(ToolCall(id=call_id, arguments=rest),)))
+        return []
+
+    def _start_call(self, item: dict[str, Any], output_index: Any) -> ToolCall:
+        call = function_call(item)
+        if isinstance(item_id := item.get("id"), str):
+            self._by_item[item_id] = call.id
+            self._output.item_ids[call.id] = item_id
+        if isinstance(output_index, int):
+            self._by_index[output_index] = call.id
+        self._args[call.id] = [call.arguments]
+        self._output.calls.append(call)
+        return call
+
+    def _item_added(self, data: dict[str, Any]) -> list[ChatResponse]:
+        item = data.get("item")
+        if not isinstance(item, dict):
+            raise MalformedResponseError(f"output_item.added without an item: {data!r}", provider=PROVIDER)
+        if item.get("type") == "function_call":
+            return self._chunk(AssistantMessage(None, tool_calls=(self._start_call(item, data.get("output_index")),)))
+        return []
+
+    def _item_done(self, data: dict[str, Any]) -> list[ChatResponse]:
+        item = data.get("item")
+        if not isinstance(item, dict):
+            raise MalformedResponseError(f"output_item.done without an item: {data!r}", provider=PROVIDER)
+        kind = item.get("type")
+        if kind == "reasoning":
+            self._output.reasoning.append(item)
+        elif kind == "function_call" and _str(item.get("call_id")) not in self._args:
+            return self._chunk(AssistantMessage(None, tool_calls=(self._start_call(item, data.get("output_index")),)))
+        return []
+
+    def _completed(self, data: dict[str, Any]) -> list[ChatResponse]:
+        response = data.get("response")
+        if not isinstance(response, dict):
+            raise MalformedResponseError(f"{data.get('type')} without a response: {data!r}", provider=PROVIDER)
+        self.done = True
+        output = self._output
+        reason, raw = _finish(response.get("status"), response.get("incomplete_details"), bool(output.calls))
+        message = AssistantMessage(None, metadata=output.metadata())
+        metadata = _response_metadata(response, parse_usage(response.get("usage")), self._request_id)
+        return [ChatResponse((Generation(message, _generation_meta(reason, raw, output.refusal)),), metadata)]
+
+    def _failed(self, data: dict[str, Any]) -> list[ChatResponse]:
+        response = data.get("response")
+        raise event_error(response.get("error") if isinstance(response, dict) else None, default=ServerError)
+
+    def _error(self, data: dict[str, Any]) -> list[ChatResponse]:
+        raise event_error(data)
+
+    def finish(self) -> None:
+        """Call when the stream ended: a stream cut before its last event is an error, not a reply."""
+        if not self.done:
+            raise MalformedResponseError("The stream ended before response.completed", provider=PROVIDER)

@@ -1,0 +1,36 @@
+"""Options of the OpenAI Responses API beyond the common ones."""
+
+from __future__ import annotations
+
+from chatclient.options import ToolCallingChatOptions
+
+__all__ = ["OpenAIResponsesChatOptions"]
+
+
+class OpenAIResponsesChatOptions(ToolCallingChatOptions):
+    """Typed extras of ``POST /responses``; ``max_tokens`` is sent as ``max_output_tokens``.
+
+    ``top_k`` and ``stop_sequences`` have no Responses equivalent and are not sent.
+    """
+
+    store: bool | None = None
+    """``None``/``False``: stateless (the default here, unlike the API's): the whole conversation is
+    sent each time and reasoning items travel back as ``encrypted_content``. ``True`` lets OpenAI keep
+    the response; item ids are then sent with the replayed items."""
+    reasoning_effort: str | None = None
+    """``"none"``, ``"minimal"``, ``"low"``, ``"medium"``, ``"high"``... (``reasoning.effort``)."""
+    reasoning_summary: str | None = None
+    """``"auto"``, ``"concise"`` or ``"detailed"`` (``reasoning.summary``)."""
+    include: tuple[str, ...] | None = None
+    """Extra output to include; ``"reasoning.encrypted_content"`` is added automatically when the
+    request is stateless and uses a reasoning model."""
+    parallel_tool_calls: bool | None = None
+    truncation: str | None = None
+    """``"auto"`` or ``"disabled"``."""
+    user: str | None = None
+    service_tier: str | None = None
+    verbosity: str | None = None
+    """``text.verbosity``: ``"low"``, ``"medium"`` or ``"high"``."""
+    strict_tools: bool | None = None
+    """``strict`` of every function tool (``False`` when unset: the API's default is strict, which
+    rejects schemas with optional parameters)."""
