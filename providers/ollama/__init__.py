@@ -4,7 +4,7 @@ For Ollama's OpenAI-compatible ``/v1/chat/completions`` endpoint use ``providers
 ``base_url="http://localhost:11434/v1"``.
 """
 
-from .options import OllamaChatOptions
 from .model import OllamaChatModel
+from .options import OllamaChatOptions
 
 __all__ = ["OllamaChatModel", "OllamaChatOptions"]
