@@ -24,7 +24,7 @@ __all__ = [
     "UserMessage",
 ]
 
-_FROZEN = ConfigDict(frozen=True, extra="forbid")
+_FROZEN = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 def _meta(metadata: Mapping[str, JsonValue] | None) -> dict[str, JsonValue]:

@@ -30,7 +30,7 @@ class ChatOptions(BaseModel):
     default while ``ChatOptions()`` leaves it alone.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
     model: str | None = None
     temperature: float | None = None
     max_tokens: int | None = None
@@ -77,7 +77,7 @@ class ToolCallingChatOptions(ChatOptions):
     sent to the model as such (providers send each tool's definition).
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True, defer_build=True)
     tool_callbacks: tuple[ToolCallback, ...] = Field(default=(), exclude=True)
     tool_context: dict[str, Any] = Field(default_factory=dict, exclude=True)
     tool_choice: str | None = None

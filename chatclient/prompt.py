@@ -16,7 +16,7 @@ __all__ = ["Prompt"]
 class Prompt(BaseModel):
     """Messages plus options. ``Prompt("hi")`` is one user message."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
     messages: tuple[Message, ...]
     options: ChatOptions | None = None
     """Serialized as the common ``ChatOptions`` fields: live tools and provider-only fields are not

@@ -18,7 +18,7 @@ __all__ = [
     "Usage",
 ]
 
-_FROZEN = ConfigDict(frozen=True, extra="forbid")
+_FROZEN = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 class FinishReason(str, Enum):

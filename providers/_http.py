@@ -18,20 +18,13 @@ import asyncio
 import email.utils
 import time
 import weakref
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import httpx2
 import pydantic_core
-from tenacity import (
-    AsyncRetrying,
-    RetryCallState,
-    Retrying,
-    retry_if_exception,
-    stop_after_attempt,
-)
 
 from chatclient.errors import (
     APIConnectionError,
@@ -47,6 +40,11 @@ from chatclient.errors import (
     RateLimitError,
     ServerError,
 )
+
+if TYPE_CHECKING:
+    from tenacity import RetryCallState
+
+T = TypeVar("T")
 
 __all__ = [
     "ErrorDetails",
@@ -280,25 +278,58 @@ class ProviderHttp:
         return float(min(self.retry.max_backoff, backoff))
 
     def _should_retry(self, error: BaseException) -> bool:
-        if not isinstance(error, ProviderError) or not error.retryable:
+        if not isinstance(error, ProviderError) or not error.retryable or self.retry.max_retries == 0:
             return False
         return error.retry_after is None or error.retry_after <= self.retry.max_retry_after
 
-    def _retrying(self) -> Retrying:
-        return Retrying(
-            stop=stop_after_attempt(self.retry.max_retries + 1),
-            wait=self._wait,
-            retry=retry_if_exception(self._should_retry),
-            reraise=True,
-        )
+    def _retry_options(self) -> dict[str, Any]:
+        from tenacity import retry_if_exception, stop_after_attempt
 
-    def _aretrying(self) -> AsyncRetrying:
-        return AsyncRetrying(
-            stop=stop_after_attempt(self.retry.max_retries + 1),
-            wait=self._wait,
-            retry=retry_if_exception(self._should_retry),
-            reraise=True,
-        )
+        return {
+            "stop": stop_after_attempt(self.retry.max_retries + 1),
+            "wait": self._wait,
+            "retry": retry_if_exception(self._should_retry),
+            "reraise": True,
+        }
+
+    def _with_retries(self, once: Callable[[], T]) -> T:
+        """``once()``; on a retryable error, the tenacity loop (imported and built only then).
+
+        The loop's first attempt re-raises the error already seen, so its wait policy (Retry-After,
+        backoff) decides the first pause too; a request that succeeds pays nothing for retrying.
+        """
+        try:
+            return once()
+        except ProviderError as error:
+            if not self._should_retry(error):
+                raise
+            seen: ProviderError | None = error
+        from tenacity import Retrying
+
+        for attempt in Retrying(**self._retry_options()):
+            with attempt:
+                if seen is not None:
+                    replayed, seen = seen, None
+                    raise replayed
+                return once()
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _awith_retries(self, once: Callable[[], Awaitable[T]]) -> T:
+        try:
+            return await once()
+        except ProviderError as error:
+            if not self._should_retry(error):
+                raise
+            seen: ProviderError | None = error
+        from tenacity import AsyncRetrying
+
+        async for attempt in AsyncRetrying(**self._retry_options()):
+            with attempt:
+                if seen is not None:
+                    replayed, seen = seen, None
+                    raise replayed
+                return await once()
+        raise AssertionError("unreachable")  # pragma: no cover
 
     # ------------------------------------------------------------------ requests
 
@@ -322,30 +353,31 @@ class ProviderHttp:
 
     def post_json(self, path: str, body: Any, headers: Mapping[str, str] | None = None) -> tuple[Any, httpx2.Headers]:
         """POST ``body`` as JSON, return the parsed JSON reply and its headers; retried."""
-        for attempt in self._retrying():
-            with attempt:
-                client = self.client()
-                try:
-                    response = client.send(self._build(client, path, body, headers))
-                except httpx2.HTTPError as exc:
-                    raise transport_error(self.provider, exc) from exc
-                self._check(response, response.content)
-                return parse_json(response.content, provider=self.provider), response.headers
-        raise AssertionError("unreachable")  # pragma: no cover
+
+        def once() -> tuple[Any, httpx2.Headers]:
+            client = self.client()
+            try:
+                response = client.send(self._build(client, path, body, headers))
+            except httpx2.HTTPError as exc:
+                raise transport_error(self.provider, exc) from exc
+            self._check(response, response.content)
+            return parse_json(response.content, provider=self.provider), response.headers
+
+        return self._with_retries(once)
 
     async def apost_json(
         self, path: str, body: Any, headers: Mapping[str, str] | None = None
     ) -> tuple[Any, httpx2.Headers]:
-        async for attempt in self._aretrying():
-            with attempt:
-                client = self.async_client()
-                try:
-                    response = await client.send(self._build(client, path, body, headers))
-                except httpx2.HTTPError as exc:
-                    raise transport_error(self.provider, exc) from exc
-                self._check(response, response.content)
-                return parse_json(response.content, provider=self.provider), response.headers
-        raise AssertionError("unreachable")  # pragma: no cover
+        async def once() -> tuple[Any, httpx2.Headers]:
+            client = self.async_client()
+            try:
+                response = await client.send(self._build(client, path, body, headers))
+            except httpx2.HTTPError as exc:
+                raise transport_error(self.provider, exc) from exc
+            self._check(response, response.content)
+            return parse_json(response.content, provider=self.provider), response.headers
+
+        return await self._awith_retries(once)
 
     @contextmanager
     def stream(self, path: str, body: Any, headers: Mapping[str, str] | None = None) -> Iterator[httpx2.Response]:
@@ -354,19 +386,20 @@ class ProviderHttp:
         Errors while reading the body are mapped but never retried: part of it may have been
         delivered already.
         """
-        response: httpx2.Response | None = None
-        for attempt in self._retrying():
-            with attempt:
-                client = self.client()
-                try:
-                    response = client.send(self._build(client, path, body, headers), stream=True)
-                except httpx2.HTTPError as exc:
-                    raise transport_error(self.provider, exc) from exc
-                if response.status_code >= 400:
-                    content = response.read()
-                    response.close()
-                    self._check(response, content)
-        assert response is not None
+
+        def once() -> httpx2.Response:
+            client = self.client()
+            try:
+                response = client.send(self._build(client, path, body, headers), stream=True)
+            except httpx2.HTTPError as exc:
+                raise transport_error(self.provider, exc) from exc
+            if response.status_code >= 400:
+                content = response.read()
+                response.close()
+                self._check(response, content)
+            return response
+
+        response = self._with_retries(once)
         try:
             yield response
         except httpx2.HTTPError as exc:
@@ -378,19 +411,19 @@ class ProviderHttp:
     async def astream(
         self, path: str, body: Any, headers: Mapping[str, str] | None = None
     ) -> AsyncIterator[httpx2.Response]:
-        response: httpx2.Response | None = None
-        async for attempt in self._aretrying():
-            with attempt:
-                client = self.async_client()
-                try:
-                    response = await client.send(self._build(client, path, body, headers), stream=True)
-                except httpx2.HTTPError as exc:
-                    raise transport_error(self.provider, exc) from exc
-                if response.status_code >= 400:
-                    content = await response.aread()
-                    await response.aclose()
-                    self._check(response, content)
-        assert response is not None
+        async def once() -> httpx2.Response:
+            client = self.async_client()
+            try:
+                response = await client.send(self._build(client, path, body, headers), stream=True)
+            except httpx2.HTTPError as exc:
+                raise transport_error(self.provider, exc) from exc
+            if response.status_code >= 400:
+                content = await response.aread()
+                await response.aclose()
+                self._check(response, content)
+            return response
+
+        response = await self._awith_retries(once)
         try:
             yield response
         except httpx2.HTTPError as exc:

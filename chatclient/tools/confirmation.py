@@ -221,7 +221,7 @@ class ToolCallDecisions:
 class PendingCall(BaseModel):
     """One call of a paused reply, as the application shows it to a person."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
     id: str
     name: str
     arguments: str
@@ -236,7 +236,7 @@ class PendingToolCalls(BaseModel):
     single-use, and ``seal``/``unseal`` when the state travels through an untrusted client.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
     reply_id: str
     calls: tuple[PendingCall, ...]
     conversation: tuple[Message, ...]

@@ -17,7 +17,7 @@ def _no_arguments_schema() -> dict[str, JsonValue]:
 class ToolDefinition(BaseModel):
     """Name, description and JSON schema of the arguments: exactly what a provider sends."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
     name: str
     description: str
     input_schema: dict[str, JsonValue] = Field(default_factory=_no_arguments_schema)
@@ -26,7 +26,7 @@ class ToolDefinition(BaseModel):
 class ToolMetadata(BaseModel):
     """Behaviour flags the loop reads; never sent to the model."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
     return_direct: bool = False
     """The tool's result is the answer: the loop returns it without asking the model again."""
     requires_confirmation: bool = False

@@ -14,16 +14,18 @@ import base64
 import hashlib
 import hmac
 import secrets
-import sqlite3
 import threading
 import time
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from pydantic import ValidationError
 
 from ..errors import PendingStateExpiredError, PendingStateNotFoundError, PendingStateTamperedError
 from .confirmation import PendingToolCalls
+
+if TYPE_CHECKING:
+    import sqlite3
 
 __all__ = [
     "InMemoryPendingToolCallStore",
@@ -118,6 +120,8 @@ class SqlitePendingToolCallStore:
     def _connect(self) -> sqlite3.Connection:
         db: sqlite3.Connection | None = getattr(self._local, "db", None)
         if db is None:
+            import sqlite3  # only stores that use it pay for the import
+
             db = sqlite3.connect(self._path, timeout=30.0, isolation_level=None)
             db.execute("PRAGMA journal_mode=WAL")
             self._local.db = db
