@@ -35,3 +35,25 @@ test: lint typecheck unit
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis
+
+# Benchmarks (benchmarks/README.md): their own venv with every library compared; not part of `make test`.
+# BENCH_ARGS passes options, e.g. `make bench-quick BENCH_ARGS="--only S1,S2 --libs raw,chatclient"`.
+BENCH_VENV := benchmarks/.venv
+BENCH_BIN  := $(BENCH_VENV)/bin
+
+.PHONY: bench bench-quick
+
+$(BENCH_BIN)/python:
+	$(PYTHON) -m venv $(BENCH_VENV)
+	$(BENCH_BIN)/python -m pip install -qq --upgrade pip
+
+# Re-installs only when pyproject.toml or the pins change.
+$(BENCH_VENV)/.stamp-bench: pyproject.toml benchmarks/requirements.txt | $(BENCH_BIN)/python
+	$(BENCH_BIN)/python -m pip install -qq -e . -r benchmarks/requirements.txt
+	touch $@
+
+bench: $(BENCH_VENV)/.stamp-bench
+	$(BENCH_BIN)/python -m benchmarks.run $(BENCH_ARGS)
+
+bench-quick: $(BENCH_VENV)/.stamp-bench
+	$(BENCH_BIN)/python -m benchmarks.run --quick $(BENCH_ARGS)

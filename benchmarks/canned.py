@@ -1,0 +1,306 @@
+"""The canned traffic every library is served: realistic OpenAI Chat Completions and Anthropic Messages
+replies (shapes as recorded from the real services), the tools of each scenario, and one router that
+picks the reply for a request.
+
+The router decides from the request body alone, with cheap byte searches, so that it costs every
+library the same few microseconds:
+
+- a request that carries a tool result gets the final answer;
+- otherwise the first tool named in the request decides: ``get_weather`` (S2) → one call,
+  ``lookup`` (S3) → four calls, ``book_flight`` (S7) → one gated call, ``tool_00`` (S7, 50 tools) →
+  one call of ``tool_07``;
+- a request without tools gets a plain text reply (S1), streamed when it asks for a stream (S4, 500
+  deltas).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+OPENAI_MODEL = "gpt-4o-mini"
+ANTHROPIC_MODEL = "claude-haiku-4-5"
+WIRES = ("openai", "anthropic")
+OPENAI_BASE = "https://api.openai.com/v1"
+ANTHROPIC_BASE = "https://api.anthropic.com"
+API_KEY = "sk-test-not-a-real-key"
+
+PROMPT = "What is the capital of France?"
+TEXT = "The capital of France is Paris."
+S2_PROMPT = "What's the weather in Paris?"
+FINAL = "It is sunny in Paris, 21 degrees."
+S3_PROMPT = "Look up a, b, c and d."
+S7_PROMPT = "Book flight VX205."
+STREAM_DELTAS = 500
+S3_KEYS = ("a", "b", "c", "d")
+TOOL_DELAY_S = 0.05
+N_TOOLS = 50
+TOOLS50_CALLED = "tool_07"
+
+# ----------------------------------------------------------------------------------- tools
+
+
+def weather_text(city: str) -> str:
+    return f"Sunny in {city}, 21 degrees"
+
+
+def lookup_text(key: str) -> str:
+    return f"value of {key}"
+
+
+def booking_text(flight: str) -> str:
+    return f"Booked {flight}"
+
+
+def forecast_text(index: int, city: str, days: int) -> str:
+    return f"tool_{index:02d}: {city} for {days} days: sunny"
+
+
+WEATHER_DESCRIPTION = "Get the current weather of a city."
+LOOKUP_DESCRIPTION = "Look up the value stored under a key (takes 50 ms)."
+BOOKING_DESCRIPTION = "Book a flight. Needs the user's confirmation."
+
+
+def forecast_description(index: int) -> str:
+    return f"Get the {index}-day-ahead weather forecast of a city for a number of days (variant {index:02d})."
+
+
+def _object(properties: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "object", "properties": properties, "required": list(properties)}
+
+
+WEATHER_SCHEMA = _object({"city": {"type": "string"}})
+LOOKUP_SCHEMA = _object({"key": {"type": "string"}})
+BOOKING_SCHEMA = _object({"flight": {"type": "string"}})
+FORECAST_SCHEMA = _object({"city": {"type": "string"}, "days": {"type": "integer"}})
+
+
+def raw_tool_specs(scenario: str) -> list[tuple[str, str, dict[str, Any]]]:
+    """(name, description, JSON schema) of the tools a hand-built request sends."""
+    if scenario == "s2":
+        return [("get_weather", WEATHER_DESCRIPTION, WEATHER_SCHEMA)]
+    if scenario == "s3":
+        return [("lookup", LOOKUP_DESCRIPTION, LOOKUP_SCHEMA)]
+    if scenario == "s7confirm":
+        return [("book_flight", BOOKING_DESCRIPTION, BOOKING_SCHEMA)]
+    if scenario == "s7tools50":
+        return [(f"tool_{i:02d}", forecast_description(i), FORECAST_SCHEMA) for i in range(N_TOOLS)]
+    raise ValueError(scenario)
+
+
+# ----------------------------------------------------------------------------------- OpenAI replies
+
+_OPENAI_USAGE = {
+    "prompt_tokens": 50,
+    "completion_tokens": 15,
+    "total_tokens": 65,
+    "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
+    "completion_tokens_details": {
+        "reasoning_tokens": 0,
+        "audio_tokens": 0,
+        "accepted_prediction_tokens": 0,
+        "rejected_prediction_tokens": 0,
+    },
+}
+
+
+def _openai_completion(message: dict[str, Any], finish_reason: str) -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-BMxEwRA0p0gJ52oKS7806KAlfMhqq",
+        "object": "chat.completion",
+        "created": 1744810634,
+        "model": "gpt-4o-mini-2024-07-18",
+        "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": finish_reason}],
+        "usage": _OPENAI_USAGE,
+        "service_tier": "default",
+        "system_fingerprint": "fp_38647f5e19",
+    }
+
+
+def _openai_text(text: str) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": text, "refusal": None, "annotations": []}
+    return _openai_completion(message, "stop")
+
+
+def _openai_calls(calls: list[tuple[str, str, dict[str, Any]]]) -> dict[str, Any]:
+    message = {
+        "role": "assistant",
+        "content": None,
+        "refusal": None,
+        "annotations": [],
+        "tool_calls": [
+            {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
+            for call_id, name, args in calls
+        ],
+    }
+    return _openai_completion(message, "tool_calls")
+
+
+# ----------------------------------------------------------------------------------- Anthropic replies
+
+_ANTHROPIC_USAGE = {
+    "input_tokens": 633,
+    "cache_creation_input_tokens": 0,
+    "cache_read_input_tokens": 0,
+    "cache_creation": {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": 0},
+    "output_tokens": 75,
+    "service_tier": "standard",
+}
+
+
+def _anthropic_message(content: list[dict[str, Any]], stop_reason: str) -> dict[str, Any]:
+    return {
+        "model": "claude-haiku-4-5-20251001",
+        "id": "msg_011CeCGmCbAyQmGiHPwNrvsc",
+        "type": "message",
+        "role": "assistant",
+        "content": content,
+        "stop_reason": stop_reason,
+        "stop_sequence": None,
+        "usage": _ANTHROPIC_USAGE,
+    }
+
+
+def _anthropic_text(text: str) -> dict[str, Any]:
+    return _anthropic_message([{"type": "text", "text": text}], "end_turn")
+
+
+def _anthropic_calls(calls: list[tuple[str, str, dict[str, Any]]]) -> dict[str, Any]:
+    blocks = [{"type": "tool_use", "id": call_id, "name": name, "input": args} for call_id, name, args in calls]
+    return _anthropic_message(blocks, "tool_use")
+
+
+# ----------------------------------------------------------------------------------- the scripts
+
+
+def _calls(prefix: str) -> dict[str, list[tuple[str, str, dict[str, Any]]]]:
+    return {
+        "s2": [(f"{prefix}Weather01", "get_weather", {"city": "Paris"})],
+        "s3": [(f"{prefix}Lookup0{i}", "lookup", {"key": key}) for i, key in enumerate(S3_KEYS)],
+        "s7confirm": [(f"{prefix}Booking01", "book_flight", {"flight": "VX205"})],
+        "s7tools50": [(f"{prefix}Forecast07", TOOLS50_CALLED, {"city": "Paris", "days": 3})],
+    }
+
+
+def _dump(value: Any) -> bytes:
+    return json.dumps(value, separators=(",", ":")).encode()
+
+
+_OPENAI_CALLS = _calls("call_bhZkmIKKItNGJ41w")
+_ANTHROPIC_CALLS = _calls("toolu_01Ay5KzhmQYMK53s")
+
+REPLIES: dict[str, dict[str, bytes]] = {
+    "openai": {
+        "text": _dump(_openai_text(TEXT)),
+        "final": _dump(_openai_text(FINAL)),
+        **{name: _dump(_openai_calls(calls)) for name, calls in _OPENAI_CALLS.items()},
+    },
+    "anthropic": {
+        "text": _dump(_anthropic_text(TEXT)),
+        "final": _dump(_anthropic_text(FINAL)),
+        **{name: _dump(_anthropic_calls(calls)) for name, calls in _ANTHROPIC_CALLS.items()},
+    },
+}
+
+
+def _delta_text(i: int) -> str:
+    return f"w{i} "
+
+
+STREAM_TEXT = "".join(_delta_text(i) for i in range(STREAM_DELTAS))
+
+
+def openai_stream(n: int = STREAM_DELTAS) -> bytes:
+    base = {
+        "id": "chatcmpl-CoDWl5rS0pF10P0W0TDVgY3NA26dk",
+        "object": "chat.completion.chunk",
+        "created": 1766084435,
+        "model": "gpt-4o-mini-2024-07-18",
+        "service_tier": "default",
+        "system_fingerprint": "fp_deacdd5f6f",
+    }
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
+        return {**base, "choices": [choice], "usage": None, "obfuscation": "nYdSaPIbhl"}
+
+    events = [chunk({"role": "assistant", "content": "", "refusal": None})]
+    events += [chunk({"content": _delta_text(i)}) for i in range(n)]
+    events.append(chunk({}, "stop"))
+    usage = {"prompt_tokens": 14, "completion_tokens": n, "total_tokens": n + 14}
+    events.append({**base, "choices": [], "usage": usage, "obfuscation": "Mi59qh"})
+    return b"".join(b"data: " + _dump(e) + b"\n\n" for e in events) + b"data: [DONE]\n\n"
+
+
+def anthropic_stream(n: int = STREAM_DELTAS) -> bytes:
+    start = {
+        "type": "message_start",
+        "message": {
+            "model": "claude-haiku-4-5-20251001",
+            "id": "msg_018bk6q16LtrDpGDm6TyXTgn",
+            "type": "message",
+            "role": "assistant",
+            "content": [],
+            "stop_reason": None,
+            "stop_sequence": None,
+            "usage": {"input_tokens": 17, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0,
+                      "output_tokens": 1, "service_tier": "standard"},
+        },
+    }  # fmt: skip
+    block_start = {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}
+    events: list[tuple[str, dict[str, Any]]] = [("message_start", start), ("content_block_start", block_start)]
+    for i in range(n):
+        delta = {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": _delta_text(i)}}
+        events.append(("content_block_delta", delta))
+        if i == n // 2:
+            events.append(("ping", {"type": "ping"}))
+    events += [
+        ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+        ("message_delta", {"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+                           "usage": {"input_tokens": 17, "output_tokens": n}}),
+        ("message_stop", {"type": "message_stop"}),
+    ]  # fmt: skip
+    return b"".join(b"event: " + name.encode() + b"\ndata: " + _dump(data) + b"\n\n" for name, data in events)
+
+
+STREAMS: dict[str, bytes] = {"openai": openai_stream(), "anthropic": anthropic_stream()}
+
+JSON_HEADERS = (
+    ("content-type", "application/json"),
+    ("x-request-id", "req_dd792cdddf7845ec888b05e89c829478"),
+    ("request-id", "req_011CWF2CNoHfDY1Jfot98FQo"),
+)
+SSE_HEADERS = (
+    ("content-type", "text/event-stream; charset=utf-8"),
+    ("cache-control", "no-cache"),
+    ("x-request-id", "req_14db9386e2cc461ca7246f851dca7b70"),
+    ("request-id", "req_011CWF2DKFkB8ogPFf2UsrA8"),
+)
+
+# Markers searched for in request bodies (whitespace-agnostic: only the quoted tokens).
+_TOOL_RESULT = {"openai": b'"tool_call_id"', "anthropic": b'"tool_result"'}
+_SCRIPTS = (
+    (b'"get_weather"', "s2"),
+    (b'"lookup"', "s3"),
+    (b'"book_flight"', "s7confirm"),
+    (b'"tool_00"', "s7tools50"),
+)
+_STREAM_TRUE = (b'"stream":true', b'"stream": true')
+
+
+def wire_of(path: str) -> str:
+    return "anthropic" if path.endswith("/messages") else "openai"
+
+
+def route(path: str, body: bytes) -> tuple[bytes, bool]:
+    """The reply for one request: (body bytes, is an SSE stream)."""
+    wire = wire_of(path)
+    replies = REPLIES[wire]
+    if _TOOL_RESULT[wire] in body:
+        return replies["final"], False
+    for marker, script in _SCRIPTS:
+        if marker in body:
+            return replies[script], False
+    if any(marker in body for marker in _STREAM_TRUE):
+        return STREAMS[wire], True
+    return replies["text"], False

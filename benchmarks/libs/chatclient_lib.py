@@ -1,0 +1,94 @@
+"""chatclient: ``ChatClient`` over ``providers.openai.OpenAIChatModel`` / ``providers.anthropic.AnthropicChatModel``
+with their defaults, the httpx2 clients injected, tools with ``@tool``; its own tool loop (the
+``ToolCallingAdvisor``) and its confirmation flow with an ``InMemoryPendingToolCallStore``."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+from chatclient import (
+    ChatClient,
+    InMemoryPendingToolCallStore,
+    ToolCallDecision,
+    ToolCallDecisions,
+    awaiting_decision,
+    tool,
+)
+
+from .. import tools
+from ..backends import Backend
+from ..canned import ANTHROPIC_MODEL, API_KEY, OPENAI_MODEL, PROMPT, S2_PROMPT, S3_PROMPT, S7_PROMPT
+
+
+def make_model(wire: str, backend: Backend) -> Any:
+    http, ahttp = backend.sync_client(), backend.async_client()
+    if wire == "openai":
+        from providers.openai import OpenAIChatModel
+
+        return OpenAIChatModel(
+            model=OPENAI_MODEL, api_key=API_KEY, base_url=backend.base_url, http_client=http, async_http_client=ahttp
+        )
+    from providers.anthropic import AnthropicChatModel
+
+    return AnthropicChatModel(
+        model=ANTHROPIC_MODEL, api_key=API_KEY, base_url=backend.base_url, http_client=http, async_http_client=ahttp
+    )
+
+
+class ChatClientAdapter:
+    label = "chatclient"
+
+    def __init__(self, wire: str, backend: Backend) -> None:
+        model = make_model(wire, backend)
+        self.plain = ChatClient.create(model)
+        self.weather = ChatClient.builder(model).default_tools(tool(tools.get_weather)).build()
+        self.lookup_async = ChatClient.builder(model).default_tools(tool(tools.lookup_async)).build()
+        self.lookup_blocking = ChatClient.builder(model).default_tools(tool(tools.lookup_blocking)).build()
+        self.booking = (
+            ChatClient.builder(model).default_tools(tool(requires_confirmation=True)(tools.book_flight)).build()
+        )
+        forecast = [tool(name=name, description=desc)(fn) for name, desc, fn in tools.forecast_tools()]
+        self.forecast = ChatClient.builder(model).default_tools(*forecast).build()
+        self.store = InMemoryPendingToolCallStore()
+
+    # S1
+    def call(self) -> str | None:
+        return self.plain.prompt(PROMPT).call().content()
+
+    async def acall(self) -> str | None:
+        return await self.plain.prompt(PROMPT).acall().content()
+
+    # S2
+    def tool_loop(self) -> str | None:
+        return self.weather.prompt(S2_PROMPT).call().content()
+
+    async def atool_loop(self) -> str | None:
+        return await self.weather.prompt(S2_PROMPT).acall().content()
+
+    # S3
+    def s3_blocking(self) -> str | None:
+        return self.lookup_blocking.prompt(S3_PROMPT).call().content()
+
+    async def as3_async(self) -> str | None:
+        return await self.lookup_async.prompt(S3_PROMPT).acall().content()
+
+    # S4
+    def stream(self) -> Iterator[str]:
+        return self.plain.prompt(PROMPT).stream().content()
+
+    def astream(self) -> AsyncIterator[str]:
+        return self.plain.prompt(PROMPT).astream().content()
+
+    # S7
+    async def aconfirm_round_trip(self) -> str | None:
+        paused = await self.booking.prompt(S7_PROMPT).acall().chat_client_response()
+        pending = awaiting_decision(paused)
+        assert pending is not None, "the booking did not pause"
+        state_id = self.store.save(pending)
+        pending = self.store.take(state_id)
+        decisions = ToolCallDecisions.of(ToolCallDecision.allow(call_id) for call_id in pending.awaiting_ids)
+        return await self.booking.prompt().resume(pending, decisions).acall().content()
+
+    async def atools50_loop(self) -> str | None:
+        return await self.forecast.prompt(S2_PROMPT).acall().content()

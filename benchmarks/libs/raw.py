@@ -1,0 +1,207 @@
+"""The floor: hand-built JSON, one POST with httpx2, ``json.loads``, a hand-written tool loop.
+
+No validation, no retries, no types: what it costs to talk to the API at all. Tool calls of one reply
+run concurrently (``asyncio.gather`` / a thread pool), the best a hand-written loop can do.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import secrets
+from collections.abc import AsyncIterator, Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from .. import tools
+from ..backends import Backend
+from ..canned import (
+    ANTHROPIC_MODEL,
+    API_KEY,
+    OPENAI_MODEL,
+    PROMPT,
+    S2_PROMPT,
+    S3_PROMPT,
+    S7_PROMPT,
+    raw_tool_specs,
+)
+
+Call = tuple[str, str, dict[str, Any]]
+
+
+class Wire:
+    """What differs between the two wire formats for a hand-built client."""
+
+    def __init__(self, wire: str, base_url: str) -> None:
+        self.openai = wire == "openai"
+        if self.openai:
+            self.url = f"{base_url}/chat/completions"
+            self.headers = {"authorization": f"Bearer {API_KEY}", "content-type": "application/json"}
+        else:
+            self.url = f"{base_url}/v1/messages"
+            self.headers = {"x-api-key": API_KEY, "anthropic-version": "2023-06-01", "content-type": "application/json"}
+
+    def body(self, messages: list[Any], scenario: str | None = None, *, stream: bool = False) -> bytes:
+        if self.openai:
+            request: dict[str, Any] = {"model": OPENAI_MODEL, "messages": messages}
+            if scenario:
+                request["tools"] = [
+                    {"type": "function", "function": {"name": n, "description": d, "parameters": s}}
+                    for n, d, s in raw_tool_specs(scenario)
+                ]
+        else:
+            request = {"model": ANTHROPIC_MODEL, "max_tokens": 1024, "messages": messages}
+            if scenario:
+                request["tools"] = [
+                    {"name": n, "description": d, "input_schema": s} for n, d, s in raw_tool_specs(scenario)
+                ]
+        if stream:
+            request["stream"] = True
+        return json.dumps(request, separators=(",", ":")).encode()
+
+    def user(self, text: str) -> list[Any]:
+        return [{"role": "user", "content": text}]
+
+    def parse(self, data: dict[str, Any]) -> tuple[str | None, list[Call], Any]:
+        """(text, tool calls, the assistant message to send back)."""
+        if self.openai:
+            message = data["choices"][0]["message"]
+            calls = [
+                (c["id"], c["function"]["name"], json.loads(c["function"]["arguments"] or "{}"))
+                for c in message.get("tool_calls") or ()
+            ]
+            return message.get("content"), calls, message
+        content = data["content"]
+        text = "".join(b["text"] for b in content if b["type"] == "text") or None
+        calls = [(b["id"], b["name"], b["input"]) for b in content if b["type"] == "tool_use"]
+        return text, calls, {"role": "assistant", "content": content}
+
+    def results(self, calls: list[Call], outputs: list[str]) -> list[Any]:
+        if self.openai:
+            return [
+                {"role": "tool", "tool_call_id": c[0], "content": out} for c, out in zip(calls, outputs, strict=True)
+            ]
+        blocks = [
+            {"type": "tool_result", "tool_use_id": c[0], "content": out} for c, out in zip(calls, outputs, strict=True)
+        ]
+        return [{"role": "user", "content": blocks}]
+
+    def delta(self, event: dict[str, Any]) -> str | None:
+        if self.openai:
+            choices = event.get("choices")
+            return choices[0]["delta"].get("content") if choices else None
+        if event.get("type") == "content_block_delta" and event["delta"]["type"] == "text_delta":
+            return str(event["delta"]["text"])
+        return None
+
+
+class RawAdapter:
+    label = "raw httpx2"
+
+    def __init__(self, wire: str, backend: Backend) -> None:
+        self.w = Wire(wire, backend.base_url)
+        self.client = backend.sync_client()
+        self.aclient = backend.async_client()
+        self.pool = ThreadPoolExecutor(max_workers=8)
+        self.store: dict[str, str] = {}
+        self.tools: dict[str, Callable[..., Any]] = {"get_weather": tools.get_weather, "book_flight": tools.book_flight}
+        self.tools.update({name: fn for name, _, fn in tools.forecast_tools()})
+
+    def _post(self, body: bytes) -> dict[str, Any]:
+        response = self.client.post(self.w.url, content=body, headers=self.w.headers)
+        response.raise_for_status()
+        return json.loads(response.content)  # type: ignore[no-any-return]
+
+    async def _apost(self, body: bytes) -> dict[str, Any]:
+        response = await self.aclient.post(self.w.url, content=body, headers=self.w.headers)
+        response.raise_for_status()
+        return json.loads(response.content)  # type: ignore[no-any-return]
+
+    # S1
+    def call(self) -> str | None:
+        return self.w.parse(self._post(self.w.body(self.w.user(PROMPT))))[0]
+
+    async def acall(self) -> str | None:
+        return self.w.parse(await self._apost(self.w.body(self.w.user(PROMPT))))[0]
+
+    # S2 / S3 / S7: the loop
+    def _loop(self, scenario: str, prompt: str, run: Callable[[list[Call]], list[str]]) -> str | None:
+        messages = self.w.user(prompt)
+        while True:
+            text, calls, assistant = self.w.parse(self._post(self.w.body(messages, scenario)))
+            if not calls:
+                return text
+            messages = [*messages, assistant, *self.w.results(calls, run(calls))]
+
+    async def _aloop(self, scenario: str, prompt: str, run: Callable[[list[Call]], Any]) -> str | None:
+        messages = self.w.user(prompt)
+        while True:
+            text, calls, assistant = self.w.parse(await self._apost(self.w.body(messages, scenario)))
+            if not calls:
+                return text
+            messages = [*messages, assistant, *self.w.results(calls, await run(calls))]
+
+    def _run_sync(self, calls: list[Call]) -> list[str]:
+        return [self.tools[name](**args) for _, name, args in calls]
+
+    async def _run_async(self, calls: list[Call]) -> list[str]:
+        return [self.tools[name](**args) for _, name, args in calls]
+
+    def tool_loop(self) -> str | None:
+        return self._loop("s2", S2_PROMPT, self._run_sync)
+
+    async def atool_loop(self) -> str | None:
+        return await self._aloop("s2", S2_PROMPT, self._run_async)
+
+    def s3_blocking(self) -> str | None:
+        def run(calls: list[Call]) -> list[str]:
+            return list(self.pool.map(lambda c: tools.lookup_blocking(**c[2]), calls))
+
+        return self._loop("s3", S3_PROMPT, run)
+
+    async def as3_async(self) -> str | None:
+        async def run(calls: list[Call]) -> list[str]:
+            return list(await asyncio.gather(*(tools.lookup_async(**c[2]) for c in calls)))
+
+        return await self._aloop("s3", S3_PROMPT, run)
+
+    # S4
+    def stream(self) -> Iterator[str]:
+        with self.client.stream("POST", self.w.url, content=self.w.body(self.w.user(PROMPT), stream=True),
+                                headers=self.w.headers) as response:  # fmt: skip
+            for line in response.iter_lines():
+                if line.startswith("data: "):
+                    data = line[6:]
+                    if data == "[DONE]":
+                        break
+                    text = self.w.delta(json.loads(data))
+                    if text:
+                        yield text
+
+    async def astream(self) -> AsyncIterator[str]:
+        body = self.w.body(self.w.user(PROMPT), stream=True)
+        async with self.aclient.stream("POST", self.w.url, content=body, headers=self.w.headers) as response:
+            async for line in response.aiter_lines():
+                if line.startswith("data: "):
+                    data = line[6:]
+                    if data == "[DONE]":
+                        break
+                    text = self.w.delta(json.loads(data))
+                    if text:
+                        yield text
+
+    # S7
+    async def aconfirm_round_trip(self) -> str | None:
+        """Pause on the gated call, keep the conversation in a store, take it back, allow, resume."""
+        messages = self.w.user(S7_PROMPT)
+        _, calls, assistant = self.w.parse(await self._apost(self.w.body(messages, "s7confirm")))
+        state_id = secrets.token_urlsafe(24)
+        self.store[state_id] = json.dumps({"messages": [*messages, assistant], "calls": calls})
+        state = json.loads(self.store.pop(state_id))
+        calls = [tuple(c) for c in state["calls"]]
+        outputs = [self.tools[name](**args) for _, name, args in calls]
+        messages = [*state["messages"], *self.w.results(calls, outputs)]
+        return self.w.parse(await self._apost(self.w.body(messages, "s7confirm")))[0]
+
+    async def atools50_loop(self) -> str | None:
+        return await self._aloop("s7tools50", S2_PROMPT, self._run_async)
