@@ -179,6 +179,9 @@ def _build_schema(model: type[BaseModel], fn: Callable[..., Any]) -> dict[str, A
     except PydanticUserError as exc:
         raise _schema_error(fn, exc) from exc
     schema.pop("title", None)  # the model's class name: noise, like the field titles
+    # Extra keys are still rejected when the arguments are validated; saying so in every tool
+    # definition costs tokens each round. Providers add it back where strict mode needs it.
+    schema.pop("additionalProperties", None)
     return schema
 
 

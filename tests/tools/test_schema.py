@@ -58,7 +58,6 @@ def test_annotated_descriptions_and_defaults_shape_the_schema() -> None:
                 "days": {"type": "integer", "default": 1},
             },
             "required": ["city"],
-            "additionalProperties": False,
         },
     }
 
