@@ -24,7 +24,7 @@ from chatclient.errors import (
     RateLimitError,
     ServerError,
 )
-from chatclient.messages import AssistantMessage, Message, ToolCall
+from chatclient.messages import AssistantMessage, Message, ToolCall, ToolResponseMessage
 from chatclient.options import ChatOptions
 from chatclient.prompt import Prompt
 from chatclient.responses import (
@@ -133,16 +133,14 @@ def _sampling(body: dict[str, Any], options: ChatOptions, openai_platform: bool)
 def _messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
     wire: list[dict[str, Any]] = []
     for message in messages:
-        role = message.role
-        if role == "user" or role == "system":
-            wire.append({"role": role, "content": message.text})  # type: ignore[union-attr]
-        elif role == "assistant":
-            wire.append(_assistant(message))  # type: ignore[arg-type]
-        else:
+        if isinstance(message, AssistantMessage):
+            wire.append(_assistant(message))
+        elif isinstance(message, ToolResponseMessage):
             wire.extend(
-                {"role": "tool", "tool_call_id": r.id, "content": r.response_data}
-                for r in message.responses  # type: ignore[union-attr]
+                {"role": "tool", "tool_call_id": r.id, "content": r.response_data} for r in message.responses
             )
+        else:
+            wire.append({"role": message.role, "content": message.text})
     return wire
 
 
