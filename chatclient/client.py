@@ -124,7 +124,7 @@ class ChatClientRequestSpec:
             context[ContextKeys.RESUME] = self.resume_state
         else:
             messages = self._messages()
-        prompt = Prompt(messages, self._options(context))
+        prompt = Prompt(messages, self._options())
         chain = self.client._chain_for(self.advisor_list, context)
         if self.resume_state is not None and not any(isinstance(a, ToolAdvisor) for a in chain):
             raise ConfigurationError("resume() needs the tool-calling advisor in the chain, but it is switched off")
@@ -141,9 +141,29 @@ class ChatClientRequestSpec:
             raise ConfigurationError("The request has no messages: give it a user or system text, or messages")
         return messages
 
-    def _options(self, context: Mapping[str, Any]) -> ChatOptions:
+    def _options(self) -> ChatOptions:
+        """This request's options: its own over the client's over the model's, plus the tools.
+
+        A request that changes none of them reuses the client's last result (options are frozen).
+        """
+        client = self.client
+        model_defaults = client._model.default_options
+        defaults = client._defaults
+        reusable = (
+            not self.tool_list
+            and self.chat_options is defaults.chat_options
+            and self.tool_context_map is defaults.tool_context_map
+        )
+        cached = client._options_cache
+        if reusable and cached is not None and cached[0] is model_defaults:
+            return cached[1]
+        merged = self._merge_options(model_defaults)
+        if reusable:
+            client._options_cache = (model_defaults, merged)
+        return merged
+
+    def _merge_options(self, model_defaults: ChatOptions | None) -> ChatOptions:
         options = self.chat_options
-        model_defaults = self.client._model.default_options
         if model_defaults is not None:
             options = options.merged_over(model_defaults) if options is not None else model_defaults
         existing: Sequence[ToolCallback] = ()
@@ -180,6 +200,7 @@ class ChatClient:
 
             tool_calling_advisor = ToolCallingAdvisor()
         self._tool_calling_advisor = tool_calling_advisor
+        self._options_cache: tuple[ChatOptions | None, ChatOptions] | None = None
 
     @classmethod
     def create(cls, model: ChatModel) -> ChatClient:

@@ -240,3 +240,18 @@ def test_a_user_tool_advisor_replaces_the_default_and_two_are_an_error() -> None
 def test_content_is_none_when_the_reply_has_no_text() -> None:
     model = ScriptedChatModel([AssistantMessage(None)])
     assert ChatClient.create(model).prompt("x").call().content() is None
+
+
+def test_requests_that_change_nothing_share_options_and_changes_never_leak(counters: Counters) -> None:
+    model = ScriptedChatModel(["1", "2", "3", "4"])
+    client = ChatClient.builder(model).default_options(ChatOptions(temperature=0.5)).default_tools(counters).build()
+    client.prompt("a").call().content()
+    client.prompt("b").options(ChatOptions(temperature=0.9)).tool_context(user="u1").call().content()
+    client.prompt("c").tools(lookup).call().content()
+    client.prompt("d").call().content()
+    first, changed, more_tools, again = (p.options for p in model.prompts)
+    assert isinstance(first, ToolCallingChatOptions) and isinstance(changed, ToolCallingChatOptions)
+    assert (first.temperature, first.tool_context) == (0.5, {})
+    assert (changed.temperature, changed.tool_context) == (0.9, {"user": "u1"})
+    assert isinstance(more_tools, ToolCallingChatOptions) and len(more_tools.tool_callbacks) == 3
+    assert again is first, "an unchanged request reuses the frozen options"
