@@ -70,13 +70,18 @@ class AnthropicChatModel(ChatModel):
         self._defaults = defaults
         self._sdk = client
         self._sdk_is_async = client is not None and inspect.iscoroutinefunction(getattr(client, "post", None))
-        self._http_client = http_client
-        self._async_http_client = async_http_client
-        self._timeout = timeout
-        self._retry = retry
-        self._transports: dict[tuple[str, tuple[str, ...]], ProviderHttp] = {}
         self._default_headers = _header_key(defaults)
-        self._http = self._transport_for(self._default_headers)
+        self._http = ProviderHttp(
+            provider=PROVIDER,
+            base_url=self._base_url,
+            headers=_version_headers(self._default_headers),
+            secret_headers={"x-api-key": self._secret},
+            error_details=error_details,
+            http_client=http_client,
+            async_http_client=async_http_client,
+            timeout=timeout,
+            retry=retry,
+        )
 
     def __repr__(self) -> str:
         via = f", client={type(self._sdk).__name__}" if self._sdk is not None else ""
@@ -87,33 +92,10 @@ class AnthropicChatModel(ChatModel):
         return self._defaults
 
     def close(self) -> None:
-        """Close the httpx2 clients this model created (injected clients are the caller's to close)."""
-        for transport in self._transports.values():
-            if self._http_client is None:
-                transport.close()
+        """Close the httpx2 client this model created (injected clients are the caller's to close)."""
+        self._http.close()
 
     # ------------------------------------------------------------------ plumbing
-
-    def _transport_for(self, key: tuple[str, tuple[str, ...]]) -> ProviderHttp:
-        transport = self._transports.get(key)
-        if transport is None:
-            version, betas = key
-            headers = {"anthropic-version": version}
-            if betas:
-                headers["anthropic-beta"] = ",".join(betas)
-            transport = ProviderHttp(
-                provider=PROVIDER,
-                base_url=self._base_url,
-                headers=headers,
-                secret_headers={"x-api-key": self._secret},
-                error_details=error_details,
-                http_client=self._http_client,
-                async_http_client=self._async_http_client,
-                timeout=self._timeout,
-                retry=self._retry,
-            )
-            self._transports[key] = transport
-        return transport
 
     def _options(self, prompt: Prompt) -> ChatOptions:
         """The prompt's options over this model's defaults (the client has usually merged already)."""
@@ -124,47 +106,47 @@ class AnthropicChatModel(ChatModel):
             return options  # nothing the defaults could add: skip re-validating a merged copy
         return options.merged_over(self._defaults)
 
-    def _prepare(self, prompt: Prompt, *, stream: bool) -> tuple[dict[str, Any], ChatOptions, ProviderHttp]:
+    def _prepare(self, prompt: Prompt, *, stream: bool) -> tuple[dict[str, Any], ChatOptions, dict[str, str] | None]:
+        """The body, the options, and the version/beta headers when this request's differ from the model's."""
         options = self._options(prompt)
         body = build_request(prompt, options, stream=stream)
         key = _header_key(options)
-        http = self._http if key == self._default_headers else self._transport_for(key)
-        return body, options, http
+        return body, options, None if key == self._default_headers else _version_headers(key)
 
     # ------------------------------------------------------------------ ChatModel
 
     def call(self, prompt: Prompt) -> ChatResponse:
-        body, options, http = self._prepare(prompt, stream=False)
+        body, options, extra = self._prepare(prompt, stream=False)
         if self._sdk is not None:
             data, headers = self._sdk_post(body, options)
         else:
-            data, headers = http.post_json(MESSAGES_PATH, body)
+            data, headers = self._http.post_json(MESSAGES_PATH, body, extra)
         return parse_response(data, headers)
 
     def stream(self, prompt: Prompt) -> Iterator[ChatResponse]:
-        body, options, http = self._prepare(prompt, stream=True)
+        body, options, extra = self._prepare(prompt, stream=True)
         if self._sdk is not None:
             yield from self._sdk_stream(body, options)
             return
-        with http.stream(MESSAGES_PATH, body) as response:
+        with self._http.stream(MESSAGES_PATH, body, extra) as response:
             parser = StreamParser(response.headers.get("request-id"))
             for event in iter_sse(response, provider=PROVIDER):
                 yield from parser.feed(event)
             _check_complete(parser)
 
     async def acall(self, prompt: Prompt) -> ChatResponse:
-        body, options, http = self._prepare(prompt, stream=False)
+        body, options, extra = self._prepare(prompt, stream=False)
         if self._sdk is not None:
             if self._sdk_is_async:
                 data, headers = await self._asdk_post(body, options)
             else:
                 data, headers = await asyncio.to_thread(self._sdk_post, body, options)
         else:
-            data, headers = await http.apost_json(MESSAGES_PATH, body)
+            data, headers = await self._http.apost_json(MESSAGES_PATH, body, extra)
         return parse_response(data, headers)
 
     async def astream(self, prompt: Prompt) -> AsyncIterator[ChatResponse]:
-        body, options, http = self._prepare(prompt, stream=True)
+        body, options, extra = self._prepare(prompt, stream=True)
         if self._sdk is not None:
             chunks = (
                 self._asdk_stream(body, options) if self._sdk_is_async else _in_thread(self._sdk_stream(body, options))
@@ -172,7 +154,7 @@ class AnthropicChatModel(ChatModel):
             async for chunk in chunks:
                 yield chunk
             return
-        async with http.astream(MESSAGES_PATH, body) as response:
+        async with self._http.astream(MESSAGES_PATH, body, extra) as response:
             parser = StreamParser(response.headers.get("request-id"))
             async for event in aiter_sse(response, provider=PROVIDER):
                 for chunk in parser.feed(event):
@@ -318,3 +300,11 @@ async def _in_thread(chunks: Iterator[ChatResponse]) -> AsyncIterator[ChatRespon
         close = getattr(chunks, "close", None)
         if close is not None:
             close()
+
+
+def _version_headers(key: tuple[str, tuple[str, ...]]) -> dict[str, str]:
+    version, betas = key
+    headers = {"anthropic-version": version}
+    if betas:
+        headers["anthropic-beta"] = ",".join(betas)
+    return headers
