@@ -37,6 +37,13 @@ class ChatModel(ABC):
         """Options this model applies under every request's own (e.g. its model name)."""
         return None
 
+    def options_for(self, prompt: Prompt) -> ChatOptions:
+        """The options to send: the prompt's over this model's defaults (free when the client merged)."""
+        defaults = self.default_options
+        if prompt.options is None:
+            return defaults if defaults is not None else ChatOptions()
+        return prompt.options.merged_over(defaults)
+
     @abstractmethod
     def call(self, prompt: Prompt) -> ChatResponse: ...
 

@@ -61,6 +61,8 @@ class ChatOptions(BaseModel):
         """
         if defaults is None:
             return self
+        if isinstance(self, type(defaults)) and defaults.model_fields_set <= self.model_fields_set:
+            return self  # every default is overridden here already (the client merged them): no copy
         target: type[ChatOptions] = type(self)
         if not isinstance(self, type(defaults)) and isinstance(defaults, type(self)):
             target = type(defaults)

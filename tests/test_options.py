@@ -53,3 +53,27 @@ def test_mutate_starts_from_the_set_fields() -> None:
 def test_tools_are_not_serialized() -> None:
     options = ToolCallingChatOptions(tool_context={"secret": object()}, model="m")
     assert options.model_dump() == ChatOptions(model="m").model_dump() | {"tool_choice": None}
+
+
+def test_merge_is_free_when_every_default_is_already_overridden() -> None:
+    defaults = ToolCallingChatOptions(model="m", temperature=0.2)
+    complete = ToolCallingChatOptions(model="x", temperature=0.5, max_tokens=9)
+    assert complete.merged_over(defaults) is complete
+    partial = ToolCallingChatOptions(temperature=0.5)
+    assert partial.merged_over(defaults) == ToolCallingChatOptions(model="m", temperature=0.5)
+
+
+def test_a_model_sends_the_prompts_options_over_its_defaults() -> None:
+    from chatclient import ChatModel, ChatResponse, Prompt
+
+    class WithDefaults(ChatModel):
+        @property
+        def default_options(self) -> ChatOptions:
+            return ChatOptions(model="base", temperature=1.0)
+
+        def call(self, prompt: Prompt) -> ChatResponse:
+            return ChatResponse.of("ok")
+
+    model = WithDefaults()
+    assert model.options_for(Prompt("hi")) == ChatOptions(model="base", temperature=1.0)
+    assert model.options_for(Prompt("hi", ChatOptions(temperature=0.1))) == ChatOptions(model="base", temperature=0.1)

@@ -97,18 +97,9 @@ class AnthropicChatModel(ChatModel):
 
     # ------------------------------------------------------------------ plumbing
 
-    def _options(self, prompt: Prompt) -> ChatOptions:
-        """The prompt's options over this model's defaults (the client has usually merged already)."""
-        options = prompt.options
-        if options is None:
-            return self._defaults
-        if self._defaults.model_fields_set <= options.model_fields_set:
-            return options  # nothing the defaults could add: skip re-validating a merged copy
-        return options.merged_over(self._defaults)
-
     def _prepare(self, prompt: Prompt, *, stream: bool) -> tuple[dict[str, Any], ChatOptions, dict[str, str] | None]:
         """The body, the options, and the version/beta headers when this request's differ from the model's."""
-        options = self._options(prompt)
+        options = self.options_for(prompt)
         body = build_request(prompt, options, stream=stream)
         key = _header_key(options)
         return body, options, None if key == self._default_headers else _version_headers(key)

@@ -120,7 +120,7 @@ class OllamaChatModel(ChatModel):
         self._http.close()
 
     def _body(self, prompt: Prompt, *, stream: bool) -> dict[str, Any]:
-        options = prompt.options.merged_over(self._defaults) if prompt.options is not None else self._defaults
+        options = self.options_for(prompt)
         return build_request(prompt, options, stream=stream)
 
     def call(self, prompt: Prompt) -> ChatResponse:

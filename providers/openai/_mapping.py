@@ -41,7 +41,6 @@ __all__ = [
     "PROVIDER",
     "StreamParser",
     "build_request",
-    "effective_options",
     "error_details",
     "finish_reason",
     "parse_response",
@@ -66,16 +65,6 @@ _NO_FINISH = GenerationMetadata()
 
 
 # ---------------------------------------------------------------------- request
-
-
-def effective_options(options: ChatOptions | None, defaults: ChatOptions) -> ChatOptions:
-    """``options`` over ``defaults``, without a merge when ``options`` already holds every default
-    (the ``ChatClient`` merged them in): the common path builds no new model."""
-    if options is None:
-        return defaults
-    if defaults.model_fields_set <= options.model_fields_set:
-        return options
-    return options.merged_over(defaults)
 
 
 def build_request(
@@ -136,9 +125,7 @@ def _messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
         if isinstance(message, AssistantMessage):
             wire.append(_assistant(message))
         elif isinstance(message, ToolResponseMessage):
-            wire.extend(
-                {"role": "tool", "tool_call_id": r.id, "content": r.response_data} for r in message.responses
-            )
+            wire.extend({"role": "tool", "tool_call_id": r.id, "content": r.response_data} for r in message.responses)
         else:
             wire.append({"role": message.role, "content": message.text})
     return wire

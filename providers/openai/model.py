@@ -22,7 +22,7 @@ from chatclient.responses import ChatResponse
 from providers._http import ProviderHttp, RetryPolicy, Secret, parse_json
 from providers._stream import aiter_sse, iter_sse
 
-from ._mapping import PROVIDER, StreamParser, build_request, effective_options, error_details, parse_response
+from ._mapping import PROVIDER, StreamParser, build_request, error_details, parse_response
 from .options import OpenAIChatOptions
 
 __all__ = ["DEFAULT_BASE_URL", "DEFAULT_MODEL", "OpenAIChatModel"]
@@ -133,7 +133,7 @@ class OpenAIChatModel(ChatModel):
     # ------------------------------------------------------------------ request
 
     def _body(self, prompt: Prompt, *, stream: bool) -> dict[str, Any]:
-        options = effective_options(prompt.options, self._defaults)
+        options = self.options_for(prompt)
         return build_request(prompt, options, stream=stream, openai_platform=self._openai_platform)
 
     def _open(self, body: dict[str, Any]) -> AbstractContextManager[httpx2.Response]:

@@ -12,7 +12,6 @@ import httpx2
 
 from chatclient.errors import ConfigurationError
 from chatclient.model import ChatModel
-from chatclient.options import ChatOptions
 from chatclient.prompt import Prompt
 from chatclient.responses import ChatResponse
 from providers._http import ProviderHttp, RetryPolicy, Secret
@@ -91,7 +90,7 @@ class OpenAIResponsesChatModel(ChatModel):
         self._http.close()
 
     def _body(self, prompt: Prompt, *, stream: bool) -> dict[str, Any]:
-        options: ChatOptions = self._options if prompt.options is None else prompt.options.merged_over(self._options)
+        options = self.options_for(prompt)
         return build_request(prompt, options, stream=stream)
 
     # ------------------------------------------------------------------ sync

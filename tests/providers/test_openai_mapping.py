@@ -32,7 +32,6 @@ from providers.openai import OpenAIChatOptions
 from providers.openai._mapping import (
     StreamParser,
     build_request,
-    effective_options,
     error_details,
     parse_response,
     strict_schema,
@@ -194,18 +193,6 @@ def test_output_schema_becomes_response_format() -> None:
 def test_extra_body_is_merged_last() -> None:
     sent = body(OpenAIChatOptions(model="m", temperature=1.0, extra_body={"temperature": 0.0, "think": False}))
     assert sent["temperature"] == 0.0 and sent["think"] is False
-
-
-def test_effective_options_merge_only_when_needed() -> None:
-    defaults = OpenAIChatOptions(model="m", seed=1)
-    already = OpenAIChatOptions(model="m", seed=1, temperature=0.5)
-    assert effective_options(already, defaults) is already, "the client merged the defaults in: no new model"
-    assert effective_options(None, defaults) is defaults
-    merged = effective_options(ChatOptions(temperature=0.5), defaults)
-    assert isinstance(merged, OpenAIChatOptions) and merged.seed == 1 and merged.temperature == 0.5
-
-
-# ---------------------------------------------------------------------- complete replies
 
 
 def reply(message: dict[str, Any], finish: str | None = "stop", **extra: Any) -> dict[str, Any]:
