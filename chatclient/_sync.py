@@ -43,15 +43,33 @@ def _thread_loop() -> asyncio.AbstractEventLoop:
     return loop
 
 
-def _portal() -> asyncio.AbstractEventLoop:
+def _start_portal(name: str) -> asyncio.AbstractEventLoop:
+    loop = asyncio.new_event_loop()
+
+    def run() -> None:
+        _local.on_portal = True
+        try:
+            loop.run_forever()
+        finally:
+            loop.close()
+
+    threading.Thread(target=run, name=name, daemon=True).start()
+    return loop
+
+
+def _portal() -> tuple[asyncio.AbstractEventLoop, bool]:
+    """The loop to run on from inside a running loop, and whether it is a temporary one.
+
+    Sync code running *on* a portal (an async tool that calls the sync API) gets a temporary portal
+    of its own: waiting on the shared one from its own thread would deadlock.
+    """
     global _portal_loop
+    if getattr(_local, "on_portal", False):
+        return _start_portal("chatclient-portal-nested"), True
     with _portal_lock:
         if _portal_loop is None or _portal_loop.is_closed():
-            loop = asyncio.new_event_loop()
-            thread = threading.Thread(target=loop.run_forever, name="chatclient-portal", daemon=True)
-            thread.start()
-            _portal_loop = loop
-        return _portal_loop
+            _portal_loop = _start_portal("chatclient-portal")
+        return _portal_loop, False
 
 
 def run_sync(factory: Callable[[], Awaitable[T]]) -> T:
@@ -61,7 +79,12 @@ def run_sync(factory: Callable[[], Awaitable[T]]) -> T:
     """
     if not in_running_loop():
         return _thread_loop().run_until_complete(_await(factory))
-    return asyncio.run_coroutine_threadsafe(_await(factory), _portal()).result()
+    loop, temporary = _portal()
+    try:
+        return asyncio.run_coroutine_threadsafe(_await(factory), loop).result()
+    finally:
+        if temporary:
+            loop.call_soon_threadsafe(loop.stop)
 
 
 async def _await(factory: Callable[[], Awaitable[T]]) -> T:
@@ -74,7 +97,7 @@ def iterate_sync(factory: Callable[[], AsyncIterator[T]]) -> Iterator[T]:
     The whole iteration stays on that one loop, which async generators require.
     """
     use_portal = in_running_loop()
-    loop = _portal() if use_portal else _thread_loop()
+    loop, temporary = _portal() if use_portal else (_thread_loop(), False)
 
     def step(make: Callable[[], Awaitable[U]]) -> U:
         if use_portal:
@@ -95,3 +118,5 @@ def iterate_sync(factory: Callable[[], AsyncIterator[T]]) -> Iterator[T]:
         aclose = getattr(iterator, "aclose", None)
         if aclose is not None:
             step(aclose)
+        if temporary:
+            loop.call_soon_threadsafe(loop.stop)

@@ -40,3 +40,25 @@ def test_iterate_sync_in_and_out_of_a_loop() -> None:
         return list(iterate_sync(numbers))
 
     assert asyncio.run(main()) == [0, 1, 2]
+
+
+def test_a_sync_call_made_from_code_running_on_the_portal_does_not_deadlock() -> None:
+    """An async tool, run on the portal because a notebook called the sync API, calls the sync API again."""
+
+    async def innermost() -> str:
+        await asyncio.sleep(0)
+        return threading.current_thread().name
+
+    async def outer() -> tuple[str, str, list[int]]:
+        here = threading.current_thread().name
+        nested = run_sync(innermost)  # sync API from code on the portal
+        items = list(iterate_sync(numbers))
+        return here, nested, items
+
+    async def notebook_cell() -> tuple[str, str, list[int]]:
+        return run_sync(outer)
+
+    here, nested, items = asyncio.run(notebook_cell())  # a deadlock would hang until pytest-timeout
+    assert here == "chatclient-portal"
+    assert nested == "chatclient-portal-nested"
+    assert items == [0, 1, 2]
