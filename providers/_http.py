@@ -77,6 +77,18 @@ class Secret:
         return bool(self._value)
 
 
+class _PreparedHeaders:
+    """Holds request headers that include revealed credentials, without ever showing them."""
+
+    __slots__ = ("headers",)
+
+    def __init__(self, headers: httpx2.Headers) -> None:
+        self.headers = headers
+
+    def __repr__(self) -> str:
+        return "_PreparedHeaders(***)"
+
+
 @dataclass(frozen=True)
 class RetryPolicy:
     """How failed requests are retried: exponential backoff, or what the provider asks for."""
@@ -232,14 +244,29 @@ class ProviderHttp:
         )
         self._timeout = timeout
         self.retry = retry or RetryPolicy()
+        self._prepared_headers: _PreparedHeaders | None = None
+        self._urls: dict[str, httpx2.URL] = {}
 
     def __repr__(self) -> str:
         return f"ProviderHttp(provider={self.provider!r}, base_url={self.base_url!r})"
 
     # ------------------------------------------------------------------ clients
 
-    def _request_headers(self) -> dict[str, str]:
-        return {**self._headers, **{k: v.reveal() for k, v in self._secret_headers.items() if v}}
+    def _request_headers(self) -> httpx2.Headers:
+        """The headers of every request, built once: httpx2 copies a ``Headers`` without re-parsing."""
+        prepared = self._prepared_headers
+        if prepared is None:
+            values = {"content-type": "application/json", **self._headers}
+            values.update((k, v.reveal()) for k, v in self._secret_headers.items() if v)
+            prepared = self._prepared_headers = _PreparedHeaders(httpx2.Headers(values))
+        return prepared.headers
+
+    def _url(self, path: str) -> httpx2.URL:
+        """The parsed URL of ``path``, parsed once per path."""
+        url = self._urls.get(path)
+        if url is None:
+            url = self._urls[path] = httpx2.URL(f"{self.base_url}{path}")
+        return url
 
     def client(self) -> httpx2.Client:
         if self._client is None:
@@ -340,11 +367,12 @@ class ProviderHttp:
         body: Any,
         headers: Mapping[str, str] | None,
     ) -> httpx2.Request:
+        request_headers = self._request_headers()
+        if headers:
+            request_headers = httpx2.Headers(request_headers)
+            request_headers.update(headers)
         return client.build_request(
-            "POST",
-            f"{self.base_url}{path}",
-            content=pydantic_core.to_json(body),
-            headers={"content-type": "application/json", **self._request_headers(), **(headers or {})},
+            "POST", self._url(path), content=pydantic_core.to_json(body), headers=request_headers
         )
 
     def _check(self, response: httpx2.Response, body: bytes) -> None:
