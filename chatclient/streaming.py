@@ -1,11 +1,13 @@
-"""Assembling a streamed reply from its chunks."""
+"""Assembling a streamed reply: the one place stream events become a ``ChatResponse``."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from pydantic import JsonValue
 
+from .events import ModelEvent, ReasoningDelta, TextDelta, ToolCallDelta, ToolCallStarted
 from .messages import AssistantMessage, ToolCall
 from .responses import (
     ChatResponse,
@@ -16,7 +18,7 @@ from .responses import (
     Usage,
 )
 
-__all__ = ["ChatResponseAccumulator"]
+__all__ = ["ChatResponseAccumulator", "delta_events"]
 
 
 @dataclass
@@ -38,14 +40,15 @@ class _GenerationParts:
 
 
 class ChatResponseAccumulator:
-    """Joins stream chunks into the ``ChatResponse`` the same reply would have been in one call.
+    """Joins a stream's events into the ``ChatResponse`` the same reply would have been in one call.
 
     Text deltas concatenate; tool-call fragments join by ``id`` (arguments concatenate, the first
     non-empty name and type win, first-seen order is kept); the last finish reason and the last
-    usage win; ids, model and metadata merge with later values winning.
+    usage win; ids, model and metadata merge with later values winning. Reasoning deltas are for
+    display: what a provider must get back is in the message metadata its chunks carry.
     """
 
-    __slots__ = ("_extra", "_generations", "_id", "_model", "_usage", "chunks")
+    __slots__ = ("_extra", "_generations", "_id", "_model", "_usage", "events")
 
     def __init__(self) -> None:
         self._generations: list[_GenerationParts] = []
@@ -53,10 +56,36 @@ class ChatResponseAccumulator:
         self._model: str | None = None
         self._usage: Usage | None = None
         self._extra: dict[str, JsonValue] = {}
-        self.chunks = 0
+        self.events = 0
+        """How many events (or chunks) were added."""
 
-    def add(self, chunk: ChatResponse) -> None:
-        self.chunks += 1
+    @property
+    def chunks(self) -> int:
+        return self.events
+
+    def _parts(self, index: int) -> _GenerationParts:
+        generations = self._generations
+        while len(generations) <= index:
+            generations.append(_GenerationParts())
+        return generations[index]
+
+    def add(self, event: ModelEvent) -> None:
+        """Fold one event: a delta, or a ``ChatResponse`` chunk."""
+        self.events += 1
+        if isinstance(event, TextDelta):
+            parts = self._parts(event.index)
+            parts.saw_text = True
+            parts.text.append(event.text)
+        elif isinstance(event, ToolCallDelta):
+            self._add_fragment(self._parts(event.index), event.id, "", "", event.arguments)
+        elif isinstance(event, ToolCallStarted):
+            self._add_fragment(self._parts(event.index), event.id, event.type, event.name, "")
+        elif isinstance(event, ReasoningDelta):
+            self._parts(event.index)
+        else:
+            self._add_chunk(event)
+
+    def _add_chunk(self, chunk: ChatResponse) -> None:
         meta = chunk.metadata
         if meta.id is not None:
             self._id = meta.id
@@ -67,27 +96,27 @@ class ChatResponseAccumulator:
         if meta.extra:
             self._extra.update(meta.extra)
         for index, generation in enumerate(chunk.generations):
-            while len(self._generations) <= index:
-                self._generations.append(_GenerationParts())
-            self._add_generation(self._generations[index], generation)
+            self._add_generation(self._parts(index), generation)
 
     @staticmethod
-    def _add_generation(parts: _GenerationParts, generation: Generation) -> None:
+    def _add_fragment(parts: _GenerationParts, call_id: str, type_: str, name: str, arguments: str) -> None:
+        call = parts.tool_calls.get(call_id)
+        if call is None:
+            parts.tool_calls[call_id] = _ToolCallParts(call_id, type_ or "function", name, [arguments])
+            return
+        call.arguments.append(arguments)
+        if not call.name:
+            call.name = name
+
+    @classmethod
+    def _add_generation(cls, parts: _GenerationParts, generation: Generation) -> None:
         output = generation.output
         if output.text is not None:
             parts.saw_text = True
             if output.text:
                 parts.text.append(output.text)
         for fragment in output.tool_calls:
-            call = parts.tool_calls.get(fragment.id)
-            if call is None:
-                parts.tool_calls[fragment.id] = _ToolCallParts(
-                    fragment.id, fragment.type, fragment.name, [fragment.arguments]
-                )
-            else:
-                call.arguments.append(fragment.arguments)
-                if not call.name:
-                    call.name = fragment.name
+            cls._add_fragment(parts, fragment.id, fragment.type, fragment.name, fragment.arguments)
         if output.metadata:
             parts.message_metadata.update(output.metadata)
         gen_meta = generation.metadata
@@ -112,3 +141,19 @@ class ChatResponseAccumulator:
             generations,
             ChatResponseMetadata(id=self._id, model=self._model, usage=self._usage, extra=self._extra),
         )
+
+
+def delta_events(chunk: ChatResponse) -> Iterator[TextDelta | ToolCallStarted | ToolCallDelta]:
+    """The deltas a ``ChatResponse`` chunk holds, for passing on to a stream's consumer.
+
+    A fragment that names its tool is the call's start; later fragments are argument deltas.
+    """
+    for index, generation in enumerate(chunk.generations):
+        output = generation.output
+        if output.text:
+            yield TextDelta(output.text, index)
+        for fragment in output.tool_calls:
+            if fragment.name:
+                yield ToolCallStarted(fragment.id, fragment.name, index, fragment.type)
+            if fragment.arguments:
+                yield ToolCallDelta(fragment.id, fragment.arguments, index)

@@ -1,0 +1,178 @@
+"""Typed stream events: what a streamed turn is made of, from the model's deltas to the final response.
+
+One pipeline carries them:
+
+- a provider's ``ChatModel.stream()`` yields :data:`ModelEvent` values: deltas (:class:`TextDelta`,
+  :class:`ReasoningDelta`, :class:`ToolCallStarted`, :class:`ToolCallDelta`) and ``ChatResponse``
+  chunks for everything else (ids, usage, finish reasons, message metadata such as thinking
+  signatures). A minimal provider may yield only ``ChatResponse`` chunks, or one whole reply;
+- the model call at the bottom of the chain folds them with the one
+  :class:`~chatclient.streaming.ChatResponseAccumulator` and ends the stream with
+  :class:`TurnFinished`, holding the assembled response;
+- advisors and the tool loop pass events on and never re-assemble: the tool loop adds
+  :class:`ToolCallReady`, :class:`ToolResultReady`, :class:`RoundFinished` and :class:`TurnPaused`,
+  and ends the turn with its own :class:`TurnFinished`.
+
+So every stream through the chain ends with exactly one :class:`TurnFinished`, and its response is
+the one ``call()`` would have returned. (For an advisor *inside* the tool loop, the "turn" it sees
+is one model round.)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Union
+
+from .messages import ToolCall, ToolResponse
+from .responses import ChatResponse, FinishReason, Usage
+
+if TYPE_CHECKING:
+    from .advisor import ChatClientResponse
+    from .tools.confirmation import PendingToolCalls
+
+__all__ = [
+    "ModelEvent",
+    "ReasoningDelta",
+    "RoundFinished",
+    "StreamEvent",
+    "TextDelta",
+    "ToolCallDelta",
+    "ToolCallReady",
+    "ToolCallStarted",
+    "ToolResultReady",
+    "TurnFinished",
+    "TurnPaused",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    """A piece of the reply's text, as it arrives. ``index`` is the generation (0 for most replies)."""
+
+    text: str
+    index: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ReasoningDelta:
+    """A piece of the model's visible reasoning (thinking), for display.
+
+    What must be sent back to the provider (signed thinking blocks, encrypted reasoning items) is
+    kept in the reply's message metadata, not rebuilt from these deltas.
+    """
+
+    text: str
+    index: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallStarted:
+    """The model began a tool call: its id and name are known, its arguments are still coming."""
+
+    id: str
+    name: str
+    index: int = 0
+    type: str = "function"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallDelta:
+    """A fragment of a started call's JSON arguments; fragments of one ``id`` concatenate."""
+
+    id: str
+    arguments: str
+    index: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallReady:
+    """A tool call of a finished round, with its complete arguments, before anything runs."""
+
+    call: ToolCall
+    round: int
+
+    @property
+    def id(self) -> str:
+        return self.call.id
+
+    @property
+    def name(self) -> str:
+        return self.call.name
+
+    @property
+    def arguments(self) -> str:
+        return self.call.arguments
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResultReady:
+    """One tool call's result, as the model will see it (an error flagged as such)."""
+
+    response: ToolResponse
+    round: int
+
+    @property
+    def id(self) -> str:
+        return self.response.id
+
+    @property
+    def name(self) -> str:
+        return self.response.name
+
+    @property
+    def result(self) -> str:
+        return self.response.response_data
+
+    @property
+    def is_error(self) -> bool:
+        return self.response.is_error
+
+
+@dataclass(frozen=True, slots=True)
+class RoundFinished:
+    """A model round of the tool loop ended; ``response`` is that round's reply, assembled."""
+
+    round: int
+    response: ChatClientResponse
+
+    @property
+    def usage(self) -> Usage:
+        chat = self.response.chat_response
+        return chat.usage if chat is not None else Usage()
+
+    @property
+    def finish_reason(self) -> FinishReason | None:
+        chat = self.response.chat_response
+        result = chat.result if chat is not None else None
+        return result.finish_reason if result is not None else None
+
+
+@dataclass(frozen=True, slots=True)
+class TurnPaused:
+    """The turn paused for a person's decision; nothing of the paused reply has run."""
+
+    pending: PendingToolCalls
+
+
+@dataclass(frozen=True, slots=True)
+class TurnFinished:
+    """The last event of every stream through the chain: the final response, as ``call()`` gives it."""
+
+    response: ChatClientResponse
+
+
+ModelEvent = Union[TextDelta, ReasoningDelta, ToolCallStarted, ToolCallDelta, ChatResponse]  # noqa: UP007
+"""What a ``ChatModel.stream()`` yields: deltas, and ``ChatResponse`` chunks for everything else."""
+
+StreamEvent = Union[  # noqa: UP007
+    TextDelta,
+    ReasoningDelta,
+    ToolCallStarted,
+    ToolCallDelta,
+    ToolCallReady,
+    ToolResultReady,
+    RoundFinished,
+    TurnPaused,
+    TurnFinished,
+]
+"""What a stream through the advisor chain yields; it always ends with one :class:`TurnFinished`."""
