@@ -16,10 +16,13 @@ from .advisor import (
     StreamNext,
 )
 from .errors import AdvisorChainError
-from .messages import Message, UserMessage
+from .events import ModelEvent, ToolCallDelta, ToolCallStarted
+from .messages import AssistantMessage, Message, UserMessage
 from .model import ChatModel
 from .options import ChatOptions
 from .prompt import Prompt
+from .responses import ChatResponse, Generation
+from .streaming import ChatResponseAccumulator
 
 __all__ = ["compose_acall", "compose_astream", "compose_call", "compose_stream"]
 
@@ -106,7 +109,7 @@ def compose_stream(advisors: Sequence[Advisor], model: ChatModel) -> StreamNext:
     def terminal(request: ChatClientRequest) -> Iterator[ChatClientResponse]:
         context = request.context
         for chunk in model.stream(model_prompt(request, model)):
-            yield ChatClientResponse(chunk, context)
+            yield ChatClientResponse(_as_chunk(chunk), context)
 
     handler: StreamNext = terminal
     for advisor in reversed(advisors):
@@ -126,7 +129,7 @@ def compose_astream(advisors: Sequence[Advisor], model: ChatModel) -> AsyncStrea
     async def terminal(request: ChatClientRequest) -> AsyncIterator[ChatClientResponse]:
         context = request.context
         async for chunk in model.astream(model_prompt(request, model)):
-            yield ChatClientResponse(chunk, context)
+            yield ChatClientResponse(_as_chunk(chunk), context)
 
     handler: AsyncStreamNext = terminal
     for advisor in reversed(advisors):
@@ -140,3 +143,17 @@ def _bind_astream(method: Any, inner: AsyncStreamNext) -> AsyncStreamNext:
         return chunks
 
     return handler
+
+
+def _as_chunk(event: ModelEvent) -> ChatResponse:
+    """Interim: the chunk form of a model event (until the chain streams events)."""
+    if isinstance(event, ChatResponse):
+        return event
+    accumulator = ChatResponseAccumulator()
+    accumulator.add(event)
+    built = accumulator.build()
+    if isinstance(event, ToolCallDelta | ToolCallStarted):
+        call = built.generations[-1].output.tool_calls[0]
+        message = AssistantMessage(None, tool_calls=(call,))
+        return ChatResponse([Generation(AssistantMessage(None))] * event.index + [Generation(message)])
+    return ChatResponse([Generation(AssistantMessage(None))] * event.index + [built.generations[-1]])

@@ -10,6 +10,7 @@ import asyncio
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Iterator
 
+from .events import ModelEvent
 from .options import ChatOptions
 from .prompt import Prompt
 from .responses import ChatResponse
@@ -24,9 +25,13 @@ class ChatModel(ABC):
     The defaults keep a minimal provider usable everywhere: ``stream`` yields the whole reply as
     one chunk, ``acall`` runs ``call`` in a worker thread, ``astream`` yields ``acall``'s reply.
 
-    Streaming contract: each chunk is a ``ChatResponse`` whose generation text is a delta; tool
-    calls are fragments keyed by ``ToolCall.id`` whose ``arguments`` concatenate; ``usage``, when
-    present on a chunk, is the total so far for this reply (the last one wins).
+    Streaming contract: ``stream``/``astream`` yield :data:`~chatclient.events.ModelEvent` values:
+    ``TextDelta``, ``ReasoningDelta``, ``ToolCallStarted`` (id and name) and ``ToolCallDelta``
+    (argument fragments keyed by the call id) as they arrive, and ``ChatResponse`` chunks for the
+    rest: response id and model, finish reasons, message metadata (thinking blocks, reasoning
+    items, refusals) and ``usage``, which is the total so far for this reply (the last one wins).
+    A ``ChatResponse`` chunk may also hold text deltas and tool-call fragments, so a minimal
+    provider can yield chunks only, or its whole reply as one chunk.
     """
 
     supports_output_schema: bool = False
@@ -47,11 +52,11 @@ class ChatModel(ABC):
     @abstractmethod
     def call(self, prompt: Prompt) -> ChatResponse: ...
 
-    def stream(self, prompt: Prompt) -> Iterator[ChatResponse]:
+    def stream(self, prompt: Prompt) -> Iterator[ModelEvent]:
         yield self.call(prompt)
 
     async def acall(self, prompt: Prompt) -> ChatResponse:
         return await asyncio.to_thread(self.call, prompt)
 
-    async def astream(self, prompt: Prompt) -> AsyncIterator[ChatResponse]:
+    async def astream(self, prompt: Prompt) -> AsyncIterator[ModelEvent]:
         yield await self.acall(prompt)
