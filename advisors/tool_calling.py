@@ -1,20 +1,31 @@
 """The tool loop as one advisor: model → tool calls → tools → next round, for every provider.
 
 The loop is written once, as a generator *flow* (like httpx's ``Auth.auth_flow``): it yields what
-it needs done, a model round or a batch of tool calls, and receives the result. Four small
-drivers run it for call, stream, acall and astream, so the four modes cannot drift apart.
+it needs done — a model round, a batch of tool calls, an awaitable from an async hook, a stream
+event to pass on — and receives the result. Four small drivers run it for call, stream, acall and
+astream, so the four modes cannot drift apart: the final response is the flow's return value in
+every mode.
 
-Subclasses customise the loop through the hooks (``do_initialize_loop``, ``do_before_call``,
-``do_after_call``, ``do_finalize_loop``, ``do_get_next_instructions``); each receives the
-:class:`LoopState` of the running turn.
+Extensions customise the loop through the hooks of :class:`ToolLoopExtension`
+(``do_initialize_loop``, ``do_before_call``, ``do_after_call``, ``do_get_next_instructions``,
+``do_finalize_loop``); each receives the :class:`LoopState` of the running turn and may be sync or
+async. A subclass of :class:`ToolCallingAdvisor` overrides the same hooks; it is the first
+extension. Before-hooks (initialize, before_call) run in order — the advisor's own, then the
+extensions as given — and after-hooks (after_call, finalize) in reverse, so each extension wraps the
+ones after it; ``do_get_next_instructions`` hooks are chained in order, each seeing the messages the
+previous one chose. The hooks run on resume too, so a resumed reply's calls run against the tool set
+its round had.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Generator, Iterator, Sequence
-from dataclasses import dataclass, field
+import inspect
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Iterator, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar, Union
 
+from chatclient._sync import run_sync
 from chatclient.advisor import (
     AdvisorOrder,
     AsyncCallNext,
@@ -26,11 +37,20 @@ from chatclient.advisor import (
     StreamNext,
     ToolAdvisor,
 )
-from chatclient.messages import AssistantMessage, Message
+from chatclient.errors import AdvisorChainError, ToolCallDecisionError
+from chatclient.events import (
+    RoundFinished,
+    StreamEvent,
+    ToolCallReady,
+    ToolResultReady,
+    TurnFinished,
+    TurnPaused,
+)
+from chatclient.messages import AssistantMessage, Message, UserMessage
+from chatclient.observation import NO_OBSERVERS, Observers
 from chatclient.options import ToolCallingChatOptions
 from chatclient.prompt import Prompt
 from chatclient.responses import ChatResponse, FinishReason, Generation, GenerationMetadata, Usage
-from chatclient.streaming import ChatResponseAccumulator
 from chatclient.tools import ToolCallingManager, ToolExecutionResult
 from chatclient.tools.confirmation import (
     AWAITING_IDS_METADATA_KEY,
@@ -39,8 +59,10 @@ from chatclient.tools.confirmation import (
     ToolCallConfirmationRequired,
     ToolCallDecisions,
 )
+from chatclient.tools.pending import NonceLedger, default_nonce_ledger, redeem
+from chatclient.turn import Turn
 
-__all__ = ["LoopState", "ToolCallingAdvisor"]
+__all__ = ["LoopState", "ToolCallingAdvisor", "ToolLoopExtension"]
 
 T = TypeVar("T")
 
@@ -51,63 +73,161 @@ class LoopState:
 
     streaming: bool
     """True for ``stream()``/``astream()``."""
+    turn_id: str = ""
+    """The turn's id: new for each turn, kept across a pause and its resume."""
     round: int = 0
-    """The current model round, from 1; 0 during ``do_initialize_loop``."""
+    """The current model round, from 1; 0 during ``do_initialize_loop``. A resumed turn goes on
+    counting from the round it paused in."""
     history: tuple[Message, ...] = ()
-    """The full turn so far: the request's messages plus every tool-call message and tool result."""
+    """The whole conversation so far: the messages before the turn, then the turn's own."""
+    turn_start: int = 0
+    """Index in ``history`` of the turn's first message (its user message)."""
     initial_length: int = 0
     usage: Usage = field(default_factory=Usage)
-    """Usage summed over the rounds so far."""
+    """Usage summed over the rounds so far (those before a pause included)."""
     saw_usage: bool = False
     last_result: ToolExecutionResult | None = None
     limit_exceeded: str | None = None
     """Set when a tool-call limit was hit: the next round is the last one, without tools."""
     pending: PendingToolCalls | None = None
     """Set when the turn paused for confirmation: nothing of the paused reply has run."""
+    observers: Observers = NO_OBSERVERS
     notes: dict[str, Any] = field(default_factory=dict)
 
     @property
+    def turn_messages(self) -> tuple[Message, ...]:
+        """The turn so far: its user message, tool-call messages and tool results."""
+        return self.history[self.turn_start :]
+
+    @property
     def added_messages(self) -> tuple[Message, ...]:
-        """Messages this turn added to the request's: tool-call messages and tool results."""
+        """Messages this run of the loop added to its request's."""
         return self.history[self.initial_length :]
 
 
+class ToolLoopExtension:
+    """Hooks around the tool loop, each the identity by default; override the ones you need.
+
+    Any hook may be ``async def`` (or return an awaitable): the sync drivers run it to completion,
+    the async drivers await it. Register extensions with ``ToolCallingAdvisor(extensions=[...])``,
+    the client builder's ``tool_loop_extensions(...)`` or a request's ``tool_loop_extensions(...)``.
+    """
+
+    def do_initialize_loop(self, request: ChatClientRequest, state: LoopState) -> Any:
+        """Once, before the first round (and before a resume runs the decided calls)."""
+        return request
+
+    def do_before_call(self, request: ChatClientRequest, state: LoopState) -> Any:
+        """Before each round; the request returned is sent, and its tools run that round's calls.
+
+        Return a request with other ``tool_callbacks`` to change the tools offered this round.
+        """
+        return request
+
+    def do_after_call(self, response: ChatClientResponse, state: LoopState) -> Any:
+        """After each round's reply (assembled when streaming), before the loop decides whether it
+        is a tool call, so an extension may alter or strip tool calls."""
+        return response
+
+    def do_get_next_instructions(
+        self, request: ChatClientRequest, result: ToolExecutionResult, state: LoopState
+    ) -> Any:
+        """The messages the next round sends; by default the whole conversation so far."""
+        return result.conversation_history
+
+    def do_finalize_loop(self, response: ChatClientResponse, state: LoopState) -> Any:
+        """Once, after the last round."""
+        return response
+
+
+_HookList = tuple[Callable[..., Any], ...]
+
+
 @dataclass(frozen=True)
+class _Hooks:
+    initialize: _HookList
+    before_call: _HookList
+    after_call: _HookList
+    next_instructions: _HookList
+    finalize: _HookList
+
+
+def _overridden(parties: Sequence[ToolLoopExtension], name: str) -> _HookList:
+    """The bound hooks of ``parties`` that do something (identity hooks are skipped: they are free)."""
+    base = getattr(ToolLoopExtension, name)
+    return tuple(getattr(p, name) for p in parties if getattr(type(p), name, base) is not base)
+
+
+def _hooks_of(parties: Sequence[ToolLoopExtension]) -> _Hooks:
+    return _Hooks(
+        initialize=_overridden(parties, "do_initialize_loop"),
+        before_call=_overridden(parties, "do_before_call"),
+        after_call=_overridden(parties, "do_after_call")[::-1],
+        next_instructions=_overridden(parties, "do_get_next_instructions"),
+        finalize=_overridden(parties, "do_finalize_loop")[::-1],
+    )
+
+
+@dataclass(frozen=True, slots=True)
 class _ModelRound:
     request: ChatClientRequest
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _RunTools:
     prompt: Prompt
     response: ChatResponse
     decisions: ToolCallDecisions | None = None
 
 
-_Step = Union[_ModelRound, _RunTools]  # noqa: UP007
+@dataclass(frozen=True, slots=True)
+class _Await:
+    awaitable: Awaitable[Any]
+
+
+@dataclass(frozen=True, slots=True)
+class _Emit:
+    event: StreamEvent
+
+
+_Step = Union[_ModelRound, _RunTools, _Await, _Emit]  # noqa: UP007
 _Flow = Generator[_Step, Any, ChatClientResponse]
 
 
-class ToolCallingAdvisor(ToolAdvisor):
+def _apply(hooks: _HookList, value: T, state: LoopState) -> Generator[_Step, Any, T]:
+    for hook in hooks:
+        value = hook(value, state)
+        if inspect.isawaitable(value):
+            value = yield _Await(value)
+    return value
+
+
+class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
     """Runs the tool loop. Auto-registered once per chain; add your own instance (or a subclass) to
     the chain to replace it.
 
     Advisors with a lower order (memory) see one call per turn; advisors with a higher order sit
-    inside the loop and see every round.
+    inside the loop and see every round. ``nonce_ledger`` redeems each resumed pending state once
+    (default: the process-wide in-memory ledger).
     """
 
     def __init__(
         self,
         tool_calling_manager: ToolCallingManager | None = None,
         *,
+        extensions: Sequence[ToolLoopExtension] = (),
+        nonce_ledger: NonceLedger | None = None,
         order: int = AdvisorOrder.TOOL_CALLING,
         name: str = "ToolCallingAdvisor",
     ) -> None:
         if not AdvisorOrder.HIGHEST < order < AdvisorOrder.LOWEST:
             raise ValueError("the tool loop's order must lie strictly between HIGHEST and LOWEST")
         self.tool_calling_manager = tool_calling_manager or ToolCallingManager.builder().build()
+        self.extensions = tuple(extensions)
+        self.nonce_ledger = nonce_ledger or default_nonce_ledger()
         self._order = order
         self._name = name
+        self._hooks = _hooks_of((self, *self.extensions))
 
     @property
     def name(self) -> str:
@@ -117,90 +237,129 @@ class ToolCallingAdvisor(ToolAdvisor):
     def order(self) -> int:
         return self._order
 
-    # ------------------------------------------------------------------ hooks (identity by default)
-
-    def do_initialize_loop(self, request: ChatClientRequest, state: LoopState) -> ChatClientRequest:
-        """Once, before the first round."""
-        return request
-
-    def do_before_call(self, request: ChatClientRequest, state: LoopState) -> ChatClientRequest:
-        """Before each round; the request returned is sent, and its tools run that round's calls."""
-        return request
-
-    def do_after_call(self, response: ChatClientResponse, state: LoopState) -> ChatClientResponse:
-        """After each round's reply (aggregated when streaming), before the loop decides whether it
-        is a tool call, so a subclass may alter or strip tool calls."""
-        return response
-
-    def do_get_next_instructions(
-        self, request: ChatClientRequest, result: ToolExecutionResult, state: LoopState
-    ) -> Sequence[Message]:
-        """The messages the next round sends; by default the whole turn so far."""
-        return result.conversation_history
-
-    def do_finalize_loop(self, response: ChatClientResponse, state: LoopState) -> ChatClientResponse:
-        """Once, after the last round."""
-        return response
-
     # ------------------------------------------------------------------ the loop, written once
 
-    def _flow(self, request: ChatClientRequest, state: LoopState) -> _Flow:
-        request = self.do_initialize_loop(request, state)
+    def _start(self, request: ChatClientRequest, streaming: bool) -> _Flow:
+        context = request.context
+        extra = context.get(ContextKeys.TOOL_LOOP_EXTENSIONS)
+        hooks = _hooks_of((self, *self.extensions, *extra)) if extra else self._hooks
+        state = LoopState(streaming=streaming, observers=context.get(ContextKeys.OBSERVERS) or NO_OBSERVERS)
+        return self._flow(request, state, hooks)
+
+    def _flow(self, request: ChatClientRequest, state: LoopState, hooks: _Hooks) -> _Flow:
+        request = yield from _apply(hooks.initialize, request, state)
         resume = request.context.get(ContextKeys.RESUME)
         if resume is not None:
-            return (yield from self._resume(request, state, *resume))
-        state.history = request.prompt.messages
-        state.initial_length = len(state.history)
-        return (yield from self._rounds(request, state, state.history))
+            return (yield from self._resume(request, state, hooks, *resume))
+        messages = request.prompt.messages
+        state.history = messages
+        state.initial_length = len(messages)
+        state.turn_start = _turn_start(messages)
+        state.turn_id = request.context.get(ContextKeys.TURN_ID) or _new_turn_id()
+        return (yield from self._rounds(request, state, hooks, messages))
 
     def _resume(
-        self, request: ChatClientRequest, state: LoopState, pending: PendingToolCalls, decisions: ToolCallDecisions
+        self,
+        request: ChatClientRequest,
+        state: LoopState,
+        hooks: _Hooks,
+        pending: PendingToolCalls,
+        decisions: ToolCallDecisions,
     ) -> _Flow:
-        """Run the decided calls of a paused reply first, then go on as after any tool round."""
+        """Run the decided calls of a paused reply — against the tools its round had — then go on
+        as after any tool round. The state is redeemed first, so it runs once."""
         pending.verify()
+        redeem(pending, self.nonce_ledger)
+        state.turn_id = pending.turn_id or _new_turn_id()
+        state.turn_start = pending.turn_start
+        state.round = pending.round
+        if pending.usage is not None:
+            state.usage, state.saw_usage = pending.usage, True
         state.history = pending.history_before_reply()
         state.initial_length = len(state.history)
+        observers = state.observers
+        if observers:
+            observers.turn_resumed(pending)
+            for call in pending.calls:
+                decision = decisions.get(call.id)
+                if decision is not None:
+                    observers.decision_made(call, decision)
+        paused_round = request.with_prompt(request.prompt.with_messages(state.history))
+        round_request = yield from _apply(hooks.before_call, paused_round, state)
         paused = pending.paused_response()
-        result: ToolExecutionResult = yield _RunTools(Prompt(state.history, request.prompt.options), paused, decisions)
+        try:
+            result: ToolExecutionResult = yield _RunTools(
+                round_request.prompt.with_messages(state.history), paused, decisions
+            )
+        except ToolCallDecisionError:
+            self.nonce_ledger.release(pending.nonce)  # nothing ran: the state may be resumed again
+            raise
+        yield from self._emit_results(result, state)
         response = ChatClientResponse(paused, request.context)
-        next_messages = self._after_tools(request, response, result, state)
+        next_messages = yield from self._after_tools(round_request, result, state, hooks)
         if next_messages is None:
-            return self.do_finalize_loop(self._stamp(self._direct(response, result), state), state)
+            response = self._direct(response, result)
+            return (yield from _apply(hooks.finalize, self._stamp(response, state, None), state))
         if state.limit_exceeded is not None:
             request = _without_tools(request)
-        return (yield from self._rounds(request, state, next_messages))
+        return (yield from self._rounds(request, state, hooks, next_messages))
 
-    def _rounds(self, request: ChatClientRequest, state: LoopState, messages: Sequence[Message]) -> _Flow:
+    def _rounds(
+        self, request: ChatClientRequest, state: LoopState, hooks: _Hooks, messages: Sequence[Message]
+    ) -> _Flow:
         while True:
             state.round += 1
-            round_request = self.do_before_call(request.with_prompt(request.prompt.with_messages(messages)), state)
-            response = self.do_after_call((yield _ModelRound(round_request)), state)
+            round_request = request.with_prompt(request.prompt.with_messages(messages))
+            round_request = yield from _apply(hooks.before_call, round_request, state)
+            response: ChatClientResponse = yield _ModelRound(round_request)
+            response = yield from _apply(hooks.after_call, response, state)
             chat = response.chat_response
             if chat is not None and chat.metadata.usage is not None:
                 state.usage += chat.metadata.usage
                 state.saw_usage = True
+            if state.streaming:
+                yield _Emit(RoundFinished(state.round, response))
             if chat is None or not chat.has_tool_calls:
+                answer = chat.result.output if chat is not None and chat.result is not None else None
                 break
             if state.limit_exceeded is not None:
                 response = self._end_at_limit(response, chat, state)
+                answer = _first_output(response)
                 break
+            if state.streaming:
+                for call in chat.tool_calls:
+                    yield _Emit(ToolCallReady(call, state.round))
             try:
-                result: ToolExecutionResult = yield _RunTools(Prompt(state.history, round_request.prompt.options), chat)
+                result: ToolExecutionResult = yield _RunTools(
+                    round_request.prompt.with_messages(state.history), chat
+                )
             except ToolCallConfirmationRequired as pause:
                 response = self._paused(response, pause, state)
+                answer = state.pending.reply if state.pending is not None else None
+                if state.streaming and state.pending is not None:
+                    yield _Emit(TurnPaused(state.pending))
                 break
-            next_messages = self._after_tools(round_request, response, result, state)
+            yield from self._emit_results(result, state)
+            next_messages = yield from self._after_tools(round_request, result, state, hooks)
             if next_messages is None:
                 response = self._direct(response, result)
+                answer = None  # the tool results are the answer; no assistant message is made up
                 break
             messages = next_messages
             if state.limit_exceeded is not None:
                 request = _without_tools(request)
-        return self.do_finalize_loop(self._stamp(response, state), state)
+        return (yield from _apply(hooks.finalize, self._stamp(response, state, answer), state))
 
+    @staticmethod
+    def _emit_results(result: ToolExecutionResult, state: LoopState) -> Generator[_Step, Any, None]:
+        if state.streaming:
+            for tool_response in result.tool_responses:
+                yield _Emit(ToolResultReady(tool_response, state.round))
+
+    @staticmethod
     def _after_tools(
-        self, request: ChatClientRequest, response: ChatClientResponse, result: ToolExecutionResult, state: LoopState
-    ) -> Sequence[Message] | None:
+        request: ChatClientRequest, result: ToolExecutionResult, state: LoopState, hooks: _Hooks
+    ) -> Generator[_Step, Any, Sequence[Message] | None]:
         """Record a tool round; the next round's messages, or ``None`` when the results are the answer."""
         state.history = result.conversation_history
         state.last_result = result
@@ -208,7 +367,13 @@ class ToolCallingAdvisor(ToolAdvisor):
             return None
         if result.limit_exceeded is not None:
             state.limit_exceeded = result.limit_exceeded
-        return self.do_get_next_instructions(request, result, state)
+        messages: Sequence[Message] = result.conversation_history
+        for hook in hooks.next_instructions:
+            chosen = hook(request, replace(result, conversation_history=tuple(messages)), state)
+            if inspect.isawaitable(chosen):
+                chosen = yield _Await(chosen)
+            messages = chosen
+        return messages
 
     @staticmethod
     def _direct(response: ChatClientResponse, result: ToolExecutionResult) -> ChatClientResponse:
@@ -220,16 +385,28 @@ class ToolCallingAdvisor(ToolAdvisor):
     def _paused(
         response: ChatClientResponse, pause: ToolCallConfirmationRequired, state: LoopState
     ) -> ChatClientResponse:
-        """End the turn normally, the pending state in the response metadata and context."""
-        state.pending = pause.pending
+        """End the turn normally, the pending state (placed in its turn) in the metadata and context."""
+        pending = pause.pending.for_turn(
+            state.turn_id, state.turn_start, state.round, state.usage if state.saw_usage else None
+        )
+        state.pending = pending
+        if state.observers:
+            state.observers.turn_paused(pending)
         chat = pause.chat_response
+        awaiting = FinishReason.AWAITING_DECISION
+        generations = [
+            Generation(g.output, GenerationMetadata(finish_reason=awaiting, extra=g.metadata.extra))
+            if g.output.tool_calls
+            else g
+            for g in chat.generations
+        ]
         extra = {
             **chat.metadata.extra,
-            AWAITING_IDS_METADATA_KEY: list(pause.awaiting_ids),
-            PENDING_METADATA_KEY: pause.pending.model_dump(mode="json"),
+            AWAITING_IDS_METADATA_KEY: list(pending.awaiting_ids),
+            PENDING_METADATA_KEY: pending.model_dump(mode="json"),
         }
-        paused = response.with_chat_response(chat.with_metadata(extra=extra))
-        return paused.with_context({ContextKeys.PENDING_TOOL_CALLS: pause.pending})
+        paused = ChatResponse(generations, chat.metadata.model_copy(update={"extra": extra}))
+        return response.with_chat_response(paused).with_context({ContextKeys.PENDING_TOOL_CALLS: pending})
 
     @staticmethod
     def _end_at_limit(response: ChatClientResponse, chat: ChatResponse, state: LoopState) -> ChatClientResponse:
@@ -245,21 +422,17 @@ class ToolCallingAdvisor(ToolAdvisor):
         return response.with_chat_response(ChatResponse(generations, chat.metadata))
 
     @staticmethod
-    def _stamp(response: ChatClientResponse, state: LoopState) -> ChatClientResponse:
+    def _stamp(response: ChatClientResponse, state: LoopState, answer: AssistantMessage | None) -> ChatClientResponse:
+        """The final response: usage summed over the turn's rounds, and the turn in the context."""
         chat = response.chat_response
         if chat is not None and (state.round > 1 or state.limit_exceeded is not None):  # else: already right
             extra = chat.metadata.extra
             if state.limit_exceeded is not None:
                 extra = {**extra, "tool_call_limit_exceeded": state.limit_exceeded}
             chat = chat.with_metadata(usage=state.usage if state.saw_usage else None, extra=extra)
-        return ChatClientResponse(
-            chat,
-            {
-                **response.context,
-                ContextKeys.TOOL_LOOP_MESSAGES: state.added_messages,
-                ContextKeys.TOOL_LOOP_ROUNDS: state.round,
-            },
-        )
+        messages = state.turn_messages if answer is None else (*state.turn_messages, answer)
+        turn = Turn(state.turn_id, messages, state.round, paused=state.pending is not None)
+        return ChatClientResponse(chat, {**response.context, ContextKeys.TURN: turn})
 
     @staticmethod
     def _applies(request: ChatClientRequest) -> bool:
@@ -271,27 +444,17 @@ class ToolCallingAdvisor(ToolAdvisor):
         if not self._applies(request):
             return next_(request)
         manager = self.tool_calling_manager
-
-        def perform(step: _Step) -> Any:
-            if isinstance(step, _ModelRound):
-                return next_(step.request)
-            return manager.execute_tool_calls(step.prompt, step.response, step.decisions)
-
-        return _drive(self._flow(request, LoopState(streaming=False)), perform)
-
-    async def aadvise_call(self, request: ChatClientRequest, next_: AsyncCallNext) -> ChatClientResponse:
-        if not self._applies(request):
-            return await next_(request)
-        manager = self.tool_calling_manager
-        flow = self._flow(request, LoopState(streaming=False))
+        flow = self._start(request, streaming=False)
         try:
             step = next(flow)
             while True:
                 try:
                     if isinstance(step, _ModelRound):
-                        outcome: Any = await next_(step.request)
+                        outcome: Any = next_(step.request)
+                    elif isinstance(step, _RunTools):
+                        outcome = manager.execute_tool_calls(step.prompt, step.response, step.decisions)
                     else:
-                        outcome = await manager.aexecute_tool_calls(step.prompt, step.response, step.decisions)
+                        outcome = _run_await(step)
                 except Exception as exc:
                     step = flow.throw(exc)
                 else:
@@ -300,77 +463,129 @@ class ToolCallingAdvisor(ToolAdvisor):
             result: ChatClientResponse = stop.value
             return result
 
-    def advise_stream(self, request: ChatClientRequest, next_: StreamNext) -> Iterator[ChatClientResponse]:
+    async def aadvise_call(self, request: ChatClientRequest, next_: AsyncCallNext) -> ChatClientResponse:
+        if not self._applies(request):
+            return await next_(request)
+        manager = self.tool_calling_manager
+        flow = self._start(request, streaming=False)
+        try:
+            step = next(flow)
+            while True:
+                try:
+                    if isinstance(step, _ModelRound):
+                        outcome: Any = await next_(step.request)
+                    elif isinstance(step, _RunTools):
+                        outcome = await manager.aexecute_tool_calls(step.prompt, step.response, step.decisions)
+                    else:
+                        outcome = await _await_step(step)
+                except Exception as exc:
+                    step = flow.throw(exc)
+                else:
+                    step = flow.send(outcome)
+        except StopIteration as stop:
+            result: ChatClientResponse = stop.value
+            return result
+
+    def advise_stream(self, request: ChatClientRequest, next_: StreamNext) -> Iterator[StreamEvent]:
         if not self._applies(request):
             yield from next_(request)
             return
         manager = self.tool_calling_manager
-        flow = self._flow(request, LoopState(streaming=True))
-        round_ = _StreamRound()
+        flow = self._start(request, streaming=True)
         try:
             step = next(flow)
             while True:
                 try:
                     if isinstance(step, _ModelRound):
-                        round_ = _StreamRound()
-                        for chunk in next_(step.request):
-                            visible = round_.add(chunk)
-                            if visible is not None:
-                                yield visible
-                        outcome: Any = round_.build()
-                    else:
+                        outcome: Any = None
+                        for event in next_(step.request):
+                            if isinstance(event, TurnFinished):
+                                outcome = event.response
+                            else:
+                                yield event
+                        _check_finished(outcome)
+                    elif isinstance(step, _Emit):
+                        yield step.event
+                        outcome = None
+                    elif isinstance(step, _RunTools):
                         outcome = manager.execute_tool_calls(step.prompt, step.response, step.decisions)
+                    else:
+                        outcome = _run_await(step)
                 except Exception as exc:
                     step = flow.throw(exc)
                 else:
                     step = flow.send(outcome)
         except StopIteration as stop:
-            yield _closing_chunk(stop.value, round_)
+            yield TurnFinished(stop.value)
 
-    async def aadvise_stream(
-        self, request: ChatClientRequest, next_: AsyncStreamNext
-    ) -> AsyncIterator[ChatClientResponse]:
+    async def aadvise_stream(self, request: ChatClientRequest, next_: AsyncStreamNext) -> AsyncIterator[StreamEvent]:
         if not self._applies(request):
-            async for chunk in next_(request):
-                yield chunk
+            async for event in next_(request):
+                yield event
             return
         manager = self.tool_calling_manager
-        flow = self._flow(request, LoopState(streaming=True))
-        round_ = _StreamRound()
+        flow = self._start(request, streaming=True)
         try:
             step = next(flow)
             while True:
                 try:
                     if isinstance(step, _ModelRound):
-                        round_ = _StreamRound()
-                        async for chunk in next_(step.request):
-                            visible = round_.add(chunk)
-                            if visible is not None:
-                                yield visible
-                        outcome: Any = round_.build()
-                    else:
+                        outcome: Any = None
+                        async for event in next_(step.request):
+                            if isinstance(event, TurnFinished):
+                                outcome = event.response
+                            else:
+                                yield event
+                        _check_finished(outcome)
+                    elif isinstance(step, _Emit):
+                        yield step.event
+                        outcome = None
+                    elif isinstance(step, _RunTools):
                         outcome = await manager.aexecute_tool_calls(step.prompt, step.response, step.decisions)
+                    else:
+                        outcome = await _await_step(step)
                 except Exception as exc:
                     step = flow.throw(exc)
                 else:
                     step = flow.send(outcome)
         except StopIteration as stop:
-            yield _closing_chunk(stop.value, round_)
+            yield TurnFinished(stop.value)
 
 
-def _drive(flow: _Flow, perform: Callable[[_Step], Any]) -> ChatClientResponse:
-    try:
-        step = next(flow)
-        while True:
-            try:
-                outcome = perform(step)
-            except Exception as exc:
-                step = flow.throw(exc)
-            else:
-                step = flow.send(outcome)
-    except StopIteration as stop:
-        result: ChatClientResponse = stop.value
-        return result
+def _run_await(step: _Step) -> Any:
+    assert isinstance(step, _Await)
+    awaitable = step.awaitable
+    return run_sync(lambda: awaitable)
+
+
+async def _await_step(step: _Step) -> Any:
+    assert isinstance(step, _Await)
+    return await step.awaitable
+
+
+def _check_finished(outcome: ChatClientResponse | None) -> None:
+    if outcome is None:
+        raise AdvisorChainError(
+            "A model round's stream ended without TurnFinished: an advisor inside the tool loop dropped it"
+        )
+
+
+def _turn_start(messages: Sequence[Message]) -> int:
+    """The turn begins at the last user message (where tool-call limits start counting too)."""
+    for index in range(len(messages) - 1, -1, -1):
+        if isinstance(messages[index], UserMessage):
+            return index
+    return len(messages)
+
+
+def _new_turn_id() -> str:
+    return uuid.uuid4().hex
+
+
+def _first_output(response: ChatClientResponse) -> AssistantMessage | None:
+    chat = response.chat_response
+    result = chat.result if chat is not None else None
+    return result.output if result is not None else None
 
 
 def _without_tools(request: ChatClientRequest) -> ChatClientRequest:
@@ -379,67 +594,3 @@ def _without_tools(request: ChatClientRequest) -> ChatClientRequest:
     options = request.prompt.options
     assert isinstance(options, ToolCallingChatOptions)
     return request.with_prompt(request.prompt.with_options(options.model_copy(update={"tool_choice": "none"})))
-
-
-class _StreamRound:
-    """Aggregates one streamed round and decides what the caller sees right away: text deltas.
-
-    Tool-call fragments, finish reasons and usage are held back; the loop's closing chunk carries
-    the totals once the loop knows which round was the last.
-    """
-
-    __slots__ = ("_accumulator", "_built", "_context")
-
-    def __init__(self) -> None:
-        self._accumulator = ChatResponseAccumulator()
-        self._context: Any = {}
-        self._built: ChatResponse | None = None
-
-    def add(self, chunk: ChatClientResponse) -> ChatClientResponse | None:
-        self._context = chunk.context
-        chat = chunk.chat_response
-        if chat is None:
-            return None
-        self._accumulator.add(chat)
-        if not chat.generations:
-            return None
-        if chat.metadata.usage is None and all(
-            not g.output.tool_calls and g.metadata.finish_reason is None for g in chat.generations
-        ):
-            return chunk if any(g.output.text for g in chat.generations) else None
-        if not any(g.output.text for g in chat.generations):
-            return None
-        text_only = ChatResponse(
-            [Generation(AssistantMessage(g.output.text)) for g in chat.generations],
-            chat.metadata.model_copy(update={"usage": None}),
-        )
-        return chunk.with_chat_response(text_only)
-
-    def build(self) -> ChatClientResponse:
-        self._built = self._accumulator.build() if self._accumulator.chunks else None
-        return ChatClientResponse(self._built, self._context)
-
-    def streamed_text(self, index: int) -> str:
-        """The text of generation ``index`` that this round already delivered."""
-        built = self._built
-        if built is None or index >= len(built.generations):
-            return ""
-        return built.generations[index].output.text or ""
-
-
-def _closing_chunk(final: ChatClientResponse, last_round: _StreamRound) -> ChatClientResponse:
-    """The last chunk of a looped stream: finish reasons, summed usage, and any final text the
-    caller has not seen yet (a ``return_direct`` result, a limit message, a hook's change).
-
-    Text already delivered cannot be taken back: when a hook rewrote it, the new text is appended.
-    """
-    chat = final.chat_response
-    if chat is None:
-        return final
-    generations = []
-    for index, generation in enumerate(chat.generations):
-        text = generation.output.text or ""
-        seen = last_round.streamed_text(index)
-        rest = text[len(seen) :] if text.startswith(seen) else text
-        generations.append(Generation(AssistantMessage(rest or None), generation.metadata))
-    return final.with_chat_response(ChatResponse(generations, chat.metadata))

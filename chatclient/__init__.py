@@ -23,7 +23,6 @@ from .advisor import (
     StreamAdvisor,
     StreamNext,
     ToolAdvisor,
-    aggregate_chat_client_responses,
 )
 from .client import ChatClient, ChatClientBuilder, ChatClientRequestSpec
 from .errors import (
@@ -42,6 +41,7 @@ from .errors import (
     PendingStateError,
     PendingStateExpiredError,
     PendingStateNotFoundError,
+    PendingStateReusedError,
     PendingStateTamperedError,
     PermissionDeniedError,
     ProviderError,
@@ -107,13 +107,13 @@ from .tools import (
     tool,
     unseal,
 )
+from .turn import Turn, turn_messages
 
 __all__ = [
     "__version__",
     "Advisor",
     "AdvisorChainError",
     "AdvisorOrder",
-    "aggregate_chat_client_responses",
     "APIConnectionError",
     "APITimeoutError",
     "AssistantMessage",
@@ -162,6 +162,7 @@ __all__ = [
     "PendingStateError",
     "PendingStateExpiredError",
     "PendingStateNotFoundError",
+    "PendingStateReusedError",
     "PendingStateTamperedError",
     "PendingToolCalls",
     "PendingToolCallStore",
@@ -204,6 +205,8 @@ __all__ = [
     "ToolMetadata",
     "ToolResponse",
     "ToolResponseMessage",
+    "Turn",
+    "turn_messages",
     "UnknownToolError",
     "unseal",
     "Usage",

@@ -1,8 +1,15 @@
-"""Folding advisors into one handler per mode: built from the inside out, immutable, re-entrant."""
+"""Folding advisors into one handler per mode: built from the inside out, immutable, re-entrant.
+
+The model call is the innermost handler. In a stream it is also the one place where a reply is
+assembled: it folds the model's events with the accumulator, passes the deltas on, and ends the
+stream with ``TurnFinished``. With observers, each model round is reported to them; without, the
+plain handlers are used and instrumentation costs nothing.
+"""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from .advisor import (
@@ -16,13 +23,14 @@ from .advisor import (
     StreamNext,
 )
 from .errors import AdvisorChainError
-from .events import ModelEvent, ToolCallDelta, ToolCallStarted
-from .messages import AssistantMessage, Message, UserMessage
+from .events import ModelEvent, StreamEvent, TurnFinished
+from .messages import Message, UserMessage
 from .model import ChatModel
+from .observation import ModelCallInfo, Observers, observing
 from .options import ChatOptions
 from .prompt import Prompt
-from .responses import ChatResponse, Generation
-from .streaming import ChatResponseAccumulator
+from .responses import ChatResponse
+from .streaming import ChatResponseAccumulator, delta_events
 
 __all__ = ["compose_acall", "compose_astream", "compose_call", "compose_stream"]
 
@@ -69,11 +77,25 @@ def model_prompt(request: ChatClientRequest, model: ChatModel) -> Prompt:
     return prompt.with_messages([*messages, UserMessage(str(instructions))])
 
 
-def compose_call(advisors: Sequence[Advisor], model: ChatModel) -> CallNext:
+def compose_call(advisors: Sequence[Advisor], model: ChatModel, observers: Observers | None = None) -> CallNext:
     def terminal(request: ChatClientRequest) -> ChatClientResponse:
         return ChatClientResponse(model.call(model_prompt(request, model)), request.context)
 
-    handler: CallNext = terminal
+    def observed(request: ChatClientRequest) -> ChatClientResponse:
+        assert observers is not None
+        prompt = model_prompt(request, model)
+        info = ModelCallInfo(prompt, streaming=False, model=_model_name(prompt))
+        tokens = observers.model_started(info)
+        try:
+            with observing(observers):
+                chat = model.call(prompt)
+        except BaseException as exc:
+            observers.model_finished(tokens, info, None, exc)
+            raise
+        observers.model_finished(tokens, info, chat, None)
+        return ChatClientResponse(chat, request.context)
+
+    handler: CallNext = observed if observers else terminal
     for advisor in reversed(advisors):
         handler = _bind_call(_method(advisor, "advise_call"), handler)
     return handler
@@ -87,11 +109,27 @@ def _bind_call(method: Any, inner: CallNext) -> CallNext:
     return handler
 
 
-def compose_acall(advisors: Sequence[Advisor], model: ChatModel) -> AsyncCallNext:
+def compose_acall(
+    advisors: Sequence[Advisor], model: ChatModel, observers: Observers | None = None
+) -> AsyncCallNext:
     async def terminal(request: ChatClientRequest) -> ChatClientResponse:
         return ChatClientResponse(await model.acall(model_prompt(request, model)), request.context)
 
-    handler: AsyncCallNext = terminal
+    async def observed(request: ChatClientRequest) -> ChatClientResponse:
+        assert observers is not None
+        prompt = model_prompt(request, model)
+        info = ModelCallInfo(prompt, streaming=False, model=_model_name(prompt))
+        tokens = observers.model_started(info)
+        try:
+            with observing(observers):
+                chat = await model.acall(prompt)
+        except BaseException as exc:
+            observers.model_finished(tokens, info, None, exc)
+            raise
+        observers.model_finished(tokens, info, chat, None)
+        return ChatClientResponse(chat, request.context)
+
+    handler: AsyncCallNext = observed if observers else terminal
     for advisor in reversed(advisors):
         handler = _bind_acall(_method(advisor, "aadvise_call"), handler)
     return handler
@@ -105,11 +143,41 @@ def _bind_acall(method: Any, inner: AsyncCallNext) -> AsyncCallNext:
     return handler
 
 
-def compose_stream(advisors: Sequence[Advisor], model: ChatModel) -> StreamNext:
-    def terminal(request: ChatClientRequest) -> Iterator[ChatClientResponse]:
-        context = request.context
-        for chunk in model.stream(model_prompt(request, model)):
-            yield ChatClientResponse(_as_chunk(chunk), context)
+def compose_stream(advisors: Sequence[Advisor], model: ChatModel, observers: Observers | None = None) -> StreamNext:
+    def terminal(request: ChatClientRequest) -> Iterator[StreamEvent]:
+        prompt = model_prompt(request, model)
+        accumulator = ChatResponseAccumulator()
+        add = accumulator.add
+        info = ModelCallInfo(prompt, streaming=True, model=_model_name(prompt)) if observers else None
+        tokens = observers.model_started(info) if observers and info else []
+        events = model.stream(prompt)
+        try:
+            with _observing(observers):  # retries happen while the stream opens
+                first = next(events, None)
+            if first is not None:
+                add(first)
+                if isinstance(first, ChatResponse):
+                    yield from delta_events(first)
+                else:
+                    yield first
+                for event in events:
+                    add(event)
+                    if isinstance(event, ChatResponse):
+                        yield from delta_events(event)
+                    else:
+                        yield event
+            chat = accumulator.build()
+        except BaseException as exc:
+            if observers and info:
+                observers.model_finished(tokens, info, None, exc)
+            raise
+        finally:
+            close = getattr(events, "close", None)
+            if close is not None:
+                close()
+        if observers and info:
+            observers.model_finished(tokens, info, chat, None)
+        yield TurnFinished(ChatClientResponse(chat, request.context))
 
     handler: StreamNext = terminal
     for advisor in reversed(advisors):
@@ -118,18 +186,47 @@ def compose_stream(advisors: Sequence[Advisor], model: ChatModel) -> StreamNext:
 
 
 def _bind_stream(method: Any, inner: StreamNext) -> StreamNext:
-    def handler(request: ChatClientRequest) -> Iterator[ChatClientResponse]:
-        chunks: Iterator[ChatClientResponse] = method(request, inner)
-        return chunks
+    def handler(request: ChatClientRequest) -> Iterator[StreamEvent]:
+        events: Iterator[StreamEvent] = method(request, inner)
+        return events
 
     return handler
 
 
-def compose_astream(advisors: Sequence[Advisor], model: ChatModel) -> AsyncStreamNext:
-    async def terminal(request: ChatClientRequest) -> AsyncIterator[ChatClientResponse]:
-        context = request.context
-        async for chunk in model.astream(model_prompt(request, model)):
-            yield ChatClientResponse(_as_chunk(chunk), context)
+def compose_astream(
+    advisors: Sequence[Advisor], model: ChatModel, observers: Observers | None = None
+) -> AsyncStreamNext:
+    async def terminal(request: ChatClientRequest) -> AsyncIterator[StreamEvent]:
+        prompt = model_prompt(request, model)
+        accumulator = ChatResponseAccumulator()
+        add = accumulator.add
+        info = ModelCallInfo(prompt, streaming=True, model=_model_name(prompt)) if observers else None
+        tokens = observers.model_started(info) if observers and info else []
+        events = model.astream(prompt)
+        try:
+            try:
+                with _observing(observers):  # retries happen while the stream opens
+                    first: ModelEvent | None = await events.__anext__()
+            except StopAsyncIteration:
+                first = None
+            if first is not None:
+                for delta in _passed_on(first, add):
+                    yield delta
+                async for event in events:
+                    for delta in _passed_on(event, add):
+                        yield delta
+            chat = accumulator.build()
+        except BaseException as exc:
+            if observers and info:
+                observers.model_finished(tokens, info, None, exc)
+            raise
+        finally:
+            aclose = getattr(events, "aclose", None)
+            if aclose is not None:
+                await aclose()
+        if observers and info:
+            observers.model_finished(tokens, info, chat, None)
+        yield TurnFinished(ChatClientResponse(chat, request.context))
 
     handler: AsyncStreamNext = terminal
     for advisor in reversed(advisors):
@@ -138,22 +235,23 @@ def compose_astream(advisors: Sequence[Advisor], model: ChatModel) -> AsyncStrea
 
 
 def _bind_astream(method: Any, inner: AsyncStreamNext) -> AsyncStreamNext:
-    def handler(request: ChatClientRequest) -> AsyncIterator[ChatClientResponse]:
-        chunks: AsyncIterator[ChatClientResponse] = method(request, inner)
-        return chunks
+    def handler(request: ChatClientRequest) -> AsyncIterator[StreamEvent]:
+        events: AsyncIterator[StreamEvent] = method(request, inner)
+        return events
 
     return handler
 
 
-def _as_chunk(event: ModelEvent) -> ChatResponse:
-    """Interim: the chunk form of a model event (until the chain streams events)."""
-    if isinstance(event, ChatResponse):
-        return event
-    accumulator = ChatResponseAccumulator()
-    accumulator.add(event)
-    built = accumulator.build()
-    if isinstance(event, ToolCallDelta | ToolCallStarted):
-        call = built.generations[-1].output.tool_calls[0]
-        message = AssistantMessage(None, tool_calls=(call,))
-        return ChatResponse([Generation(AssistantMessage(None))] * event.index + [Generation(message)])
-    return ChatResponse([Generation(AssistantMessage(None))] * event.index + [built.generations[-1]])
+def _passed_on(event: ModelEvent, add: Any) -> tuple[StreamEvent, ...] | Iterator[StreamEvent]:
+    """Fold ``event`` and return what the consumer sees of it (a chunk's deltas, or the event)."""
+    add(event)
+    return delta_events(event) if isinstance(event, ChatResponse) else (event,)
+
+
+def _observing(observers: Observers | None) -> AbstractContextManager[None]:
+    return observing(observers) if observers else nullcontext()
+
+
+def _model_name(prompt: Prompt) -> str | None:
+    options = prompt.options
+    return options.model if options is not None else None

@@ -7,6 +7,10 @@ is how the tool loop re-enters the chain once per round.
 There is one method per mode; implement the ones you need, or subclass :class:`BaseAdvisor` and
 write ``before``/``after`` once for all four. Lower ``order`` runs earlier on the way in and later
 on the way out; equal orders keep registration order.
+
+In ``stream()``/``astream()`` the chain carries :mod:`chatclient.events`: deltas as they arrive and,
+last, one :class:`~chatclient.events.TurnFinished` holding the same response ``call()`` returns. An
+advisor passes the events on and may replace the final one; it never re-assembles chunks.
 """
 
 from __future__ import annotations
@@ -15,9 +19,9 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mappin
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol, runtime_checkable
 
+from .events import StreamEvent, TurnFinished
 from .prompt import Prompt
 from .responses import ChatResponse
-from .streaming import ChatResponseAccumulator
 
 __all__ = [
     "Advisor",
@@ -35,7 +39,6 @@ __all__ = [
     "StreamAdvisor",
     "StreamNext",
     "ToolAdvisor",
-    "aggregate_chat_client_responses",
 ]
 
 
@@ -69,15 +72,16 @@ class ChatClientResponse:
     def with_context(self, updates: Mapping[str, Any] | None = None, /, **values: Any) -> ChatClientResponse:
         return ChatClientResponse(self.chat_response, {**self.context, **(updates or {}), **values})
 
+    @property
+    def text(self) -> str | None:
+        """The text of the reply (``None`` when it has none, e.g. a turn paused for confirmation)."""
+        chat = self.chat_response
+        return chat.text if chat is not None else None
 
-def aggregate_chat_client_responses(chunks: list[ChatClientResponse]) -> ChatClientResponse:
-    """Join streamed chunks into one response; the context of the last chunk wins."""
-    accumulator = ChatResponseAccumulator()
-    for chunk in chunks:
-        if chunk.chat_response is not None:
-            accumulator.add(chunk.chat_response)
-    context = chunks[-1].context if chunks else {}
-    return ChatClientResponse(accumulator.build() if accumulator.chunks else None, context)
+    @property
+    def is_paused(self) -> bool:
+        """True when the turn paused for a person's decision (see ``awaiting_decision``)."""
+        return self.context.get(ContextKeys.PENDING_TOOL_CALLS) is not None
 
 
 class AdvisorOrder:
@@ -101,23 +105,27 @@ class ContextKeys:
     OUTPUT_SCHEMA: Final = "chatclient.output.schema"
     """JSON schema for native structured output (``entity(..., native=True)``). When the model
     supports it, the model call sets ``options.output_schema`` instead of adding instructions."""
-    TOOL_LOOP_MESSAGES: Final = "chatclient.tool_loop.messages"
-    """On the response: the messages the tool loop added this turn (assistant tool-call messages and
-    tool results), in order, for advisors outside the loop such as memory."""
-    TOOL_LOOP_ROUNDS: Final = "chatclient.tool_loop.rounds"
-    """On the response: how many model rounds the tool loop ran."""
     PENDING_TOOL_CALLS: Final = "chatclient.tool_loop.pending"
     """On the response: the ``PendingToolCalls`` when the turn paused for confirmation. Nothing of the
     paused reply has run; advisors outside the loop (memory) should not store the turn yet."""
     RESUME: Final = "chatclient.tool_loop.resume"
     """On the request: ``(PendingToolCalls, ToolCallDecisions)`` set by ``resume(...)``; the loop runs
     the decided calls first, then goes on to the answer."""
+    TURN: Final = "chatclient.turn"
+    """On the response: the :class:`~chatclient.turn.Turn` (id and messages); read it with
+    ``turn_messages(response)``."""
+    TURN_ID: Final = "chatclient.turn.id"
+    """On the request: the id to give the turn instead of a new random one (memory may set it)."""
+    TOOL_LOOP_EXTENSIONS: Final = "chatclient.tool_loop.extensions"
+    """On the request: extra ``ToolLoopExtension``s for this request's tool loop."""
+    OBSERVERS: Final = "chatclient.observers"
+    """On the request: the ``Observers`` of this request (instrumentation)."""
 
 
 CallNext = Callable[[ChatClientRequest], ChatClientResponse]
-StreamNext = Callable[[ChatClientRequest], Iterator[ChatClientResponse]]
+StreamNext = Callable[[ChatClientRequest], Iterator[StreamEvent]]
 AsyncCallNext = Callable[[ChatClientRequest], Awaitable[ChatClientResponse]]
-AsyncStreamNext = Callable[[ChatClientRequest], AsyncIterator[ChatClientResponse]]
+AsyncStreamNext = Callable[[ChatClientRequest], AsyncIterator[StreamEvent]]
 
 
 @runtime_checkable
@@ -136,7 +144,7 @@ class CallAdvisor(Advisor, Protocol):
 
 @runtime_checkable
 class StreamAdvisor(Advisor, Protocol):
-    def advise_stream(self, request: ChatClientRequest, next_: StreamNext) -> Iterator[ChatClientResponse]: ...
+    def advise_stream(self, request: ChatClientRequest, next_: StreamNext) -> Iterator[StreamEvent]: ...
 
 
 @runtime_checkable
@@ -146,9 +154,7 @@ class AsyncCallAdvisor(Advisor, Protocol):
 
 @runtime_checkable
 class AsyncStreamAdvisor(Advisor, Protocol):
-    def aadvise_stream(
-        self, request: ChatClientRequest, next_: AsyncStreamNext
-    ) -> AsyncIterator[ChatClientResponse]: ...
+    def aadvise_stream(self, request: ChatClientRequest, next_: AsyncStreamNext) -> AsyncIterator[StreamEvent]: ...
 
 
 class ToolAdvisor:
@@ -158,9 +164,10 @@ class ToolAdvisor:
 class BaseAdvisor:
     """Write ``before`` and/or ``after`` once; get call, stream, and their async twins.
 
-    In a stream, chunks pass through untouched as they arrive and ``after`` is called once, at the
-    end, with the aggregated response. Chunks already delivered cannot be rewritten, so in a stream
-    the value ``after`` returns is not delivered: use it to observe (log, store, measure).
+    In a stream, events pass through untouched as they arrive and ``after`` receives the final
+    response (the one ``call()`` would return); what it returns is the stream's final response.
+    Deltas already delivered cannot be taken back, so a rewrite of the text shows in the final
+    response, not in the deltas.
     """
 
     order: int = AdvisorOrder.DEFAULT
@@ -181,18 +188,10 @@ class BaseAdvisor:
     async def aadvise_call(self, request: ChatClientRequest, next_: AsyncCallNext) -> ChatClientResponse:
         return self.after(await next_(self.before(request)))
 
-    def advise_stream(self, request: ChatClientRequest, next_: StreamNext) -> Iterator[ChatClientResponse]:
-        chunks: list[ChatClientResponse] = []
-        for chunk in next_(self.before(request)):
-            chunks.append(chunk)
-            yield chunk
-        self.after(aggregate_chat_client_responses(chunks))
+    def advise_stream(self, request: ChatClientRequest, next_: StreamNext) -> Iterator[StreamEvent]:
+        for event in next_(self.before(request)):
+            yield TurnFinished(self.after(event.response)) if isinstance(event, TurnFinished) else event
 
-    async def aadvise_stream(
-        self, request: ChatClientRequest, next_: AsyncStreamNext
-    ) -> AsyncIterator[ChatClientResponse]:
-        chunks: list[ChatClientResponse] = []
-        async for chunk in next_(self.before(request)):
-            chunks.append(chunk)
-            yield chunk
-        self.after(aggregate_chat_client_responses(chunks))
+    async def aadvise_stream(self, request: ChatClientRequest, next_: AsyncStreamNext) -> AsyncIterator[StreamEvent]:
+        async for event in next_(self.before(request)):
+            yield TurnFinished(self.after(event.response)) if isinstance(event, TurnFinished) else event

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from typing_extensions import Self
@@ -18,6 +19,7 @@ from .advisor import Advisor, ChatClientRequest, ContextKeys, ToolAdvisor
 from .errors import ConfigurationError
 from .messages import Message, SystemMessage, UserMessage
 from .model import ChatModel
+from .observation import ChatObserver, Observers
 from .options import ChatOptions, ToolCallingChatOptions
 from .prompt import Prompt
 from .response_spec import (
@@ -28,33 +30,67 @@ from .response_spec import (
 )
 from .tools.callback import ToolCallback, ToolCallbackProvider
 from .tools.confirmation import PendingToolCalls, ToolCallDecisions
-from .tools.resolve import ToolLike, resolve_tools
+from .tools.resolve import ToolLike, aresolve_providers, check_unique, resolve_providers, split_tools
 
 if TYPE_CHECKING:
-    from advisors.tool_calling import ToolCallingAdvisor
+    from advisors.tool_calling import ToolCallingAdvisor, ToolLoopExtension
 
 __all__ = ["ChatClient", "ChatClientBuilder", "ChatClientRequestSpec"]
+
+
+@dataclass(frozen=True)
+class PreparedRequest:
+    """One run of a spec: the request and its sorted chain, before dynamic tool sources are asked.
+
+    ``resolve``/``aresolve`` ask the providers once, on the thread or loop that runs the request,
+    and return the request with their tools added; the set then holds for the whole turn.
+    """
+
+    request: ChatClientRequest
+    chain: list[Advisor]
+    providers: tuple[ToolCallbackProvider, ...]
+    observers: Observers | None
+
+    def resolve(self) -> ChatClientRequest:
+        return self._with(resolve_providers(self.providers)) if self.providers else self.request
+
+    async def aresolve(self) -> ChatClientRequest:
+        return self._with(await aresolve_providers(self.providers)) if self.providers else self.request
+
+    def _with(self, provided: tuple[ToolCallback, ...]) -> ChatClientRequest:
+        options = self.request.prompt.options
+        assert isinstance(options, ToolCallingChatOptions)
+        callbacks = check_unique((*options.tool_callbacks, *provided))
+        prompt = self.request.prompt.with_options(options.model_copy(update={"tool_callbacks": callbacks}))
+        return self.request.with_prompt(prompt)
 
 
 @dataclass(frozen=True)
 class ChatClientRequestSpec:
     """One request being described. Immutable: each method returns a new spec.
 
-    ``system``/``user`` replace the client's defaults; ``messages``, ``tools`` and ``advisors`` add
-    to them; ``tool_context`` and advisor params merge (this request's keys win); ``options`` merge
-    field by field over the client's and the model's defaults.
+    ``system``/``user`` replace the client's defaults; ``messages``, ``tools``, ``advisors``,
+    ``tool_loop_extensions`` and ``observers`` add to them; ``tool_context`` and advisor params merge
+    (this request's keys win); ``options`` merge field by field over the client's and the model's
+    defaults. Tools are resolved when they are given (``tools(...)``), so a spec reused for many
+    requests pays for it once; tool providers are asked once per request.
     """
 
     client: ChatClient
     system_text: str | None = None
     user_text: str | None = None
     message_list: tuple[Message, ...] = ()
-    tool_list: tuple[ToolLike, ...] = ()
+    tool_callbacks: tuple[ToolCallback, ...] = ()
+    tool_providers: tuple[ToolCallbackProvider, ...] = ()
+    default_tool_context: Mapping[str, Any] = field(default_factory=dict)
+    """The client's default tool context; ``tool_context_map`` is this request's own."""
     tool_context_map: Mapping[str, Any] = field(default_factory=dict)
     advisor_list: tuple[Advisor, ...] = ()
     advisor_params: Mapping[str, Any] = field(default_factory=dict)
     chat_options: ChatOptions | None = None
     resume_state: tuple[PendingToolCalls, ToolCallDecisions] | None = None
+    extension_list: tuple[ToolLoopExtension, ...] = ()
+    observer_list: tuple[ChatObserver, ...] = ()
 
     # ------------------------------------------------------------------ fluent methods
 
@@ -72,10 +108,18 @@ class ChatClientRequestSpec:
         return replace(self, message_list=(*self.message_list, *flat))
 
     def tools(self, *tools: ToolLike) -> ChatClientRequestSpec:
-        """``@tool`` functions, objects with ``@tool`` methods, ``ToolCallback``s, providers."""
-        return replace(self, tool_list=(*self.tool_list, *tools))
+        """``@tool`` functions, objects with ``@tool`` methods, ``ToolCallback``s, providers (sync
+        or async, asked once per request)."""
+        callbacks, providers = split_tools(tools)
+        return replace(
+            self,
+            tool_callbacks=check_unique((*self.tool_callbacks, *callbacks)),
+            tool_providers=(*self.tool_providers, *providers),
+        )
 
     def tool_context(self, context: Mapping[str, Any] | None = None, /, **values: Any) -> ChatClientRequestSpec:
+        """Values handed to tools that take a ``ToolContext``; merged over the client's default
+        context and the options' ``tool_context`` (these keys win)."""
         return replace(self, tool_context_map={**self.tool_context_map, **(context or {}), **values})
 
     def advisors(self, *advisors: Advisor, params: Mapping[str, Any] | None = None) -> ChatClientRequestSpec:
@@ -86,6 +130,14 @@ class ChatClientRequestSpec:
             advisor_params={**self.advisor_params, **(params or {})},
         )
 
+    def tool_loop_extensions(self, *extensions: ToolLoopExtension) -> ChatClientRequestSpec:
+        """Hooks for this request's tool loop, after the loop's own (see ``ToolLoopExtension``)."""
+        return replace(self, extension_list=(*self.extension_list, *extensions))
+
+    def observers(self, *observers: ChatObserver) -> ChatClientRequestSpec:
+        """Observers of this request, after the client's (see :mod:`chatclient.observation`)."""
+        return replace(self, observer_list=(*self.observer_list, *observers))
+
     def options(self, options: ChatOptions) -> ChatClientRequestSpec:
         return replace(self, chat_options=options.merged_over(self.chat_options))
 
@@ -94,41 +146,51 @@ class ChatClientRequestSpec:
 
         ``pending`` must come from the application's own storage (a ``PendingToolCallStore`` hands
         each state out once; ``unseal`` verifies a state that went through a client), never from
-        what a client request claims. The conversation is the paused one: this request's system and
-        user texts and messages are not added. The decided calls run first (allowed ones
-        concurrently), then the loop goes on to the answer.
+        what a client request claims. A state is resumed once: a second resume of the same state
+        raises ``PendingStateReusedError`` and runs nothing. The conversation is the paused one:
+        this request's system and user texts and messages are not added. The decided calls run
+        first (allowed ones concurrently), then the loop goes on to the answer.
         """
         return replace(self, resume_state=(pending, decisions))
 
     # ------------------------------------------------------------------ terminals (lazy)
 
     def call(self) -> CallResponseSpec:
-        return CallResponseSpec(self.client._model, self._build)
+        return CallResponseSpec(self.client._model, self._prepare)
 
     def stream(self) -> StreamResponseSpec:
-        return StreamResponseSpec(self.client._model, self._build)
+        return StreamResponseSpec(self.client._model, self._prepare)
 
     def acall(self) -> AsyncCallResponseSpec:
-        return AsyncCallResponseSpec(self.client._model, self._build)
+        return AsyncCallResponseSpec(self.client._model, self._prepare)
 
     def astream(self) -> AsyncStreamResponseSpec:
-        return AsyncStreamResponseSpec(self.client._model, self._build)
+        return AsyncStreamResponseSpec(self.client._model, self._prepare)
 
     # ------------------------------------------------------------------ assembly
 
-    def _build(self, extra_context: Mapping[str, Any] | None = None) -> tuple[ChatClientRequest, list[Advisor]]:
+    def _prepare(self, extra_context: Mapping[str, Any] | None = None) -> PreparedRequest:
         """The request and the sorted advisor chain for one run."""
         context = {**self.advisor_params, **(extra_context or {})}
         if self.resume_state is not None:
-            messages: list[Message] = list(self.resume_state[0].conversation)
+            messages: Sequence[Message] = self.resume_state[0].conversation
             context[ContextKeys.RESUME] = self.resume_state
         else:
             messages = self._messages()
-        prompt = Prompt(messages, self._options())
+        if self.extension_list:
+            context[ContextKeys.TOOL_LOOP_EXTENSIONS] = self.extension_list
+        observers = self._observers
+        if observers:
+            context[ContextKeys.OBSERVERS] = observers
+        prompt = Prompt.model_construct(messages=tuple(messages), options=self._options())
         chain = self.client._chain_for(self.advisor_list, context)
         if self.resume_state is not None and not any(isinstance(a, ToolAdvisor) for a in chain):
             raise ConfigurationError("resume() needs the tool-calling advisor in the chain, but it is switched off")
-        return ChatClientRequest(prompt, context), chain
+        return PreparedRequest(ChatClientRequest(prompt, context), chain, self.tool_providers, observers or None)
+
+    @cached_property
+    def _observers(self) -> Observers:
+        return Observers(self.observer_list)
 
     def _messages(self) -> list[Message]:
         messages: list[Message] = []
@@ -142,17 +204,16 @@ class ChatClientRequestSpec:
         return messages
 
     def _options(self) -> ChatOptions:
-        """This request's options: its own over the client's over the model's, plus the tools.
-
-        A request that changes none of them reuses the client's last result (options are frozen).
-        """
+        """This request's options, merged once: its own over the client's over the model's, plus
+        the tools and the tool context. A request that changes none of them reuses the client's
+        last result (options are frozen)."""
         client = self.client
         model_defaults = client._model.default_options
         defaults = client._defaults
         reusable = (
-            not self.tool_list
+            self.tool_callbacks is defaults.tool_callbacks
             and self.chat_options is defaults.chat_options
-            and self.tool_context_map is defaults.tool_context_map
+            and not self.tool_context_map
         )
         cached = client._options_cache
         if reusable and cached is not None and cached[0] is model_defaults:
@@ -166,11 +227,14 @@ class ChatClientRequestSpec:
         options = self.chat_options
         if model_defaults is not None:
             options = options.merged_over(model_defaults) if options is not None else model_defaults
-        existing: Sequence[ToolCallback] = ()
+        existing: tuple[ToolCallback, ...] = ()
+        options_context: Mapping[str, Any] = {}
         if isinstance(options, ToolCallingChatOptions):
             existing = options.tool_callbacks
-        callbacks = resolve_tools((*existing, *self.client._default_callbacks, *self.tool_list))
-        tools = ToolCallingChatOptions(tool_callbacks=callbacks, tool_context=dict(self.tool_context_map))
+            options_context = options.tool_context
+        callbacks = check_unique((*existing, *self.tool_callbacks)) if existing else self.tool_callbacks
+        context = {**self.default_tool_context, **options_context, **self.tool_context_map}
+        tools = ToolCallingChatOptions(tool_callbacks=callbacks, tool_context=context)
         return tools.merged_over(options)
 
 
@@ -189,11 +253,12 @@ class ChatClient:
     ) -> None:
         self._model = model
         spec = defaults or ChatClientRequestSpec(self)
-        # Tools known at build time are resolved once; providers are resolved per request.
-        static = tuple(t for t in spec.tool_list if not isinstance(t, ToolCallbackProvider))
-        self._default_callbacks: tuple[ToolCallback, ...] = resolve_tools(static)
+        # The builder's tool context is the client's default; a request's own merges over it.
         self._defaults = replace(
-            spec, client=self, tool_list=tuple(t for t in spec.tool_list if isinstance(t, ToolCallbackProvider))
+            spec,
+            client=self,
+            default_tool_context={**spec.default_tool_context, **spec.tool_context_map},
+            tool_context_map={},
         )
         if tool_calling_advisor is None:
             from advisors.tool_calling import ToolCallingAdvisor
@@ -229,7 +294,7 @@ class ChatClient:
     def mutate(self) -> ChatClientBuilder:
         """A builder seeded with this client's defaults, to derive a different client."""
         builder = ChatClientBuilder(self._model)
-        builder._spec = replace(self._defaults, tool_list=(*self._default_callbacks, *self._defaults.tool_list))
+        builder._spec = replace(self._defaults, client=_PENDING_CLIENT)
         builder._tool_calling_advisor = self._tool_calling_advisor
         return builder
 
@@ -282,6 +347,16 @@ class ChatClientBuilder:
 
     def default_options(self, options: ChatOptions) -> Self:
         self._spec = self._spec.options(options)
+        return self
+
+    def default_tool_loop_extensions(self, *extensions: ToolLoopExtension) -> Self:
+        """Hooks for the tool loop of every request (see ``ToolLoopExtension``)."""
+        self._spec = self._spec.tool_loop_extensions(*extensions)
+        return self
+
+    def observers(self, *observers: ChatObserver) -> Self:
+        """Observers of every request (see :mod:`chatclient.observation`)."""
+        self._spec = self._spec.observers(*observers)
         return self
 
     def tool_calling_advisor(self, advisor: ToolCallingAdvisor) -> Self:

@@ -25,7 +25,8 @@
     ├── PendingStateError                    a paused state that cannot be resumed; nothing ran
     │   ├── PendingStateNotFoundError        unknown id, or already resumed (single use)
     │   ├── PendingStateExpiredError         past its expiry
-    │   └── PendingStateTamperedError        altered, or its seal does not verify
+    │   ├── PendingStateTamperedError        altered, or its seal does not verify
+    │   └── PendingStateReusedError          this state was already resumed once (single use)
     └── ToolError                            failures around tool execution
         ├── ToolArgumentsError               malformed JSON or arguments failing validation
         ├── UnknownToolError                 the model called a tool that is not registered
@@ -56,6 +57,7 @@ __all__ = [
     "PendingStateError",
     "PendingStateExpiredError",
     "PendingStateNotFoundError",
+    "PendingStateReusedError",
     "PendingStateTamperedError",
     "ProviderError",
     "RateLimitError",
@@ -224,6 +226,10 @@ class PendingStateExpiredError(PendingStateError):
 
 class PendingStateTamperedError(PendingStateError):
     """The pending state does not match its digest, or its seal does not verify."""
+
+
+class PendingStateReusedError(PendingStateError):
+    """The pending state was already resumed: its nonce was redeemed (states are single-use)."""
 
 
 class ToolError(ChatClientError):

@@ -93,6 +93,21 @@ class ToolCallingChatOptions(ChatOptions):
     def mutate(self) -> ToolCallingChatOptionsBuilder[Self]:
         return ToolCallingChatOptionsBuilder(type(self), self._set_values())
 
+    def merged_over(self, defaults: ChatOptions | None) -> ChatOptions:
+        """As :meth:`ChatOptions.merged_over`, except that ``tool_context`` merges by key (these
+        options' keys win), so a default context is not lost to a request's."""
+        merged = super().merged_over(defaults)
+        if (
+            isinstance(defaults, ToolCallingChatOptions)
+            and "tool_context" in defaults.model_fields_set
+            and "tool_context" in self.model_fields_set
+            and defaults.tool_context
+        ):
+            context = {**defaults.tool_context, **self.tool_context}
+            if context != merged.tool_context:  # type: ignore[attr-defined]
+                merged = merged.model_copy(update={"tool_context": context})
+        return merged
+
     def tool_callback(self, name: str) -> ToolCallback | None:
         for callback in self.tool_callbacks:
             if callback.name == name:

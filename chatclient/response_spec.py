@@ -1,7 +1,8 @@
 """What ``call()``, ``stream()``, ``acall()`` and ``astream()`` return: lazy terminals.
 
 Each terminal method builds the request and runs the chain anew, so calling two terminals runs the
-model twice; keep the ``ChatClientResponse`` if you need several views of one reply.
+model twice; keep the ``ChatClientResponse`` if you need several views of one reply. A stream's
+final response stays on its spec once consumed (``.response``), so nothing needs re-assembling.
 """
 
 from __future__ import annotations
@@ -10,15 +11,21 @@ import functools
 import json
 import re
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
-from typing import Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from pydantic import TypeAdapter, ValidationError
 
 from ._chain import compose_acall, compose_astream, compose_call, compose_stream
-from .advisor import Advisor, ChatClientRequest, ChatClientResponse, ContextKeys
-from .errors import StructuredOutputError
+from .advisor import ChatClientResponse, ContextKeys
+from .errors import ChatClientError, StructuredOutputError
+from .events import StreamEvent, TextDelta, ToolResultReady, TurnFinished
+from .messages import AssistantMessage
 from .model import ChatModel
-from .responses import ChatResponse
+from .observation import CallInfo, Observers
+from .responses import ChatResponse, Generation
+
+if TYPE_CHECKING:
+    from .client import PreparedRequest
 
 __all__ = [
     "AsyncCallResponseSpec",
@@ -28,7 +35,7 @@ __all__ = [
 ]
 
 T = TypeVar("T")
-_Build = Callable[[Mapping[str, Any] | None], tuple[ChatClientRequest, list[Advisor]]]
+_Prepare = Callable[[Mapping[str, Any] | None], "PreparedRequest"]
 
 _FORMAT = """Your response should be in JSON format.
 Do not include any explanations, only provide a RFC8259 compliant JSON response following this format \
@@ -71,14 +78,19 @@ def _parse(adapter: TypeAdapter[T], response: ChatClientResponse) -> T:
         ) from exc
 
 
+def _call_info(mode: str, prepared: PreparedRequest) -> CallInfo:
+    request = prepared.request
+    return CallInfo(mode, request.prompt, resumed=ContextKeys.RESUME in request.context)
+
+
 class CallResponseSpec:
     """Terminals of ``call()``."""
 
-    __slots__ = ("_build", "_model")
+    __slots__ = ("_model", "_prepare")
 
-    def __init__(self, model: ChatModel, build: _Build) -> None:
+    def __init__(self, model: ChatModel, prepare: _Prepare) -> None:
         self._model = model
-        self._build = build
+        self._prepare = prepare
 
     def chat_client_response(self) -> ChatClientResponse:
         return self._run(None)
@@ -88,8 +100,7 @@ class CallResponseSpec:
 
     def content(self) -> str | None:
         """The text of the reply, or ``None`` when it has none (e.g. a paused tool call)."""
-        chat = self._run(None).chat_response
-        return chat.text if chat is not None else None
+        return self._run(None).text
 
     @overload
     def entity(self, type_: type[T], *, native: bool = False) -> T: ...
@@ -107,18 +118,30 @@ class CallResponseSpec:
         return _parse(adapter, self._run(context))
 
     def _run(self, context: Mapping[str, Any] | None) -> ChatClientResponse:
-        request, advisors = self._build(context)
-        return compose_call(advisors, self._model)(request)
+        prepared = self._prepare(context)
+        observers = prepared.observers
+        handler = compose_call(prepared.chain, self._model, observers)
+        if not observers:
+            return handler(prepared.resolve())
+        info = _call_info("call", prepared)
+        tokens = observers.call_started(info)
+        try:
+            response = handler(prepared.resolve())
+        except BaseException as exc:
+            observers.call_finished(tokens, info, None, exc)
+            raise
+        observers.call_finished(tokens, info, response, None)
+        return response
 
 
 class AsyncCallResponseSpec:
     """Terminals of ``acall()``: the same names as ``call()``, awaited."""
 
-    __slots__ = ("_build", "_model")
+    __slots__ = ("_model", "_prepare")
 
-    def __init__(self, model: ChatModel, build: _Build) -> None:
+    def __init__(self, model: ChatModel, prepare: _Prepare) -> None:
         self._model = model
-        self._build = build
+        self._prepare = prepare
 
     async def chat_client_response(self) -> ChatClientResponse:
         return await self._run(None)
@@ -127,8 +150,7 @@ class AsyncCallResponseSpec:
         return (await self._run(None)).chat_response
 
     async def content(self) -> str | None:
-        chat = (await self._run(None)).chat_response
-        return chat.text if chat is not None else None
+        return (await self._run(None)).text
 
     @overload
     async def entity(self, type_: type[T], *, native: bool = False) -> T: ...
@@ -140,61 +162,189 @@ class AsyncCallResponseSpec:
         return _parse(adapter, await self._run(context))
 
     async def _run(self, context: Mapping[str, Any] | None) -> ChatClientResponse:
-        request, advisors = self._build(context)
-        return await compose_acall(advisors, self._model)(request)
+        prepared = self._prepare(context)
+        observers = prepared.observers
+        handler = compose_acall(prepared.chain, self._model, observers)
+        if not observers:
+            return await handler(await prepared.aresolve())
+        info = _call_info("acall", prepared)
+        tokens = observers.call_started(info)
+        try:
+            response = await handler(await prepared.aresolve())
+        except BaseException as exc:
+            observers.call_finished(tokens, info, None, exc)
+            raise
+        observers.call_finished(tokens, info, response, None)
+        return response
 
 
-class StreamResponseSpec:
-    """Terminals of ``stream()``: iterators that run the chain as they are consumed."""
+class _TextView:
+    """Turns events into the text a reader sees: every round's deltas as they arrive and, at the
+    end, whatever of the final answer was not streamed (a ``return_direct`` result, a limit
+    message, an advisor's rewrite), so joining ``content()`` never misses the answer."""
 
-    __slots__ = ("_build", "_model")
+    __slots__ = ("round_text",)
 
-    def __init__(self, model: ChatModel, build: _Build) -> None:
+    def __init__(self) -> None:
+        self.round_text: list[str] = []
+
+    def delta(self, event: StreamEvent) -> str | None:
+        if isinstance(event, TextDelta):
+            if event.index == 0:
+                self.round_text.append(event.text)
+                return event.text
+        elif isinstance(event, ToolResultReady):
+            self.round_text = []  # a new round begins after tool results
+        return None
+
+    def unseen(self, final: ChatClientResponse) -> str:
+        text = final.text or ""
+        seen = "".join(self.round_text)
+        return text[len(seen) :] if text.startswith(seen) else text
+
+
+def _closing_chunk(final: ChatClientResponse, unseen: str) -> ChatResponse:
+    """The last chunk of ``chat_response()``: the final reply's metadata, finish reason, usage, tool
+    calls and message metadata, with only the text the caller has not seen yet."""
+    chat = final.chat_response or ChatResponse([])
+    generations = []
+    for index, generation in enumerate(chat.generations):
+        output = generation.output
+        text = (unseen or None) if index == 0 else None
+        message = AssistantMessage(text, tool_calls=output.tool_calls, metadata=output.metadata)
+        generations.append(Generation(message, generation.metadata))
+    return ChatResponse(generations, chat.metadata)
+
+
+class _StreamBase:
+    __slots__ = ("_final", "_model", "_prepare")
+
+    def __init__(self, model: ChatModel, prepare: _Prepare) -> None:
         self._model = model
-        self._build = build
+        self._prepare = prepare
+        self._final: ChatClientResponse | None = None
+
+    @property
+    def response(self) -> ChatClientResponse:
+        """The final response of the last stream run through this spec that was consumed to its end
+        (the same response ``call()`` returns)."""
+        if self._final is None:
+            raise ChatClientError("The stream has not been consumed to its end yet: no final response")
+        return self._final
+
+
+class StreamResponseSpec(_StreamBase):
+    """Terminals of ``stream()``: iterators that run the chain as they are consumed.
+
+    ``events()`` gives every typed event (``chatclient.events``); ``content()`` the text;
+    ``chat_response()``/``chat_client_response()`` text chunks and a closing chunk. After any of
+    them is consumed, ``response`` holds the final ``ChatClientResponse``.
+    """
+
+    __slots__ = ()
+
+    def events(self) -> Iterator[StreamEvent]:
+        """Typed events as they happen; the last one is ``TurnFinished`` with the final response."""
+        prepared = self._prepare(None)
+        observers = prepared.observers
+        events = compose_stream(prepared.chain, self._model, observers)(prepared.resolve())
+        if not observers:
+            for event in events:
+                if isinstance(event, TurnFinished):
+                    self._final = event.response
+                yield event
+            return
+        yield from self._observed(events, observers, _call_info("stream", prepared))
+
+    def _observed(self, events: Iterator[StreamEvent], observers: Observers, info: CallInfo) -> Iterator[StreamEvent]:
+        tokens = observers.call_started(info)
+        try:
+            for event in events:
+                if isinstance(event, TurnFinished):
+                    self._final = event.response
+                yield event
+        except BaseException as exc:
+            observers.call_finished(tokens, info, None, exc)
+            raise
+        observers.call_finished(tokens, info, self._final, None)
+
+    def content(self) -> Iterator[str]:
+        """Text deltas as they arrive (empty deltas are skipped), then any unstreamed rest of the answer."""
+        view = _TextView()
+        for event in self.events():
+            if isinstance(event, TurnFinished):
+                rest = view.unseen(event.response)
+                if rest:
+                    yield rest
+            else:
+                text = view.delta(event)
+                if text:
+                    yield text
 
     def chat_client_response(self) -> Iterator[ChatClientResponse]:
-        request, advisors = self._build(None)
-        yield from compose_stream(advisors, self._model)(request)
+        """A chunk per text delta, then a closing chunk carrying the final metadata and context."""
+        view = _TextView()
+        for event in self.events():
+            if isinstance(event, TurnFinished):
+                final = event.response
+                yield final.with_chat_response(_closing_chunk(final, view.unseen(final)))
+            else:
+                text = view.delta(event)
+                if text:
+                    yield ChatClientResponse(ChatResponse.of(text))
 
     def chat_response(self) -> Iterator[ChatResponse]:
         for chunk in self.chat_client_response():
             if chunk.chat_response is not None:
                 yield chunk.chat_response
 
-    def content(self) -> Iterator[str]:
-        """Text deltas as they arrive (empty deltas are skipped)."""
-        for chunk in self.chat_client_response():
-            chat = chunk.chat_response
-            if chat is not None and chat.generations:
-                text = chat.generations[0].output.text
+
+class AsyncStreamResponseSpec(_StreamBase):
+    """Terminals of ``astream()``: async iterators with the names of ``stream()``."""
+
+    __slots__ = ()
+
+    async def events(self) -> AsyncIterator[StreamEvent]:
+        prepared = self._prepare(None)
+        observers = prepared.observers
+        info = _call_info("astream", prepared) if observers else None
+        tokens = observers.call_started(info) if observers and info else []
+        try:
+            async for event in compose_astream(prepared.chain, self._model, observers)(await prepared.aresolve()):
+                if isinstance(event, TurnFinished):
+                    self._final = event.response
+                yield event
+        except BaseException as exc:
+            if observers and info:
+                observers.call_finished(tokens, info, None, exc)
+            raise
+        if observers and info:
+            observers.call_finished(tokens, info, self._final, None)
+
+    async def content(self) -> AsyncIterator[str]:
+        view = _TextView()
+        async for event in self.events():
+            if isinstance(event, TurnFinished):
+                rest = view.unseen(event.response)
+                if rest:
+                    yield rest
+            else:
+                text = view.delta(event)
                 if text:
                     yield text
 
-
-class AsyncStreamResponseSpec:
-    """Terminals of ``astream()``: async iterators with the names of ``stream()``."""
-
-    __slots__ = ("_build", "_model")
-
-    def __init__(self, model: ChatModel, build: _Build) -> None:
-        self._model = model
-        self._build = build
-
     async def chat_client_response(self) -> AsyncIterator[ChatClientResponse]:
-        request, advisors = self._build(None)
-        async for chunk in compose_astream(advisors, self._model)(request):
-            yield chunk
+        view = _TextView()
+        async for event in self.events():
+            if isinstance(event, TurnFinished):
+                final = event.response
+                yield final.with_chat_response(_closing_chunk(final, view.unseen(final)))
+            else:
+                text = view.delta(event)
+                if text:
+                    yield ChatClientResponse(ChatResponse.of(text))
 
     async def chat_response(self) -> AsyncIterator[ChatResponse]:
         async for chunk in self.chat_client_response():
             if chunk.chat_response is not None:
                 yield chunk.chat_response
-
-    async def content(self) -> AsyncIterator[str]:
-        async for chunk in self.chat_client_response():
-            chat = chunk.chat_response
-            if chat is not None and chat.generations:
-                text = chat.generations[0].output.text
-                if text:
-                    yield text

@@ -36,6 +36,8 @@ class FinishReason(str, Enum):
     """The loop ended because every tool of the last batch is ``return_direct``."""
     TOOL_CALL_LIMIT = "tool_call_limit"
     """The loop ended because a per-turn tool-call limit was reached."""
+    AWAITING_DECISION = "awaiting_decision"
+    """The turn paused: the reply's tool calls wait for a person's decision (``awaiting_decision``)."""
     OTHER = "other"
 
 

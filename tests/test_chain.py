@@ -15,9 +15,11 @@ from chatclient import (
     ChatClient,
     ChatClientRequest,
     ChatClientResponse,
+    ChatResponse,
     StreamNext,
     UserMessage,
 )
+from chatclient.events import StreamEvent, TextDelta, TurnFinished
 from chatclient.testing import ScriptedChatModel, check_advisor
 
 
@@ -94,25 +96,28 @@ def test_a_missing_mode_is_a_clear_error_naming_the_advisor() -> None:
 
 
 class StreamOnly:
+    """Upper-cases the text deltas and the final response alike."""
+
     name = "upper"
     order = 0
 
-    def advise_stream(self, request: ChatClientRequest, next_: StreamNext) -> Iterator[ChatClientResponse]:
-        for chunk in next_(request):
-            chat = chunk.chat_response
-            if chat is not None and chat.text:
-                upper = chat.model_copy(
-                    update={"generations": (chat.generations[0].model_copy(
-                        update={"output": chat.generations[0].output.model_copy(update={"text": chat.text.upper()})}
-                    ),)}
-                )  # fmt: skip
-                chunk = chunk.with_chat_response(upper)
-            yield chunk
+    def advise_stream(self, request: ChatClientRequest, next_: StreamNext) -> Iterator[StreamEvent]:
+        for event in next_(request):
+            if isinstance(event, TextDelta):
+                yield TextDelta(event.text.upper(), event.index)
+            elif isinstance(event, TurnFinished) and event.response.text is not None:
+                chat = event.response.chat_response
+                assert chat is not None
+                yield TurnFinished(event.response.with_chat_response(ChatResponse.of(event.response.text.upper())))
+            else:
+                yield event
 
 
-def test_an_around_stream_advisor_can_rewrite_chunks() -> None:
+def test_an_around_stream_advisor_can_rewrite_events() -> None:
     client = ChatClient.create(ScriptedChatModel(["hello world"]))
-    assert "".join(client.prompt("hi").advisors(StreamOnly()).stream().content()) == "HELLO WORLD"
+    stream = client.prompt("hi").advisors(StreamOnly()).stream()
+    assert "".join(stream.content()) == "HELLO WORLD"
+    assert stream.response.text == "HELLO WORLD"
 
 
 class ContextTagger(BaseAdvisor):
@@ -146,7 +151,7 @@ def test_a_before_after_advisor_behaves_the_same_in_all_four_modes() -> None:
     assert [len(a.seen) for a in made] == [1, 1, 1, 1], "after() runs exactly once per request in every mode"
     assert all(a.seen[0].chat_response is not None for a in made)
     assert {a.seen[0].chat_response.text for a in made if a.seen[0].chat_response} == {"The answer is 42."}
-    assert len(runs["stream"].chunks) > 2, "the stream really arrived in several chunks"
+    assert len(runs["stream"].events) > 2, "the stream really arrived in several events"
 
 
 def test_check_advisor_catches_an_advisor_that_differs_between_modes() -> None:

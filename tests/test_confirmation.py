@@ -48,6 +48,7 @@ from chatclient import (
     unseal,
 )
 from chatclient.testing import MODES, ScriptedChatModel, ScriptItem
+from chatclient.testing.advisor_kit import run_spec
 from tests.test_tool_loop import run
 
 VX205 = '{"flight_number":"VX205"}'
@@ -206,19 +207,7 @@ def test_the_seed_through_the_client_in_every_mode(mode: str) -> None:
 
 
 def _run_spec(mode: str, spec: ChatClientRequestSpec) -> ChatClientResponse:
-    from chatclient import aggregate_chat_client_responses
-
-    if mode == "call":
-        return spec.call().chat_client_response()
-    if mode == "acall":
-        return asyncio.run(spec.acall().chat_client_response())
-    if mode == "stream":
-        return aggregate_chat_client_responses(list(spec.stream().chat_client_response()))
-
-    async def collect() -> list[ChatClientResponse]:
-        return [c async for c in spec.astream().chat_client_response()]
-
-    return aggregate_chat_client_responses(asyncio.run(collect()))
+    return run_spec(mode, spec)[0]
 
 
 # ------------------------------------------------------------------------- no body runs before decisions (property)

@@ -19,7 +19,6 @@ from chatclient import (
     ChatClientRequest,
     ChatClientResponse,
     ChatResponse,
-    ContextKeys,
     FinishReason,
     Prompt,
     ToolCallingChatOptions,
@@ -32,6 +31,8 @@ from chatclient import (
     tool,
 )
 from chatclient.testing import MODES, ScriptedChatModel, ScriptItem, check_advisor, run_in_mode, tool_call
+from chatclient.testing.advisor_kit import run_spec
+from chatclient.turn import turn_of
 from tests.conftest import Counters
 
 USAGE = Usage(prompt_tokens=10, completion_tokens=5)
@@ -51,20 +52,7 @@ def two_tool_script() -> list[ScriptItem]:
 
 
 def run(mode: str, client: ChatClient, user: str = "Weather and sales?") -> ChatClientResponse:
-    from chatclient import aggregate_chat_client_responses
-
-    spec = client.prompt(user)
-    if mode == "call":
-        return spec.call().chat_client_response()
-    if mode == "acall":
-        return asyncio.run(spec.acall().chat_client_response())
-    if mode == "stream":
-        return aggregate_chat_client_responses(list(spec.stream().chat_client_response()))
-
-    async def collect() -> list[ChatClientResponse]:
-        return [c async for c in spec.astream().chat_client_response()]
-
-    return aggregate_chat_client_responses(asyncio.run(collect()))
+    return run_spec(mode, client.prompt(user))[0]
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -86,8 +74,9 @@ def test_parallel_tool_calls_round_trip_in_every_mode(mode: str, counters: Count
         ("c1", "Sunny in Beijing"),
         ("c2", '{"period":"Q3","amount":1250000}'),
     ]
-    assert response.context[ContextKeys.TOOL_LOOP_MESSAGES] == second[1:]
-    assert response.context[ContextKeys.TOOL_LOOP_ROUNDS] == 2
+    turn = turn_of(response)
+    assert turn is not None and turn.rounds == 2
+    assert turn.messages == (*second, chat.result.output), "the turn: user, calls, results, answer"
 
 
 class HookRecorder(ToolCallingAdvisor):

@@ -12,25 +12,26 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._sync import run_sync
-from ..advisor import Advisor, ChatClientResponse, aggregate_chat_client_responses
-from ..client import ChatClient
+from ..advisor import Advisor, ChatClientResponse
+from ..client import ChatClient, ChatClientRequestSpec
+from ..events import StreamEvent
 from ..prompt import Prompt
 from ..tools.resolve import ToolLike
 from .scripted import ScriptedChatModel, ScriptItem
 
-__all__ = ["MODES", "ModeRun", "check_advisor", "run_in_mode"]
+__all__ = ["MODES", "ModeRun", "check_advisor", "run_in_mode", "run_spec"]
 
 MODES = ("call", "stream", "acall", "astream")
 
 
 @dataclass
 class ModeRun:
-    """One run: the reply (aggregated for streams), the chunks, and what the model received."""
+    """One run: the final reply, the stream's events (empty for calls), and what the model received."""
 
     mode: str
     response: ChatClientResponse
     prompts: list[Prompt]
-    chunks: list[ChatClientResponse] = field(default_factory=list)
+    events: list[StreamEvent] = field(default_factory=list)
 
     @property
     def text(self) -> str | None:
@@ -53,24 +54,29 @@ def run_in_mode(
     spec = ChatClient.create(model).prompt().user(user).tools(*tools).advisors(*advisors, params=params)
     if system is not None:
         spec = spec.system(system)
-    chunks: list[ChatClientResponse] = []
+    response, events = run_spec(mode, spec)
+    return ModeRun(mode, response, model.prompts, events)
+
+
+def run_spec(mode: str, spec: ChatClientRequestSpec) -> tuple[ChatClientResponse, list[StreamEvent]]:
+    """Run ``spec`` in ``mode``: the final response, and the events when it streams."""
     if mode == "call":
-        response = spec.call().chat_client_response()
-    elif mode == "acall":
-        response = run_sync(spec.acall().chat_client_response)
-    elif mode == "stream":
-        chunks = list(spec.stream().chat_client_response())
-        response = aggregate_chat_client_responses(chunks)
-    elif mode == "astream":
+        return spec.call().chat_client_response(), []
+    if mode == "acall":
+        return run_sync(spec.acall().chat_client_response), []
+    if mode == "stream":
+        stream = spec.stream()
+        events = list(stream.events())
+        return stream.response, events
+    if mode == "astream":
+        astream = spec.astream()
 
-        async def collect() -> list[ChatClientResponse]:
-            return [chunk async for chunk in spec.astream().chat_client_response()]
+        async def collect() -> list[StreamEvent]:
+            return [event async for event in astream.events()]
 
-        chunks = run_sync(collect)
-        response = aggregate_chat_client_responses(chunks)
-    else:
-        raise ValueError(f"unknown mode {mode!r}; expected one of {MODES}")
-    return ModeRun(mode, response, model.prompts, chunks)
+        events = run_sync(collect)
+        return astream.response, events
+    raise ValueError(f"unknown mode {mode!r}; expected one of {MODES}")
 
 
 def _prompt_view(prompt: Prompt) -> tuple[Any, ...]:

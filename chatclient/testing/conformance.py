@@ -33,15 +33,14 @@ import httpx2
 import pytest
 from pydantic import BaseModel
 
-from .._sync import run_sync
-from ..advisor import ChatClientResponse, aggregate_chat_client_responses
+from ..advisor import ChatClientResponse
 from ..client import ChatClient, ChatClientRequestSpec
 from ..errors import AuthenticationError, BadRequestError, ProviderError, RateLimitError, ServerError
 from ..messages import ToolCall
 from ..model import ChatModel
 from ..responses import FinishReason, Usage
 from ..tools import tool
-from .advisor_kit import MODES
+from .advisor_kit import MODES, run_spec
 
 __all__ = ["ChatModelConformance", "WireFormat"]
 
@@ -131,17 +130,7 @@ class ChatModelConformance:
 
     @staticmethod
     def _run(mode: str, spec: ChatClientRequestSpec) -> ChatClientResponse:
-        if mode == "call":
-            return spec.call().chat_client_response()
-        if mode == "acall":
-            return run_sync(spec.acall().chat_client_response)
-        if mode == "stream":
-            return aggregate_chat_client_responses(list(spec.stream().chat_client_response()))
-
-        async def collect() -> list[ChatClientResponse]:
-            return [chunk async for chunk in spec.astream().chat_client_response()]
-
-        return aggregate_chat_client_responses(run_sync(collect))
+        return run_spec(mode, spec)[0]
 
     # ------------------------------------------------------------------ checks
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from typing import Protocol, runtime_checkable
 
 from .definition import ToolContext, ToolDefinition, ToolMetadata
@@ -58,6 +58,12 @@ class ToolCallback(ABC):
 
 @runtime_checkable
 class ToolCallbackProvider(Protocol):
-    """A source of tools resolved when each request is built (MCP servers, tool registries)."""
+    """A source of tools asked once per request (MCP servers, tool registries).
 
-    def tool_callbacks(self) -> Sequence[ToolCallback]: ...
+    ``tool_callbacks`` may be ``async def`` (a remote source such as MCP ``list_tools``): the async
+    paths await it on the request's loop, the sync paths run it on the sync bridge. A sync one runs
+    in a worker thread on the async paths, so it never blocks an event loop. The tools it returns
+    serve the whole turn, every round and a resume alike.
+    """
+
+    def tool_callbacks(self) -> Sequence[ToolCallback] | Awaitable[Sequence[ToolCallback]]: ...

@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import secrets
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -33,7 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from ..errors import ChatClientError, PendingStateExpiredError, PendingStateTamperedError, ToolCallDecisionError
 from ..messages import AssistantMessage, Message, ToolCall
-from ..responses import ChatResponse
+from ..responses import ChatResponse, Usage
 from ._limits import canonical_arguments
 from .callback import ToolCallback
 
@@ -231,9 +232,14 @@ class PendingCall(BaseModel):
 class PendingToolCalls(BaseModel):
     """A paused reply: its calls, the conversation up to and including it, and a binding digest.
 
+    It also carries where its turn began (``turn_id``, ``turn_start``: the index of the turn's first
+    message in ``conversation``), the round it paused in and the usage so far, so a resumed turn is
+    the same turn; and a random ``nonce`` that a resume redeems once (see ``NonceLedger``).
+
     JSON-serialisable (``model_dump_json``), so the application can store it; resuming checks the
     digest, so calls altered in storage are rejected. Use a ``PendingToolCallStore`` for
-    single-use, and ``seal``/``unseal`` when the state travels through an untrusted client.
+    single-use across processes, and ``seal``/``unseal`` when the state travels through an
+    untrusted client.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
@@ -243,6 +249,11 @@ class PendingToolCalls(BaseModel):
     digest: str
     created_at: float = Field(default_factory=time.time)
     expires_at: float | None = None
+    turn_id: str = ""
+    turn_start: int = 0
+    round: int = 1
+    usage: Usage | None = None
+    nonce: str = ""
 
     @property
     def awaiting_ids(self) -> list[str]:
@@ -264,23 +275,51 @@ class PendingToolCalls(BaseModel):
         *,
         reply_id: str,
         expires_in: float | None = None,
+        turn_id: str = "",
+        turn_start: int = 0,
+        round: int = 1,
+        usage: Usage | None = None,
     ) -> PendingToolCalls:
         now = time.time()
+        nonce = secrets.token_urlsafe(18)
+        turn = _Turn(turn_id, turn_start, round, nonce)
         return cls(
             reply_id=reply_id,
             calls=tuple(calls),
             conversation=tuple(conversation),
-            digest=_digest(reply_id, calls),
+            digest=_digest(reply_id, calls, turn),
             created_at=now,
             expires_at=now + expires_in if expires_in is not None else None,
+            turn_id=turn_id,
+            turn_start=turn_start,
+            round=round,
+            usage=usage,
+            nonce=nonce,
+        )
+
+    def for_turn(self, turn_id: str, turn_start: int, round: int, usage: Usage | None) -> PendingToolCalls:
+        """This state, placed in its turn (the tool loop knows the turn; the manager does not)."""
+        expires_in = self.expires_at - self.created_at if self.expires_at is not None else None
+        return PendingToolCalls.create(
+            self.conversation,
+            self.calls,
+            reply_id=self.reply_id,
+            expires_in=expires_in,
+            turn_id=turn_id,
+            turn_start=turn_start,
+            round=round,
+            usage=usage,
         )
 
     def verify(self, *, now: float | None = None) -> None:
         """Raise unless the state is intact (calls match the reply and the digest) and not expired."""
         reply_calls = [(c.id, c.name, canonical_arguments(c.arguments)) for c in self.reply.tool_calls]
         listed = [(c.id, c.name, canonical_arguments(c.arguments)) for c in self.calls]
-        if reply_calls != listed or _digest(self.reply_id, self.calls) != self.digest:
+        turn = _Turn(self.turn_id, self.turn_start, self.round, self.nonce)
+        if reply_calls != listed or _digest(self.reply_id, self.calls, turn) != self.digest:
             raise PendingStateTamperedError("The pending tool calls were altered; nothing ran")
+        if not 0 <= self.turn_start < len(self.conversation):
+            raise PendingStateTamperedError("The pending state's turn does not lie in its conversation; nothing ran")
         if self.expires_at is not None and (now if now is not None else time.time()) > self.expires_at:
             raise PendingStateExpiredError("The pending tool calls expired; nothing ran")
 
@@ -290,10 +329,26 @@ class PendingToolCalls(BaseModel):
     def paused_response(self) -> ChatResponse:
         return ChatResponse.of(self.reply, id=self.reply_id)
 
+    def __repr__(self) -> str:
+        names = ", ".join(f"{c.name}({c.id})" for c in self.calls)
+        return f"PendingToolCalls(reply_id={self.reply_id!r}, calls=[{names}], awaiting={self.awaiting_ids})"
 
-def _digest(reply_id: str, calls: Sequence[PendingCall]) -> str:
+
+@dataclass(frozen=True)
+class _Turn:
+    id: str
+    start: int
+    round: int
+    nonce: str
+
+
+def _digest(reply_id: str, calls: Sequence[PendingCall], turn: _Turn) -> str:
     canonical = json.dumps(
-        [reply_id, [[c.id, c.name, canonical_arguments(c.arguments)] for c in calls]],
+        [
+            reply_id,
+            [[c.id, c.name, canonical_arguments(c.arguments), c.requires_confirmation] for c in calls],
+            [turn.id, turn.start, turn.round, turn.nonce],
+        ],
         separators=(",", ":"),
         ensure_ascii=False,
     )

@@ -6,6 +6,9 @@
   for other stores.
 - :func:`seal` / :func:`unseal`: when the state must travel through an untrusted client (a browser,
   a mobile app), seal it with an application secret; ``unseal`` rejects anything altered or forged.
+- :class:`NonceLedger`: every state carries a random nonce, and a resume redeems it once, so the same
+  state (an object kept in memory, a sealed token) cannot be resumed twice. The default ledger,
+  :func:`default_nonce_ledger`, is process-wide and in memory; several processes need a shared one.
 """
 
 from __future__ import annotations
@@ -21,16 +24,25 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from pydantic import ValidationError
 
-from ..errors import PendingStateExpiredError, PendingStateNotFoundError, PendingStateTamperedError
+from ..errors import (
+    PendingStateExpiredError,
+    PendingStateNotFoundError,
+    PendingStateReusedError,
+    PendingStateTamperedError,
+)
 from .confirmation import PendingToolCalls
 
 if TYPE_CHECKING:
     import sqlite3
 
 __all__ = [
+    "InMemoryNonceLedger",
     "InMemoryPendingToolCallStore",
+    "NonceLedger",
     "PendingToolCallStore",
     "SqlitePendingToolCallStore",
+    "default_nonce_ledger",
+    "redeem",
     "seal",
     "unseal",
 ]
@@ -193,3 +205,65 @@ def unseal(token: str, secret: bytes) -> PendingToolCalls:
         raise PendingStateTamperedError("The sealed pending state is malformed; nothing ran") from exc
     pending.verify()
     return pending
+
+
+# ---------------------------------------------------------------------------------------- nonces
+
+
+@runtime_checkable
+class NonceLedger(Protocol):
+    """Remembers which pending states were resumed, so each is resumed once."""
+
+    def redeem(self, nonce: str, expires_at: float | None) -> bool:
+        """Mark ``nonce`` used; ``True`` the first time, ``False`` ever after (atomic)."""
+        ...
+
+    def release(self, nonce: str) -> None:
+        """Undo a redeem whose resume was refused before anything ran (say, invalid decisions)."""
+        ...
+
+
+class InMemoryNonceLedger:
+    """A process-local ledger. A nonce is kept until its state would have expired, or for
+    ``retention`` seconds (default a week) when the state has no expiry; after that a replay of an
+    unexpiring state is no longer recognised, so give states an expiry (``pending_expires_in``)."""
+
+    def __init__(self, retention: float = 7 * 24 * 3600.0) -> None:
+        self._retention = retention
+        self._used: dict[str, float] = {}
+        self._lock = threading.Lock()
+
+    def redeem(self, nonce: str, expires_at: float | None) -> bool:
+        now = time.time()
+        keep_until = expires_at if expires_at is not None else now + self._retention
+        with self._lock:
+            if nonce in self._used:
+                return False
+            if len(self._used) > 1024:
+                self._used = {n: t for n, t in self._used.items() if t > now}
+            self._used[nonce] = keep_until
+            return True
+
+    def release(self, nonce: str) -> None:
+        with self._lock:
+            self._used.pop(nonce, None)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._used)
+
+
+_default_ledger = InMemoryNonceLedger()
+
+
+def default_nonce_ledger() -> InMemoryNonceLedger:
+    """The process-wide ledger the tool loop uses unless it is given another."""
+    return _default_ledger
+
+
+def redeem(pending: PendingToolCalls, ledger: NonceLedger | None = None) -> None:
+    """Redeem ``pending``'s nonce once; ``PendingStateReusedError`` when it was already redeemed."""
+    if not pending.nonce:
+        raise PendingStateTamperedError("The pending state has no nonce (made by an older version?); nothing ran")
+    if not (ledger or _default_ledger).redeem(pending.nonce, pending.expires_at):
+        raise PendingStateReusedError("These pending tool calls were already resumed once; nothing ran")

@@ -1,15 +1,22 @@
-"""Turning whatever the caller passed as tools into one flat tuple of uniquely named callbacks."""
+"""Turning whatever the caller passed as tools into one flat tuple of uniquely named callbacks.
+
+Static tools (callbacks, ``@tool`` functions, objects with ``@tool`` methods) are resolved once,
+when a client or a request spec is built. Dynamic sources (``ToolCallbackProvider``s, sync or
+async) are kept aside and asked once per request, on the thread or event loop that runs it.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeAlias, Union
 
 from ..errors import ConfigurationError, DuplicateToolNameError
 from .callback import ToolCallback, ToolCallbackProvider
-from .decorator import tool_callbacks_from
+from .decorator import spec_of, tool_callbacks_from
 
-__all__ = ["ToolLike", "resolve_tools"]
+__all__ = ["ToolLike", "aresolve_providers", "resolve_providers", "resolve_tools", "split_tools"]
 
 ToolLike: TypeAlias = Union[
     ToolCallback,
@@ -24,40 +31,101 @@ the type admits ``object``; :func:`resolve_tools` checks at run time.)"""
 
 
 def resolve_tools(tools: Iterable[ToolLike]) -> tuple[ToolCallback, ...]:
-    """Flatten ``tools`` in order into callbacks; providers are asked for their tools now.
+    """Flatten ``tools`` in order into callbacks; sync providers are asked for their tools now.
 
     Raises :class:`~chatclient.errors.DuplicateToolNameError` when two tools share a name. Callbacks
-    pass through as they are, so resolving an already resolved tuple per request costs no schema work.
+    pass through as they are, so resolving an already resolved tuple costs no schema work.
     """
+    callbacks, providers = split_tools(tools)
+    provided = resolve_providers(providers)
+    return check_unique((*callbacks, *provided)) if provided else callbacks
+
+
+def split_tools(tools: Iterable[ToolLike]) -> tuple[tuple[ToolCallback, ...], tuple[ToolCallbackProvider, ...]]:
+    """The static tools, resolved and checked, and the providers to ask per request."""
     callbacks: list[ToolCallback] = []
-    _collect(tools, callbacks)
-    _check_unique_names(callbacks)
-    return tuple(callbacks)
+    providers: list[ToolCallbackProvider] = []
+    _collect(tools, callbacks, providers)
+    return check_unique(callbacks), tuple(providers)
 
 
-def _collect(tools: Iterable[ToolLike], out: list[ToolCallback]) -> None:
+def _collect(tools: Iterable[ToolLike], out: list[ToolCallback], providers: list[ToolCallbackProvider]) -> None:
     for item in tools:
         if isinstance(item, ToolCallback):
             out.append(item)
         elif isinstance(item, (list, tuple)):
-            _collect(item, out)
-        elif isinstance(item, ToolCallbackProvider) and not isinstance(item, type):
-            out.extend(_provided(item))
+            _collect(item, out, providers)
+        elif spec_of(item) is None and _is_provider(item):
+            providers.append(item)  # type: ignore[arg-type]  # _is_provider checked the shape
         else:
             out.extend(tool_callbacks_from(item))
 
 
-def _provided(provider: ToolCallbackProvider) -> Sequence[ToolCallback]:
-    callbacks = provider.tool_callbacks()
-    for callback in callbacks:
+def _is_provider(item: object) -> bool:
+    """A ``ToolCallbackProvider``: an instance with a callable ``tool_callbacks`` (an attribute check,
+    not a Protocol ``isinstance``, which is slow)."""
+    return not isinstance(item, type) and callable(getattr(item, "tool_callbacks", None))
+
+
+def resolve_providers(providers: Sequence[ToolCallbackProvider]) -> tuple[ToolCallback, ...]:
+    """Sync path: ask each provider; an async one runs to completion on the sync bridge."""
+    if not providers:
+        return ()
+    from .._sync import run_sync
+
+    callbacks: list[ToolCallback] = []
+    for provider in providers:
+        method: Any = provider.tool_callbacks
+        if inspect.iscoroutinefunction(method):
+            provided = run_sync(method)
+        else:
+            provided = method()
+            if inspect.isawaitable(provided):
+                provided = run_sync(_returning(provided))
+        callbacks.extend(_checked(provider, provided))
+    return tuple(callbacks)
+
+
+def _returning(awaitable: Any) -> Any:
+    return lambda: awaitable
+
+
+async def aresolve_providers(providers: Sequence[ToolCallbackProvider]) -> tuple[ToolCallback, ...]:
+    """Async path: async providers are awaited together; a sync one runs in a worker thread, so a
+    slow source never blocks the event loop."""
+    if not providers:
+        return ()
+
+    async def ask(provider: ToolCallbackProvider) -> Sequence[ToolCallback]:
+        method: Any = provider.tool_callbacks
+        if inspect.iscoroutinefunction(method):
+            provided = await method()
+        else:
+            provided = await asyncio.to_thread(method)
+            if inspect.isawaitable(provided):
+                provided = await provided
+        return _checked(provider, provided)
+
+    results = await asyncio.gather(*(ask(p) for p in providers))
+    return tuple(callback for provided in results for callback in provided)
+
+
+def _checked(provider: object, provided: Any) -> Sequence[ToolCallback]:
+    if not isinstance(provided, (list, tuple)):
+        raise ConfigurationError(
+            f"{type(provider).__qualname__}.tool_callbacks() returned {type(provided).__name__}, "
+            "not a list of ToolCallbacks"
+        )
+    for callback in provided:
         if not isinstance(callback, ToolCallback):
             raise ConfigurationError(
                 f"{type(provider).__qualname__}.tool_callbacks() returned {callback!r}, not a ToolCallback"
             )
-    return callbacks
+    return provided
 
 
-def _check_unique_names(callbacks: list[ToolCallback]) -> None:
+def check_unique(callbacks: Sequence[ToolCallback]) -> tuple[ToolCallback, ...]:
+    """``callbacks`` as a tuple; ``DuplicateToolNameError`` when two share a name."""
     seen: set[str] = set()
     duplicates: dict[str, None] = {}
     for callback in callbacks:
@@ -67,3 +135,4 @@ def _check_unique_names(callbacks: list[ToolCallback]) -> None:
         seen.add(name)
     if duplicates:
         raise DuplicateToolNameError(list(duplicates))
+    return tuple(callbacks)

@@ -28,7 +28,6 @@ from chatclient import (
     ToolResponse,
     ToolResponseMessage,
     UserMessage,
-    aggregate_chat_client_responses,
     tool,
 )
 from chatclient.errors import (
@@ -38,6 +37,7 @@ from chatclient.errors import (
     ProviderError,
     RateLimitError,
 )
+from chatclient.testing.advisor_kit import run_spec
 from chatclient.tools.callback import ToolCallback
 from chatclient.tools.resolve import resolve_tools
 from providers._http import RetryPolicy
@@ -465,13 +465,9 @@ def _run_client(spec: Any, mode: str) -> ChatResponse:
     elif mode == "acall":
         result = asyncio.run(spec.acall().chat_response())
     elif mode == "stream":
-        result = aggregate_chat_client_responses(list(spec.stream().chat_client_response())).chat_response
+        result = run_spec("stream", spec)[0].chat_response
     else:
-
-        async def collect() -> list[Any]:
-            return [chunk async for chunk in spec.astream().chat_client_response()]
-
-        result = aggregate_chat_client_responses(asyncio.run(collect())).chat_response
+        result = run_spec("astream", spec)[0].chat_response
     assert isinstance(result, ChatResponse)
     return result
 

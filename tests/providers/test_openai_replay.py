@@ -26,7 +26,6 @@ from chatclient import (
     UserMessage,
     tool,
 )
-from chatclient.advisor import aggregate_chat_client_responses
 from chatclient.client import ChatClientRequestSpec
 from chatclient.errors import (
     AuthenticationError,
@@ -35,6 +34,7 @@ from chatclient.errors import (
     RateLimitError,
 )
 from chatclient.streaming import ChatResponseAccumulator
+from chatclient.testing.advisor_kit import run_spec
 from providers._http import RetryPolicy
 from providers.openai import OpenAIChatModel, OpenAIChatOptions
 
@@ -108,13 +108,9 @@ def run_client(spec: ChatClientRequestSpec, mode: str) -> ChatResponse:
     elif mode == "acall":
         response = asyncio.run(spec.acall().chat_response())
     elif mode == "stream":
-        response = aggregate_chat_client_responses(list(spec.stream().chat_client_response())).chat_response
+        response = run_spec("stream", spec)[0].chat_response
     else:
-
-        async def collect() -> Any:
-            return [chunk async for chunk in spec.astream().chat_client_response()]
-
-        response = aggregate_chat_client_responses(asyncio.run(collect())).chat_response
+        response = run_spec("astream", spec)[0].chat_response
     assert response is not None
     return response
 

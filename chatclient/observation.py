@@ -1,0 +1,218 @@
+"""The instrumentation seam: one observer interface, called at every point worth tracing.
+
+Register observers on the client (``ChatClient.builder(model).observers(...)``) or per request
+(``.observers(...)``). Each ``*_started`` method may return a token (a span, a start time); the
+matching ``*_finished`` method gets it back, so an observer keeps no table of its own.
+
+Points: a client call (``call``/``stream``/``acall``/``astream``, and resumes), each model round
+(the prompt sent, the response or the error), each tool invocation (start, end or error, duration),
+each retry of a provider request, and the confirmation pause, each decision (approver and reason)
+and the resume. With no observer registered nothing of this runs: the chain is built without it.
+
+Observers run inline on the request's path: keep them quick, and do not raise (an observer that
+raises is logged and skipped, so instrumentation never breaks a request).
+"""
+
+from __future__ import annotations
+
+import contextvars
+import logging
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .advisor import ChatClientResponse
+    from .messages import ToolCall, ToolResponse
+    from .prompt import Prompt
+    from .responses import ChatResponse
+    from .tools.confirmation import PendingCall, PendingToolCalls, ToolCallDecision
+
+__all__ = [
+    "CallInfo",
+    "ChatObserver",
+    "ModelCallInfo",
+    "Observers",
+    "RetryInfo",
+    "ToolInvocationInfo",
+    "notify_retry",
+]
+
+_log = logging.getLogger("chatclient.observation")
+
+
+@dataclass(frozen=True, slots=True)
+class CallInfo:
+    """A client call: its mode (``"call"``, ``"stream"``, ``"acall"``, ``"astream"``) and prompt."""
+
+    mode: str
+    prompt: Prompt
+    resumed: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ModelCallInfo:
+    """One model round: the prompt the model receives, and whether it streams."""
+
+    prompt: Prompt
+    streaming: bool
+    model: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolInvocationInfo:
+    """One tool call about to run, with the arguments it runs with."""
+
+    call: ToolCall
+    arguments: str
+
+    @property
+    def name(self) -> str:
+        return self.call.name
+
+
+@dataclass(frozen=True, slots=True)
+class RetryInfo:
+    """A provider request that failed and will be tried again after ``wait`` seconds."""
+
+    attempt: int
+    error: BaseException
+    wait: float
+    provider: str | None = None
+
+
+class ChatObserver:
+    """Override the points you need; every method is a no-op."""
+
+    def call_started(self, info: CallInfo) -> Any:
+        return None
+
+    def call_finished(
+        self, token: Any, info: CallInfo, response: ChatClientResponse | None, error: BaseException | None
+    ) -> None:
+        pass
+
+    def model_started(self, info: ModelCallInfo) -> Any:
+        return None
+
+    def model_finished(
+        self, token: Any, info: ModelCallInfo, response: ChatResponse | None, error: BaseException | None
+    ) -> None:
+        pass
+
+    def tool_started(self, info: ToolInvocationInfo) -> Any:
+        return None
+
+    def tool_finished(
+        self,
+        token: Any,
+        info: ToolInvocationInfo,
+        response: ToolResponse | None,
+        error: BaseException | None,
+        duration: float,
+    ) -> None:
+        pass
+
+    def retry(self, info: RetryInfo) -> None:
+        pass
+
+    def turn_paused(self, pending: PendingToolCalls) -> None:
+        pass
+
+    def decision_made(self, call: PendingCall, decision: ToolCallDecision) -> None:
+        pass
+
+    def turn_resumed(self, pending: PendingToolCalls) -> None:
+        pass
+
+
+@dataclass(frozen=True)
+class Observers:
+    """Several observers as one; each is called in turn and a failing one is logged and skipped."""
+
+    observers: tuple[ChatObserver, ...] = field(default=())
+
+    def __bool__(self) -> bool:
+        return bool(self.observers)
+
+    def _each(self, method: str, *args: Any) -> list[Any]:
+        results = []
+        for observer in self.observers:
+            try:
+                results.append(getattr(observer, method)(*args))
+            except Exception:
+                _log.exception("Observer %r failed in %s; skipped", observer, method)
+                results.append(None)
+        return results
+
+    def _finish(self, method: str, tokens: Sequence[Any], *args: Any) -> None:
+        for observer, token in zip(self.observers, tokens, strict=False):
+            try:
+                getattr(observer, method)(token, *args)
+            except Exception:
+                _log.exception("Observer %r failed in %s; skipped", observer, method)
+
+    def call_started(self, info: CallInfo) -> list[Any]:
+        return self._each("call_started", info)
+
+    def call_finished(
+        self, tokens: Sequence[Any], info: CallInfo, response: ChatClientResponse | None, error: BaseException | None
+    ) -> None:
+        self._finish("call_finished", tokens, info, response, error)
+
+    def model_started(self, info: ModelCallInfo) -> list[Any]:
+        return self._each("model_started", info)
+
+    def model_finished(
+        self, tokens: Sequence[Any], info: ModelCallInfo, response: ChatResponse | None, error: BaseException | None
+    ) -> None:
+        self._finish("model_finished", tokens, info, response, error)
+
+    def tool_started(self, info: ToolInvocationInfo) -> list[Any]:
+        return self._each("tool_started", info)
+
+    def tool_finished(
+        self,
+        tokens: Sequence[Any],
+        info: ToolInvocationInfo,
+        response: ToolResponse | None,
+        error: BaseException | None,
+        duration: float,
+    ) -> None:
+        self._finish("tool_finished", tokens, info, response, error, duration)
+
+    def retry(self, info: RetryInfo) -> None:
+        self._each("retry", info)
+
+    def turn_paused(self, pending: PendingToolCalls) -> None:
+        self._each("turn_paused", pending)
+
+    def decision_made(self, call: PendingCall, decision: ToolCallDecision) -> None:
+        self._each("decision_made", call, decision)
+
+    def turn_resumed(self, pending: PendingToolCalls) -> None:
+        self._each("turn_resumed", pending)
+
+
+NO_OBSERVERS = Observers()
+
+_current: contextvars.ContextVar[Observers] = contextvars.ContextVar("chatclient_observers", default=NO_OBSERVERS)
+"""The observers of the model request being sent, for code below the chain (provider retries)."""
+
+
+@contextmanager
+def observing(observers: Observers) -> Iterator[None]:
+    """Make ``observers`` visible to provider code for the duration of one model request."""
+    token = _current.set(observers)
+    try:
+        yield
+    finally:
+        _current.reset(token)
+
+
+def notify_retry(attempt: int, error: BaseException, wait: float, provider: str | None = None) -> None:
+    """Called by provider transports before sleeping for a retry; free when nothing observes."""
+    observers = _current.get()
+    if observers:
+        observers.retry(RetryInfo(attempt, error, wait, provider))
