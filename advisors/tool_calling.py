@@ -224,7 +224,7 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
             raise ValueError("the tool loop's order must lie strictly between HIGHEST and LOWEST")
         self.tool_calling_manager = tool_calling_manager or ToolCallingManager.builder().build()
         self.extensions = tuple(extensions)
-        self.nonce_ledger = nonce_ledger or default_nonce_ledger()
+        self.nonce_ledger = nonce_ledger if nonce_ledger is not None else default_nonce_ledger()
         self._order = order
         self._name = name
         self._hooks = _hooks_of((self, *self.extensions))
@@ -330,9 +330,7 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
                 for call in chat.tool_calls:
                     yield _Emit(ToolCallReady(call, state.round))
             try:
-                result: ToolExecutionResult = yield _RunTools(
-                    round_request.prompt.with_messages(state.history), chat
-                )
+                result: ToolExecutionResult = yield _RunTools(round_request.prompt.with_messages(state.history), chat)
             except ToolCallConfirmationRequired as pause:
                 response = self._paused(response, pause, state)
                 answer = state.pending.reply if state.pending is not None else None

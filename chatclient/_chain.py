@@ -109,9 +109,7 @@ def _bind_call(method: Any, inner: CallNext) -> CallNext:
     return handler
 
 
-def compose_acall(
-    advisors: Sequence[Advisor], model: ChatModel, observers: Observers | None = None
-) -> AsyncCallNext:
+def compose_acall(advisors: Sequence[Advisor], model: ChatModel, observers: Observers | None = None) -> AsyncCallNext:
     async def terminal(request: ChatClientRequest) -> ChatClientResponse:
         return ChatClientResponse(await model.acall(model_prompt(request, model)), request.context)
 

@@ -113,7 +113,7 @@ class ChatClientRequestSpec:
         callbacks, providers = split_tools(tools)
         return replace(
             self,
-            tool_callbacks=check_unique((*self.tool_callbacks, *callbacks)),
+            tool_callbacks=check_unique((*self.tool_callbacks, *callbacks)) if callbacks else self.tool_callbacks,
             tool_providers=(*self.tool_providers, *providers),
         )
 
@@ -148,8 +148,9 @@ class ChatClientRequestSpec:
         each state out once; ``unseal`` verifies a state that went through a client), never from
         what a client request claims. A state is resumed once: a second resume of the same state
         raises ``PendingStateReusedError`` and runs nothing. The conversation is the paused one:
-        this request's system and user texts and messages are not added. The decided calls run
-        first (allowed ones concurrently), then the loop goes on to the answer.
+        this request's system and user texts and messages are not added, and advisors outside the
+        loop see the prompt the turn began with. The decided calls run first (allowed ones
+        concurrently), then the loop goes on to the answer; it is the same turn, with the same id.
         """
         return replace(self, resume_state=(pending, decisions))
 
@@ -173,7 +174,7 @@ class ChatClientRequestSpec:
         """The request and the sorted advisor chain for one run."""
         context = {**self.advisor_params, **(extra_context or {})}
         if self.resume_state is not None:
-            messages: Sequence[Message] = self.resume_state[0].conversation
+            messages: Sequence[Message] = self.resume_state[0].turn_request
             context[ContextKeys.RESUME] = self.resume_state
         else:
             messages = self._messages()

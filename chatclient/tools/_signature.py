@@ -8,6 +8,7 @@ Building it lazily lets annotations name classes defined later in the module.
 from __future__ import annotations
 
 import inspect
+import sys
 import types
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -62,7 +63,7 @@ class ToolSignature:
     parameter annotated ``ToolContext``, which is injected.
     """
 
-    __slots__ = ("_compiled", "_fn", "_input_type", "_parameters", "skips_self")
+    __slots__ = ("_compiled", "_fn", "_input_type", "_localns", "_parameters", "skips_self")
 
     def __init__(
         self,
@@ -94,6 +95,7 @@ class ToolSignature:
         self._input_type = input_type
         self._parameters = tuple(parameters)
         self._compiled: _Compiled | None = None
+        self._localns = _defining_locals()
 
     @property
     def json_schema(self) -> dict[str, Any]:
@@ -166,11 +168,24 @@ class ToolSignature:
         return _Compiled(model, _build_schema(model, self._fn), tuple(params))
 
     def _annotations(self) -> dict[str, Any]:
+        # String annotations (``from __future__ import annotations``) are evaluated in the module's
+        # globals and, for a tool defined inside a function, in that function's locals as they were
+        # when the tool was made: a name imported or defined there resolves too.
         try:
-            signature = inspect.signature(self._fn, eval_str=True)
+            signature = inspect.signature(self._fn, eval_str=True, locals=self._localns)
         except NameError as exc:
             raise _schema_error(self._fn, exc) from exc
         return {p.name: p.annotation for p in signature.parameters.values() if p.annotation is not p.empty}
+
+
+def _defining_locals() -> dict[str, Any] | None:
+    """The locals of the nearest calling frame outside chatclient, when it is a function's."""
+    frame = sys._getframe(2)
+    while frame is not None and str(frame.f_globals.get("__name__", "")).startswith("chatclient."):
+        frame = frame.f_back  # type: ignore[assignment]
+    if frame is None or frame.f_locals is frame.f_globals:
+        return None
+    return dict(frame.f_locals)
 
 
 def _build_schema(model: type[BaseModel], fn: Callable[..., Any]) -> dict[str, Any]:

@@ -33,7 +33,7 @@ from typing import Any, Final
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from ..errors import ChatClientError, PendingStateExpiredError, PendingStateTamperedError, ToolCallDecisionError
-from ..messages import AssistantMessage, Message, ToolCall
+from ..messages import AssistantMessage, Message, ToolCall, UserMessage
 from ..responses import ChatResponse, Usage
 from ._limits import canonical_arguments
 from .callback import ToolCallback
@@ -325,6 +325,17 @@ class PendingToolCalls(BaseModel):
 
     def history_before_reply(self) -> tuple[Message, ...]:
         return self.conversation[:-1]
+
+    @property
+    def turn_request(self) -> tuple[Message, ...]:
+        """The messages of the request that began the turn: those before it and its user message.
+
+        A resume sends these through the chain, so advisors outside the tool loop see the same
+        prompt as when the turn began; the loop restores the rest of the turn from this state.
+        """
+        start = self.turn_start
+        first = self.conversation[start] if start < len(self.conversation) else None
+        return self.conversation[: start + 1] if isinstance(first, UserMessage) else self.conversation[:start]
 
     def paused_response(self) -> ChatResponse:
         return ChatResponse.of(self.reply, id=self.reply_id)

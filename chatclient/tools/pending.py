@@ -265,5 +265,5 @@ def redeem(pending: PendingToolCalls, ledger: NonceLedger | None = None) -> None
     """Redeem ``pending``'s nonce once; ``PendingStateReusedError`` when it was already redeemed."""
     if not pending.nonce:
         raise PendingStateTamperedError("The pending state has no nonce (made by an older version?); nothing ran")
-    if not (ledger or _default_ledger).redeem(pending.nonce, pending.expires_at):
+    if not (ledger if ledger is not None else _default_ledger).redeem(pending.nonce, pending.expires_at):
         raise PendingStateReusedError("These pending tool calls were already resumed once; nothing ran")
