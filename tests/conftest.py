@@ -28,3 +28,48 @@ class Counters:
 @pytest.fixture
 def counters() -> Counters:
     return Counters()
+
+
+class Rendezvous:
+    """Proves calls run at the same time: each one arrives and waits until all ``n`` have arrived.
+
+    Calls that ran one after the other never all arrive, so the first one gives up after
+    ``patience`` seconds and the test fails with ``overlap is False``. No clock decides a pass.
+    """
+
+    def __init__(self, n: int, patience: float = 10.0) -> None:
+        import threading
+
+        self._n = n
+        self._patience = patience
+        self._arrived = 0
+        self._condition = threading.Condition()
+        self.overlap = True
+
+    def _arrive(self) -> None:
+        with self._condition:
+            self._arrived += 1
+            self._condition.notify_all()
+
+    def _all_here(self) -> bool:
+        return self._arrived >= self._n
+
+    def wait(self) -> None:
+        """For sync calls (each on its own thread)."""
+        self._arrive()
+        with self._condition:
+            if not self._condition.wait_for(self._all_here, timeout=self._patience):
+                self.overlap = False
+
+    async def await_all(self) -> None:
+        """For async calls (tasks on one loop): yield to the loop until everyone is here."""
+        import asyncio
+        import time
+
+        self._arrive()
+        give_up = time.monotonic() + self._patience
+        while not self._all_here():
+            if time.monotonic() > give_up:
+                self.overlap = False
+                return
+            await asyncio.sleep(0.001)

@@ -19,7 +19,9 @@ from chatclient import (
     Prompt,
     StructuredOutputError,
     SystemMessage,
+    ToolCall,
     ToolCallingChatOptions,
+    ToolContext,
     UserMessage,
     tool,
 )
@@ -255,3 +257,57 @@ def test_requests_that_change_nothing_share_options_and_changes_never_leak(count
     assert (changed.temperature, changed.tool_context) == (0.9, {"user": "u1"})
     assert isinstance(more_tools, ToolCallingChatOptions) and len(more_tools.tool_callbacks) == 3
     assert again is first, "an unchanged request reuses the frozen options"
+
+
+# ------------------------------------------------------------------ tool context: every source merges
+
+
+class _ContextProbe:
+    def __init__(self) -> None:
+        self.seen: list[dict[str, object]] = []
+
+    @tool
+    def probe(self, context: ToolContext) -> str:
+        """Records the context it was given."""
+        self.seen.append(dict(context.context))
+        return "ok"
+
+
+def _context_seen(
+    *, client_ctx: dict[str, object] | None = None, model_ctx: dict[str, object] | None = None,
+    options_ctx: dict[str, object] | None = None, spec_ctx: dict[str, object] | None = None,
+) -> dict[str, object]:  # fmt: skip
+    probe = _ContextProbe()
+    defaults = ToolCallingChatOptions(tool_context=model_ctx) if model_ctx is not None else None
+    script = [AssistantMessage(None, tool_calls=[ToolCall(id="p", name="probe")]), "done"]
+    model = ScriptedChatModel(script, default_options=defaults)
+    builder = ChatClient.builder(model).default_tools(probe)
+    if client_ctx is not None:
+        builder = builder.default_tool_context(client_ctx)
+    spec = builder.build().prompt("go")
+    if options_ctx is not None:
+        spec = spec.options(ToolCallingChatOptions(tool_context=options_ctx))
+    if spec_ctx is not None:
+        spec = spec.tool_context(spec_ctx)
+    spec.call().content()
+    return probe.seen[0]
+
+
+@pytest.mark.parametrize(
+    ("earlier", "later"),
+    [
+        ("client_ctx", "model_ctx"),
+        ("client_ctx", "options_ctx"),
+        ("client_ctx", "spec_ctx"),
+        ("model_ctx", "options_ctx"),
+        ("model_ctx", "spec_ctx"),
+        ("options_ctx", "spec_ctx"),
+    ],
+)
+def test_tool_context_sources_merge_in_order_and_the_later_key_wins(earlier: str, later: str) -> None:
+    seen = _context_seen(**{earlier: {"a": 1, "shared": earlier}, later: {"b": 2, "shared": later}})  # type: ignore[arg-type]
+    assert seen == {"a": 1, "b": 2, "shared": later}
+
+
+def test_the_options_tool_context_is_kept_when_the_spec_sets_none() -> None:
+    assert _context_seen(options_ctx={"tenant": "t1"}) == {"tenant": "t1"}

@@ -33,7 +33,7 @@ from chatclient import (
 from chatclient.testing import MODES, ScriptedChatModel, ScriptItem, check_advisor, run_in_mode, tool_call
 from chatclient.testing.advisor_kit import run_spec
 from chatclient.turn import turn_of
-from tests.conftest import Counters
+from tests.conftest import Counters, Rendezvous
 
 USAGE = Usage(prompt_tokens=10, completion_tokens=5)
 
@@ -371,17 +371,44 @@ FOUR_CALLS = AssistantMessage(
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_four_50ms_tools_in_one_reply_run_concurrently_sync_and_async(mode: str) -> None:
-    """Sequential would take >= 200 ms; concurrent takes ~50 ms. The bound leaves room for a noisy machine."""
+def test_four_tools_in_one_reply_run_concurrently_sync_and_async(mode: str) -> None:
+    """Each tool waits until all four are running: calls run one after another never all arrive."""
+    together = Rendezvous(4)
     model = ScriptedChatModel([FOUR_CALLS, "done"])
-    client = ChatClient.builder(model).default_tools(*sleepy_tools()).build()
-    start = time.perf_counter()
+    client = ChatClient.builder(model).default_tools(*meeting_tools(together)).build()
     run(mode, client)
-    elapsed = time.perf_counter() - start
     results = model.prompts[1].messages[-1]
     assert isinstance(results, ToolResponseMessage)
     assert [r.response_data for r in results.responses] == ["0", "1", "2", "3"], "results keep the reply's order"
-    assert elapsed < 0.15, f"4 x 50 ms tools took {elapsed * 1000:.0f} ms: they did not run concurrently"
+    assert together.overlap, "the four tools of one reply did not run at the same time"
+
+
+def meeting_tools(together: Rendezvous) -> tuple[Callable[..., Any], ...]:
+    @tool
+    def slow_a(n: int) -> int:
+        """Waits for the others."""
+        together.wait()
+        return n
+
+    @tool
+    def slow_b(n: int) -> int:
+        """Waits for the others."""
+        together.wait()
+        return n
+
+    @tool
+    async def slow_c(n: int) -> int:
+        """Waits for the others."""
+        await together.await_all()
+        return n
+
+    @tool
+    async def slow_d(n: int) -> int:
+        """Waits for the others."""
+        await together.await_all()
+        return n
+
+    return slow_a, slow_b, slow_c, slow_d
 
 
 def test_sync_call_works_inside_a_running_event_loop_like_jupyter() -> None:

@@ -13,6 +13,7 @@ from typing import Any, Union
 from ..errors import ScriptExhaustedError
 from ..messages import AssistantMessage, ToolCall
 from ..model import ChatModel
+from ..options import ChatOptions
 from ..prompt import Prompt
 from ..responses import (
     ChatResponse,
@@ -55,6 +56,7 @@ class ScriptedChatModel(ChatModel):
         argument_chunks: int = 3,
         model: str = "scripted",
         delay: float = 0.0,
+        default_options: ChatOptions | None = None,
     ) -> None:
         self._script = script if callable(script) else list(script)
         self._next = 0
@@ -65,6 +67,11 @@ class ScriptedChatModel(ChatModel):
         self._model = model
         self._delay = delay
         self.prompts: list[Prompt] = []
+        self._default_options = default_options
+
+    @property
+    def default_options(self) -> ChatOptions | None:
+        return self._default_options
 
     @property
     def calls(self) -> int:

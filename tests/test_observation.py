@@ -1,0 +1,135 @@
+"""The instrumentation seam: every point is reported, in every mode, and nothing runs without observers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from chatclient import (
+    AssistantMessage,
+    ChatClient,
+    ChatClientResponse,
+    ChatResponse,
+    ToolCallDecision,
+    ToolCallDecisions,
+    awaiting_decision,
+    tool,
+)
+from chatclient.observation import (
+    CallInfo,
+    ChatObserver,
+    ModelCallInfo,
+    Observers,
+    RetryInfo,
+    notify_retry,
+    observing,
+)
+from chatclient.testing import MODES, ScriptedChatModel, tool_call
+from chatclient.testing.advisor_kit import run_spec
+
+
+class Log(ChatObserver):
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def call_started(self, info: CallInfo) -> Any:
+        self.lines.append(f"call {info.mode}{' resumed' if info.resumed else ''}")
+        return "call-token"
+
+    def call_finished(self, token: Any, info: CallInfo, response: ChatClientResponse | None, error: Any) -> None:
+        outcome = response.text if response is not None else repr(error)
+        self.lines.append(f"call end {token} {outcome}")
+
+    def model_started(self, info: ModelCallInfo) -> Any:
+        self.lines.append(f"model {len(info.prompt.messages)} messages")
+        return len(self.lines)
+
+    def model_finished(self, token: Any, info: ModelCallInfo, response: ChatResponse | None, error: Any) -> None:
+        self.lines.append(f"model end {type(token).__name__} {'error' if error else 'ok'}")
+
+    def turn_paused(self, pending: Any) -> None:
+        self.lines.append(f"paused {pending.awaiting_ids}")
+
+    def decision_made(self, call: Any, decision: Any) -> None:
+        self.lines.append(f"decision {call.id} {'allow' if decision.allowed else 'deny'} by {decision.approver}")
+
+    def turn_resumed(self, pending: Any) -> None:
+        self.lines.append("resumed")
+
+
+class Broken(ChatObserver):
+    def call_started(self, info: CallInfo) -> Any:
+        raise RuntimeError("observer bug")
+
+
+class Shop:
+    def __init__(self) -> None:
+        self.bought = 0
+
+    @tool(requires_confirmation=True)
+    def buy(self, item: str) -> str:
+        """Buy an item."""
+        self.bought += 1
+        return f"bought {item}"
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_an_observer_sees_calls_model_rounds_the_pause_each_decision_and_the_resume(mode: str) -> None:
+    log = Log()
+    shop = Shop()
+    model = ScriptedChatModel(
+        [AssistantMessage(None, tool_calls=[tool_call("buy", {"item": "tea"}, id="b1")]), "Done."]
+    )
+    client = ChatClient.builder(model).default_tools(shop).observers(log, Broken()).build()
+    paused, _ = run_spec(mode, client.prompt("Buy tea"))
+    pending = awaiting_decision(paused)
+    assert pending is not None
+    decisions = ToolCallDecisions.of(ToolCallDecision.allow("b1", approver="ana", reason="ok"))
+    resumed, _ = run_spec(mode, client.prompt().resume(pending, decisions))
+    assert resumed.text == "Done." and shop.bought == 1
+    assert log.lines == [
+        f"call {mode}",
+        "model 1 messages",
+        "model end int ok",
+        "paused ['b1']",
+        "call end call-token None",
+        f"call {mode} resumed",
+        "resumed",
+        "decision b1 allow by ana",
+        "model 3 messages",
+        "model end int ok",
+        "call end call-token Done.",
+    ]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_failing_model_round_is_reported_with_its_error(mode: str) -> None:
+    log = Log()
+    client = ChatClient.builder(ScriptedChatModel([ValueError("boom")])).observers(log).build()
+    with pytest.raises(ValueError, match="boom"):
+        run_spec(mode, client.prompt("hi"))
+    assert log.lines[-2] == "model end int error"
+    assert log.lines[-1] == "call end call-token ValueError('boom')"
+
+
+def test_retries_reach_the_observers_of_the_request_being_sent() -> None:
+    seen: list[RetryInfo] = []
+
+    class Retries(ChatObserver):
+        def retry(self, info: RetryInfo) -> None:
+            seen.append(info)
+
+    notify_retry(1, RuntimeError("nobody listens"), 0.5)  # free and silent without observers
+    with observing(Observers((Retries(),))):
+        notify_retry(2, RuntimeError("429"), 1.5, provider="openai")
+    assert [(r.attempt, r.wait, r.provider) for r in seen] == [(2, 1.5, "openai")]
+
+
+def test_without_observers_the_plain_handlers_are_used() -> None:
+    from chatclient._chain import compose_call
+
+    model = ScriptedChatModel(["a"])
+    plain = compose_call([], model)
+    observed = compose_call([], model, Observers((Log(),)))
+    assert plain.__name__ == "terminal" and observed.__name__ == "observed"
