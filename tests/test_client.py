@@ -25,7 +25,7 @@ from chatclient import (
     UserMessage,
     tool,
 )
-from chatclient.testing import ScriptedChatModel
+from chatclient.testing import ScriptedChatModel, ScriptItem
 from tests.conftest import Counters
 
 
@@ -279,7 +279,7 @@ def _context_seen(
 ) -> dict[str, object]:  # fmt: skip
     probe = _ContextProbe()
     defaults = ToolCallingChatOptions(tool_context=model_ctx) if model_ctx is not None else None
-    script = [AssistantMessage(None, tool_calls=[ToolCall(id="p", name="probe")]), "done"]
+    script: list[ScriptItem] = [AssistantMessage(None, tool_calls=[ToolCall(id="p", name="probe")]), "done"]
     model = ScriptedChatModel(script, default_options=defaults)
     builder = ChatClient.builder(model).default_tools(probe)
     if client_ctx is not None:
@@ -305,7 +305,7 @@ def _context_seen(
     ],
 )
 def test_tool_context_sources_merge_in_order_and_the_later_key_wins(earlier: str, later: str) -> None:
-    seen = _context_seen(**{earlier: {"a": 1, "shared": earlier}, later: {"b": 2, "shared": later}})  # type: ignore[arg-type]
+    seen = _context_seen(**{earlier: {"a": 1, "shared": earlier}, later: {"b": 2, "shared": later}})
     assert seen == {"a": 1, "b": 2, "shared": later}
 
 
