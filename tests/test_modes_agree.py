@@ -62,7 +62,9 @@ class Seen(BaseAdvisor):
 
 
 texts = st.one_of(st.none(), st.text(alphabet="abc xyz.", min_size=1, max_size=12))
-metadata: st.SearchStrategy[dict[str, Any]] = st.one_of(st.just({}), st.fixed_dictionaries({"reasoning": st.text(alphabet="rst", max_size=6)}))
+metadata: st.SearchStrategy[dict[str, Any]] = st.one_of(
+    st.just({}), st.fixed_dictionaries({"reasoning": st.text(alphabet="rst", max_size=6)})
+)
 tool_names = st.sampled_from(["lookup", "direct", "gated", "missing"])
 
 
