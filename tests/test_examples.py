@@ -36,6 +36,16 @@ EXPECTED = {
         "[client] flightStatusCount=1 bookFlightCount=1",
     ],
     "provider_tour.py": ["answer: The temperature in Tokyo is currently 20.0 degrees Celsius."],
+    "loop_extensions.py": [
+        "  [calling balance {\"account\": \"main\"}]",
+        "  [waiting for a person: ['t1']]",
+        "tools offered in round 1: ['balance', 'transfer']",
+        "  [transfer -> Sent 100 EUR to Ana]",
+        "  final: 'Done: 100 EUR sent to Ana.'",
+        "turn: UserMessage > AssistantMessage > ToolResponseMessage > AssistantMessage > ToolResponseMessage > "
+        "AssistantMessage",
+        "audit: round 3 of turn",
+    ],
     "custom_advisor.py": [
         "[call] answer='You have 1,024 EUR.' model saw='What is on [redacted]?'",
         "[astream] answer='You have 1,024 EUR.'",
