@@ -20,7 +20,8 @@ its round had.
 from __future__ import annotations
 
 import inspect
-import uuid
+import itertools
+import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar, Union
@@ -64,6 +65,8 @@ from chatclient.turn import Turn
 
 __all__ = ["LoopState", "ToolCallingAdvisor", "ToolLoopExtension"]
 
+NO_USAGE = Usage()  # frozen, so one instance serves every turn
+
 T = TypeVar("T")
 
 
@@ -83,7 +86,7 @@ class LoopState:
     turn_start: int = 0
     """Index in ``history`` of the turn's first message (its user message)."""
     initial_length: int = 0
-    usage: Usage = field(default_factory=Usage)
+    usage: Usage = NO_USAGE
     """Usage summed over the rounds so far (those before a pause included)."""
     saw_usage: bool = False
     last_result: ToolExecutionResult | None = None
@@ -247,7 +250,8 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
         return self._flow(request, state, hooks)
 
     def _flow(self, request: ChatClientRequest, state: LoopState, hooks: _Hooks) -> _Flow:
-        request = yield from _apply(hooks.initialize, request, state)
+        if hooks.initialize:
+            request = yield from _apply(hooks.initialize, request, state)
         resume = request.context.get(ContextKeys.RESUME)
         if resume is not None:
             return (yield from self._resume(request, state, hooks, *resume))
@@ -308,17 +312,8 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
         self, request: ChatClientRequest, state: LoopState, hooks: _Hooks, messages: Sequence[Message]
     ) -> _Flow:
         while True:
-            state.round += 1
-            round_request = request.with_prompt(request.prompt.with_messages(messages))
-            round_request = yield from _apply(hooks.before_call, round_request, state)
-            response: ChatClientResponse = yield _ModelRound(round_request)
-            response = yield from _apply(hooks.after_call, response, state)
+            round_request, response = yield from self._model_round(request, messages, state, hooks)
             chat = response.chat_response
-            if chat is not None and chat.metadata.usage is not None:
-                state.usage += chat.metadata.usage
-                state.saw_usage = True
-            if state.streaming:
-                yield _Emit(RoundFinished(state.round, response))
             if chat is None or not chat.has_tool_calls:
                 answer = chat.result.output if chat is not None and chat.result is not None else None
                 break
@@ -332,10 +327,8 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
             try:
                 result: ToolExecutionResult = yield _RunTools(round_request.prompt.with_messages(state.history), chat)
             except ToolCallConfirmationRequired as pause:
-                response = self._paused(response, pause, state)
+                response = yield from self._paused(response, pause, state)
                 answer = state.pending.reply if state.pending is not None else None
-                if state.streaming and state.pending is not None:
-                    yield _Emit(TurnPaused(state.pending))
                 break
             yield from self._emit_results(result, state)
             next_messages = yield from self._after_tools(round_request, result, state, hooks)
@@ -346,7 +339,30 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
             messages = next_messages
             if state.limit_exceeded is not None:
                 request = _without_tools(request)
-        return (yield from _apply(hooks.finalize, self._stamp(response, state, answer), state))
+        response = self._stamp(response, state, answer)
+        if hooks.finalize:
+            response = yield from _apply(hooks.finalize, response, state)
+        return response
+
+    @staticmethod
+    def _model_round(
+        request: ChatClientRequest, messages: Sequence[Message], state: LoopState, hooks: _Hooks
+    ) -> Generator[_Step, Any, tuple[ChatClientRequest, ChatClientResponse]]:
+        """One model round with its hooks; its usage is added to the turn's."""
+        state.round += 1
+        round_request = request.with_prompt(request.prompt.with_messages(messages))
+        if hooks.before_call:
+            round_request = yield from _apply(hooks.before_call, round_request, state)
+        response: ChatClientResponse = yield _ModelRound(round_request)
+        if hooks.after_call:
+            response = yield from _apply(hooks.after_call, response, state)
+        chat = response.chat_response
+        if chat is not None and chat.metadata.usage is not None:
+            state.usage += chat.metadata.usage
+            state.saw_usage = True
+        if state.streaming:
+            yield _Emit(RoundFinished(state.round, response))
+        return round_request, response
 
     @staticmethod
     def _emit_results(result: ToolExecutionResult, state: LoopState) -> Generator[_Step, Any, None]:
@@ -382,7 +398,7 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
     @staticmethod
     def _paused(
         response: ChatClientResponse, pause: ToolCallConfirmationRequired, state: LoopState
-    ) -> ChatClientResponse:
+    ) -> Generator[_Step, Any, ChatClientResponse]:
         """End the turn normally, the pending state (placed in its turn) in the metadata and context."""
         pending = pause.pending.for_turn(
             state.turn_id, state.turn_start, state.round, state.usage if state.saw_usage else None
@@ -404,6 +420,8 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
             PENDING_METADATA_KEY: pending.model_dump(mode="json"),
         }
         paused = ChatResponse(generations, chat.metadata.model_copy(update={"extra": extra}))
+        if state.streaming:
+            yield _Emit(TurnPaused(pending))
         return response.with_chat_response(paused).with_context({ContextKeys.PENDING_TOOL_CALLS: pending})
 
     @staticmethod
@@ -576,8 +594,13 @@ def _turn_start(messages: Sequence[Message]) -> int:
     return len(messages)
 
 
+_TURN_PREFIX = secrets.token_hex(8)
+_turn_counter = itertools.count(1)
+
+
 def _new_turn_id() -> str:
-    return uuid.uuid4().hex
+    """Unique across processes (a random prefix per process) without a system call per turn."""
+    return f"{_TURN_PREFIX}{next(_turn_counter):08x}"
 
 
 def _first_output(response: ChatClientResponse) -> AssistantMessage | None:

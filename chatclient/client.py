@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from typing_extensions import Self
@@ -19,7 +18,7 @@ from .advisor import Advisor, ChatClientRequest, ContextKeys, ToolAdvisor
 from .errors import ConfigurationError
 from .messages import Message, SystemMessage, UserMessage
 from .model import ChatModel
-from .observation import ChatObserver, Observers
+from .observation import NO_OBSERVERS, ChatObserver, Observers
 from .options import ChatOptions, ToolCallingChatOptions
 from .prompt import Prompt
 from .response_spec import (
@@ -90,7 +89,7 @@ class ChatClientRequestSpec:
     chat_options: ChatOptions | None = None
     resume_state: tuple[PendingToolCalls, ToolCallDecisions] | None = None
     extension_list: tuple[ToolLoopExtension, ...] = ()
-    observer_list: tuple[ChatObserver, ...] = ()
+    observer_set: Observers = NO_OBSERVERS
 
     # ------------------------------------------------------------------ fluent methods
 
@@ -136,7 +135,7 @@ class ChatClientRequestSpec:
 
     def observers(self, *observers: ChatObserver) -> ChatClientRequestSpec:
         """Observers of this request, after the client's (see :mod:`chatclient.observation`)."""
-        return replace(self, observer_list=(*self.observer_list, *observers))
+        return replace(self, observer_set=Observers((*self.observer_set.observers, *observers)))
 
     def options(self, options: ChatOptions) -> ChatClientRequestSpec:
         return replace(self, chat_options=options.merged_over(self.chat_options))
@@ -180,7 +179,7 @@ class ChatClientRequestSpec:
             messages = self._messages()
         if self.extension_list:
             context[ContextKeys.TOOL_LOOP_EXTENSIONS] = self.extension_list
-        observers = self._observers
+        observers = self.observer_set
         if observers:
             context[ContextKeys.OBSERVERS] = observers
         prompt = Prompt.model_construct(messages=tuple(messages), options=self._options())
@@ -188,10 +187,6 @@ class ChatClientRequestSpec:
         if self.resume_state is not None and not any(isinstance(a, ToolAdvisor) for a in chain):
             raise ConfigurationError("resume() needs the tool-calling advisor in the chain, but it is switched off")
         return PreparedRequest(ChatClientRequest(prompt, context), chain, self.tool_providers, observers or None)
-
-    @cached_property
-    def _observers(self) -> Observers:
-        return Observers(self.observer_list)
 
     def _messages(self) -> list[Message]:
         messages: list[Message] = []

@@ -97,6 +97,8 @@ class ToolCallingChatOptions(ChatOptions):
         """As :meth:`ChatOptions.merged_over`, except that ``tool_context`` merges by key (these
         options' keys win), so a default context is not lost to a request's."""
         merged = super().merged_over(defaults)
+        if merged is self and not isinstance(defaults, ToolCallingChatOptions):
+            return merged
         if (
             isinstance(defaults, ToolCallingChatOptions)
             and "tool_context" in defaults.model_fields_set
