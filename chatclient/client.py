@@ -257,7 +257,10 @@ class ChatClient:
             tool_context_map={},
         )
         if tool_calling_advisor is None:
-            from advisors.tool_calling import ToolCallingAdvisor
+            from ._layout import own_package
+
+            with own_package("advisors"):  # a user's own top-level `advisors` would hide ours
+                from advisors.tool_calling import ToolCallingAdvisor
 
             tool_calling_advisor = ToolCallingAdvisor()
         self._tool_calling_advisor = tool_calling_advisor

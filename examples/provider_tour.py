@@ -1,7 +1,8 @@
 """One tool-calling conversation (a weather tool) on every provider, through ``providers.create``.
 
 By default each provider runs offline against real traffic recorded from its service
-(``../shared/fixtures/provider-traffic``, served through an ``httpx2.MockTransport``): the model,
+(``tests/fixtures/provider-traffic`` in this repository, served through an ``httpx2.MockTransport``;
+its README says where each recording comes from): the model,
 the tool loop and the tools are real, only the network is replayed. Each recording has its own
 question and tool, so the offline conversations differ a little; the code is the same.
 
@@ -30,7 +31,7 @@ import httpx2
 import providers
 from chatclient import ChatClient, ChatModel, tool
 
-FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "provider-traffic"
+FIXTURES = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "provider-traffic"
 
 # ---------------------------------------------------------------------- the tools
 
@@ -226,8 +227,10 @@ def run(row: Row) -> bool:
         print(f"[{row.label}] live: {model!r}")
     else:
         if not FIXTURES.is_dir():
-            print(f"[{row.label}] skipped: no recordings at {FIXTURES} and {row.live_env} is not set")
-            return True
+            # A failure, not a skip: the recordings ship with the repository, so their absence means a
+            # broken checkout, and exiting 0 would let the tour "pass" without showing anything.
+            print(f"[{row.label}] failed: no recordings at {FIXTURES} and {row.live_env} is not set")
+            return False
         conversation = row.offline
         transport = replay_transport(row.recording)
         model = providers.create(

@@ -4,33 +4,44 @@ A provider is a pure translation (``Prompt`` → request JSON, response JSON/str
 ``ChatResponse``) on top of :class:`ProviderHttp`, which owns everything that talks to the network:
 
 - connection reuse: one ``httpx2.Client`` per model, one ``httpx2.AsyncClient`` per event loop
-  (or the clients the application injects);
+  (or the clients the application injects), each closed with the loop it belongs to, so a script
+  that calls ``asyncio.run`` many times leaks neither clients, loops nor sockets;
+- configuration checked when the model is built (a ``base_url`` must be an http(s) URL);
 - retries with tenacity for retryable errors (429, 5xx, connection), honouring ``Retry-After`` /
   ``retry-after-ms`` / ``x-should-retry``, capped; a stream is retried only while it is being
   opened, never once a byte of it has been handed to the caller;
 - one error tree: every failure is a :class:`chatclient.ProviderError` subclass with the status,
-  the provider's error type and request id; an API key never appears in a repr, log or message.
+  the provider's error type and request id; an API key never appears in a repr, log or message
+  (``repr(request.headers)`` masks every credential header, not only the ``authorization`` that
+  httpx2 masks), and an HTML error page is summarised rather than quoted whole.
 """
 
 from __future__ import annotations
 
 import asyncio
 import email.utils
+import html
+import re
+import threading
 import time
-import weakref
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
+from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
+from urllib.parse import urlsplit
 
 import httpx2
 import pydantic_core
+from typing_extensions import Self
 
+from chatclient._version import __version__
 from chatclient.errors import (
     APIConnectionError,
     APITimeoutError,
     AuthenticationError,
     BadRequestError,
+    ConfigurationError,
     ContextLengthExceededError,
     MalformedResponseError,
     NotFoundError,
@@ -47,14 +58,28 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 __all__ = [
+    "CREDENTIAL_HEADERS",
+    "USER_AGENT",
     "ErrorDetails",
+    "ModelLifecycle",
     "ProviderHttp",
+    "RedactedHeaders",
     "RetryPolicy",
     "Secret",
+    "check_base_url",
     "error_from_response",
     "transport_error",
     "parse_json",
 ]
+
+USER_AGENT = f"chatclient/{__version__}"
+"""Sent with every request unless the application sets its own (in ``headers`` or on its client)."""
+
+CREDENTIAL_HEADERS = frozenset(
+    {"authorization", "proxy-authorization", "api-key", "x-api-key", "x-goog-api-key", "cookie"}
+)
+"""Header names whose values are masked in a repr: the providers' key headers (Anthropic's
+``x-api-key``, Azure's ``api-key``) as well as the two that httpx2 masks by itself."""
 
 
 class Secret:
@@ -75,6 +100,41 @@ class Secret:
 
     def __bool__(self) -> bool:
         return bool(self._value)
+
+
+class RedactedHeaders(httpx2.Headers):
+    """``httpx2.Headers`` whose repr masks every credential header, not only ``authorization``.
+
+    httpx2 masks ``authorization`` and ``proxy-authorization`` only, so ``repr(request.headers)``
+    (in a debugger, a log line, a test failure, an error reporter's dump of locals) would show
+    Anthropic's ``x-api-key`` or Azure's ``api-key`` in clear. Each request we send carries its
+    headers in this class; the values themselves are unchanged.
+    """
+
+    def __init__(self, headers: httpx2.Headers, secret_names: frozenset[str] = CREDENTIAL_HEADERS) -> None:
+        """``secret_names`` are lower-case; ProviderHttp computes them once, not per request."""
+        super().__init__(headers)  # copies the parsed list: no re-parsing
+        self._secret_names = secret_names
+
+    def __repr__(self) -> str:
+        shown = [(key, "[secure]" if key.lower() in self._secret_names else value) for key, value in self.multi_items()]
+        as_dict = dict(shown)
+        return f"Headers({as_dict!r})" if len(as_dict) == len(shown) else f"Headers({shown!r})"
+
+
+def check_base_url(url: str, *, provider: str) -> str:
+    """``url`` without its trailing ``/``; a ``ConfigurationError`` unless it is an http(s) URL.
+
+    Found here, when the model is built: without the check, ``"api.example.com/v1"`` fails on the
+    first request as a connection error, which is retried like one and looks like a network fault.
+    """
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ConfigurationError(
+            f"{provider}: base_url {url!r} is not an http(s) URL. Give the scheme, e.g. "
+            f"'https://{url.split('://')[-1]}' (or 'http://…' for a local server)."
+        )
+    return url.rstrip("/")
 
 
 class _PreparedHeaders:
@@ -164,8 +224,7 @@ def error_from_response(
         parsed = None
     found = details(parsed) if parsed is not None else None
     if found is None:
-        text = body.decode("utf-8", "replace").strip()[:500]
-        found = ErrorDetails(text or f"HTTP {status} with no body")
+        found = ErrorDetails(_describe_body(status, headers, body))
     should_retry = headers.get("x-should-retry")
     fields: dict[str, Any] = {
         "provider": provider,
@@ -182,6 +241,43 @@ def error_from_response(
     elif found.code in _FINAL_CODES or found.error_type in _FINAL_CODES or "request too large" in found.message.lower():
         fields["retryable"] = False  # waiting cannot make an oversized request or an empty quota succeed
     return _error_class(status, found)(found.message, **fields)
+
+
+_TITLE = re.compile(rb"<title[^>]*>(.*?)</title\s*>", re.IGNORECASE | re.DOTALL)
+_INVISIBLE = re.compile(rb"<(script|style|head)\b.*?</\1\s*>", re.IGNORECASE | re.DOTALL)
+_TAG = re.compile(rb"<[^>]*>")
+_EXCERPT = 200
+
+
+def _one_line(text: str, limit: int) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def _describe_body(status: int, headers: httpx2.Headers, body: bytes) -> str:
+    """The message for an error reply that is not the provider's JSON error.
+
+    Proxies and load balancers answer 502/503/504 with an HTML page of several kilobytes; quoting it
+    whole would bury the one fact that matters (the status) in markup. An HTML page becomes its
+    status, its title and a short excerpt of its visible text; any other text is kept, on one line.
+    """
+    if not body.strip():
+        return f"HTTP {status} with no body"
+    head = body[:512].lstrip().lower()
+    is_html = "html" in headers.get("content-type", "").lower() or head.startswith((b"<!doctype html", b"<html"))
+    if not is_html:
+        return _one_line(body.decode("utf-8", "replace"), 500)
+    reason = httpx2.codes.get_reason_phrase(status)
+    title_match = _TITLE.search(body)
+    title = _one_line(html.unescape(title_match.group(1).decode("utf-8", "replace")), 120) if title_match else ""
+    visible = _TAG.sub(b" ", _INVISIBLE.sub(b" ", body))
+    excerpt = _one_line(html.unescape(visible.decode("utf-8", "replace")), _EXCERPT)
+    parts = [f"HTTP {status}{' ' + reason if reason else ''}: the server answered with an HTML page, not an API error"]
+    if title:
+        parts.append(f"title {title!r}")
+    if excerpt and excerpt != title:
+        parts.append(f"text {excerpt!r}")
+    return "; ".join(parts) + f" ({len(body)} bytes)"
 
 
 def _error_class(status: int, found: ErrorDetails) -> type[ProviderError]:
@@ -215,6 +311,40 @@ def transport_error(provider: str, exc: httpx2.HTTPError) -> ProviderError:
     return APIConnectionError(f"Connection failed: {type(exc).__name__}: {exc}", provider=provider)
 
 
+async def _close_with_loop(
+    client: httpx2.AsyncClient,
+    clients: dict[asyncio.AbstractEventLoop, tuple[httpx2.AsyncClient, AsyncGenerator[None, None]]],
+    loop: asyncio.AbstractEventLoop,
+) -> AsyncGenerator[None, None]:
+    """Suspended for the life of ``loop``; closes ``client`` when the loop shuts down.
+
+    asyncio has no "loop is ending" callback, but ``asyncio.run`` (and ``asyncio.Runner``, which
+    pytest-asyncio uses) closes every async generator still suspended in the loop, in the loop,
+    before closing it (``loop.shutdown_asyncgens()``). Parking this generator in the loop makes that
+    the moment our client is closed with ``await``, connections and sockets included, and its entry
+    dropped, so neither the client nor the closed loop outlives the loop's run.
+    """
+    try:
+        yield
+    finally:
+        clients.pop(loop, None)
+        await client.aclose()
+
+
+def _park(closer: AsyncGenerator[None, None]) -> None:
+    """Run ``closer`` to its ``yield`` now, from synchronous code inside the running loop.
+
+    The first ``asend`` registers the generator with the running loop (its first-iteration hook),
+    which is what makes ``shutdown_asyncgens`` close it; nothing before the ``yield`` awaits, so one
+    ``send`` reaches it.
+    """
+    try:
+        closer.asend(None).send(None)
+    except StopIteration:
+        return
+    raise AssertionError("the closer awaited before its yield")  # pragma: no cover
+
+
 class ProviderHttp:
     """Sends a provider's JSON requests; owns clients, retries and error mapping."""
 
@@ -232,16 +362,16 @@ class ProviderHttp:
         retry: RetryPolicy | None = None,
     ) -> None:
         self.provider = provider
-        self.base_url = base_url.rstrip("/")
+        self.base_url = check_base_url(base_url, provider=provider)
         self._headers = dict(headers)
-        self._secret_headers = dict(secret_headers or {})
+        self._secret_headers = {k.lower(): v for k, v in (secret_headers or {}).items()}
+        self._secret_names = CREDENTIAL_HEADERS.union(self._secret_headers)
         self._error_details = error_details
         self._client = http_client
         self._owns_client = http_client is None
         self._async_client = async_http_client
-        self._async_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx2.AsyncClient] = (
-            weakref.WeakKeyDictionary()
-        )
+        self._async_clients: dict[asyncio.AbstractEventLoop, tuple[httpx2.AsyncClient, AsyncGenerator[None, None]]] = {}
+        self._lock = threading.Lock()
         self._timeout = timeout
         self.retry = retry or RetryPolicy()
         self._prepared_headers: _PreparedHeaders | None = None
@@ -252,11 +382,20 @@ class ProviderHttp:
 
     # ------------------------------------------------------------------ clients
 
+    def _user_agent(self) -> dict[str, str]:
+        """Our user agent, unless the application chose one (in ``headers`` or on its own client)."""
+        if any(key.lower() == "user-agent" for key in self._headers):
+            return {}
+        for injected in (self._client if not self._owns_client else None, self._async_client):
+            if injected is not None and not injected.headers.get("user-agent", "").startswith("python-httpx"):
+                return {}
+        return {"user-agent": USER_AGENT}
+
     def _request_headers(self) -> httpx2.Headers:
         """The headers of every request, built once: httpx2 copies a ``Headers`` without re-parsing."""
         prepared = self._prepared_headers
         if prepared is None:
-            values = {"content-type": "application/json", **self._headers}
+            values = {"content-type": "application/json", **self._user_agent(), **self._headers}
             values.update((k, v.reveal()) for k, v in self._secret_headers.items() if v)
             prepared = self._prepared_headers = _PreparedHeaders(httpx2.Headers(values))
         return prepared.headers
@@ -269,31 +408,84 @@ class ProviderHttp:
         return url
 
     def client(self) -> httpx2.Client:
-        if self._client is None:
-            self._client = httpx2.Client(timeout=self._timeout)
-        return self._client
+        client = self._client
+        if client is None:
+            with self._lock:  # two threads' first calls must not build two clients (one never closed)
+                client = self._client
+                if client is None:
+                    client = self._client = httpx2.Client(timeout=self._timeout)
+        return client
 
     def async_client(self) -> httpx2.AsyncClient:
+        """The injected async client, or the one of the running loop (made on its first request).
+
+        An ``httpx2.AsyncClient`` belongs to the loop it first ran in, so each loop gets its own; it
+        is closed when that loop shuts down (see :func:`_close_with_loop`) or by :meth:`aclose`.
+        """
         if self._async_client is not None:
             return self._async_client
         loop = asyncio.get_running_loop()
-        client = self._async_clients.get(loop)
-        if client is None:
-            client = httpx2.AsyncClient(timeout=self._timeout)
-            self._async_clients[loop] = client
-        return client
+        entry = self._async_clients.get(loop)
+        if entry is not None:
+            return entry[0]
+        with self._lock:
+            entry = self._async_clients.get(loop)
+            if entry is None:
+                self._forget_closed_loops()
+                client = httpx2.AsyncClient(timeout=self._timeout)
+                closer = _close_with_loop(client, self._async_clients, loop)
+                _park(closer)
+                entry = self._async_clients[loop] = (client, closer)
+        return entry[0]
+
+    def _forget_closed_loops(self) -> None:
+        """Drop the clients of loops closed without ``shutdown_asyncgens`` (a bare ``loop.close()``).
+
+        Such a client cannot be awaited any more; dropping it lets the collector reclaim it and its
+        loop instead of keeping both for the life of the model.
+        """
+        for loop in [loop for loop in self._async_clients if loop.is_closed()]:
+            del self._async_clients[loop]
+
+    def _take(self, loop: asyncio.AbstractEventLoop) -> AsyncGenerator[None, None] | None:
+        """Remove ``loop``'s entry and return its closer: whoever takes it closes it, once."""
+        with self._lock:
+            entry = self._async_clients.pop(loop, None)
+        return entry[1] if entry is not None else None
 
     def close(self) -> None:
-        """Close the sync client this object created (injected clients belong to the application)."""
-        if self._client is not None and self._owns_client:
-            self._client.close()
-            self._client = None
+        """Close every client this object created; injected clients belong to the application.
+
+        An async client can only be closed in its own loop. So a loop that is not running (and
+        not closed) runs the close now, provided no loop runs in this thread; a running loop's
+        client is left to be closed when that loop ends (or by :meth:`aclose` inside it), since
+        scheduling into it from here could be cut short by its shutdown; a closed loop's client
+        is dropped, as it can no longer be awaited.
+        """
+        try:
+            asyncio.get_running_loop()
+            inside_a_loop = True
+        except RuntimeError:
+            inside_a_loop = False
+        with self._lock:
+            self._forget_closed_loops()
+            idle = [loop for loop in self._async_clients if not loop.is_running()]
+        if not inside_a_loop:
+            for loop in idle:
+                closer = self._take(loop)
+                if closer is not None:
+                    loop.run_until_complete(closer.aclose())
+        with self._lock:
+            client, self._client = (self._client, None) if self._owns_client else (None, self._client)
+        if client is not None:
+            client.close()
 
     async def aclose(self) -> None:
-        """Close the async client of the running loop that this object created."""
-        client = self._async_clients.pop(asyncio.get_running_loop(), None)
-        if client is not None:
-            await client.aclose()
+        """Close every client this object created, awaiting the running loop's own."""
+        closer = self._take(asyncio.get_running_loop())
+        if closer is not None:
+            await closer.aclose()  # its ``finally`` closes the client
+        self.close()
 
     # ------------------------------------------------------------------ retries
 
@@ -371,9 +563,11 @@ class ProviderHttp:
         if headers:
             request_headers = httpx2.Headers(request_headers)
             request_headers.update(headers)
-        return client.build_request(
+        request = client.build_request(
             "POST", self._url(path), content=pydantic_core.to_json(body), headers=request_headers
         )
+        request.headers = RedactedHeaders(request.headers, self._secret_names)
+        return request
 
     def _check(self, response: httpx2.Response, body: bytes) -> None:
         if response.status_code >= 400:
@@ -458,3 +652,39 @@ class ProviderHttp:
             raise transport_error(self.provider, exc) from exc
         finally:
             await response.aclose()
+
+
+class ModelLifecycle:
+    """``close``/``aclose`` and both context managers for a model that talks through ``self._http``.
+
+    A model holds network resources (connection pools, sockets) in its :class:`ProviderHttp`; this
+    gives every provider the same way to release them, ``with model:`` / ``async with model:``
+    included, instead of each writing (or forgetting) its own. Clients passed in by the
+    application are never closed: they are the application's.
+    """
+
+    _http: ProviderHttp
+
+    def close(self) -> None:
+        """Close the HTTP clients this model created (sync, and each event loop's async one)."""
+        self._http.close()
+
+    async def aclose(self) -> None:
+        """Close the HTTP clients this model created, awaiting the running loop's own."""
+        await self._http.aclose()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        self.close()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        await self.aclose()

@@ -85,13 +85,18 @@ def _factory(name: str) -> ProviderFactory:
     builtin = _BUILTIN.get(name)
     if builtin is not None:
         module_name, attribute = builtin
+        from chatclient._layout import shadowing
+
         try:
             module = importlib.import_module(module_name)
         except ImportError as exc:
-            raise _configuration_error(f"Provider {name!r} is not available: {exc}") from exc
+            unavailable = _configuration_error(f"Provider {name!r} is not available: {exc}")
+            raise (shadowing("providers") or unavailable) from exc
         found: ProviderFactory | None = getattr(module, attribute, None)
         if found is None:
-            raise _configuration_error(f"Provider {name!r} is not available: {module_name} has no {attribute}")
+            raise shadowing("providers") or _configuration_error(
+                f"Provider {name!r} is not available: {module_name} has no {attribute}"
+            )
         return found
     entry_point = _discover().get(name)
     if entry_point is None:

@@ -25,7 +25,9 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import gc
 import json
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
@@ -38,6 +40,7 @@ from ..client import ChatClient, ChatClientRequestSpec
 from ..errors import AuthenticationError, BadRequestError, ProviderError, RateLimitError, ServerError
 from ..messages import ToolCall
 from ..model import ChatModel
+from ..prompt import Prompt
 from ..responses import FinishReason, Usage
 from ..tools import tool
 from .advisor_kit import MODES, run_spec
@@ -234,3 +237,88 @@ class ChatModelConformance:
         assert resumed.chat_response is not None and resumed.chat_response.text == "Your flight is booked."
         assert booking.booked == ["VX205"]
         assert self.wire().tool_results(script.bodies[1]) == {"call_b1": "Booked VX205"}
+
+    # ------------------------------------------------------------------ the provider shell's guarantees
+
+    def make_model_with_key(self, transport: httpx2.MockTransport, api_key: str) -> ChatModel | None:
+        """Your model with ``api_key`` as its credential, for the redaction check.
+
+        Optional: by default the check uses :meth:`make_model` and whatever credential headers it
+        sends. Override it when ``make_model`` sends none (a local server needs no key).
+        """
+        return None
+
+    def test_credentials_never_show(self) -> None:
+        """No credential a request carries shows in the repr of its headers, of the request, of the
+        model, or in the error a rejected key raises (the usual places a key leaks into logs)."""
+        wire = self.wire()
+        sent: list[httpx2.Request] = []
+
+        def reject(request: httpx2.Request) -> httpx2.Response:
+            sent.append(request)
+            return wire.error(401, "conformance failure", {})
+
+        transport = httpx2.MockTransport(reject)
+        model = self.make_model_with_key(transport, _CONFORMANCE_KEY) or self.make_model(transport)
+        with pytest.raises(ProviderError) as raised:
+            model.call(Prompt("Hi"))
+        headers = sent[0].headers
+        secrets = {
+            token
+            for name, value in headers.items()
+            if name.lower() in _CREDENTIAL_NAMES or any(word in name.lower() for word in ("key", "token", "secret"))
+            for token in (value, value.split(" ", 1)[-1])
+            if token
+        }
+        shown = [repr(headers), str(headers), repr(sent[0]), repr(model), str(raised.value), repr(raised.value)]
+        leaks = sorted({secret for secret in secrets for text in shown if secret in text})
+        assert leaks == [], f"credentials shown in a repr or message: {leaks}"
+
+    def test_close_aclose_and_context_managers(self) -> None:
+        """A model owns network resources: ``close``, ``aclose``, ``with`` and ``async with`` release
+        them, each more than once without failing."""
+        wire = self.wire()
+        script = _Script([functools.partial(wire.reply, "Hello.", [], USAGE)] * 2)
+        model = self.make_model(httpx2.MockTransport(script))
+        names = ("close", "aclose", "__enter__", "__exit__", "__aenter__", "__aexit__")
+        missing = [name for name in names if not callable(getattr(model, name, None))]
+        assert missing == [], f"{type(model).__name__} lacks {missing}"
+        closable: Any = model
+        with closable as entered:
+            assert entered is closable, "__enter__ returns the model"
+            assert model.call(Prompt("Hi")).text == "Hello."
+
+        async def in_a_loop() -> str | None:
+            async with closable as entered:
+                assert entered is closable, "__aenter__ returns the model"
+                return (await model.acall(Prompt("Hi"))).text
+
+        assert asyncio.run(in_a_loop()) == "Hello."
+        closable.close()
+        asyncio.run(closable.aclose())
+
+    def test_no_event_loop_outlives_its_run(self) -> None:
+        """Twenty ``asyncio.run(model.acall(...))`` leave no loop alive: state kept per event loop
+        must not hold the loop (nor, with it, its sockets) once the loop has ended."""
+        wire = self.wire()
+        script = _Script([functools.partial(wire.reply, "Hello.", [], USAGE)] * 20)
+        model = self.make_model(httpx2.MockTransport(script))
+        loops: list[weakref.ref[asyncio.AbstractEventLoop]] = []
+
+        async def one() -> None:
+            loops.append(weakref.ref(asyncio.get_running_loop()))
+            await model.acall(Prompt("Hi"))
+
+        for _ in range(20):
+            asyncio.run(one())
+        gc.collect()
+        assert sum(ref() is not None for ref in loops) == 0, "ended event loops are kept alive"
+        close = getattr(model, "close", None)
+        if callable(close):
+            close()
+
+
+_CONFORMANCE_KEY = "conformance-secret-4f1c9a"
+
+_CREDENTIAL_NAMES = frozenset({"authorization", "proxy-authorization", "api-key", "x-api-key", "cookie"})
+"""Credential headers by name; any header whose name mentions a key, token or secret counts too."""

@@ -21,7 +21,7 @@ from chatclient.model import ChatModel
 from chatclient.options import ChatOptions
 from chatclient.prompt import Prompt
 from chatclient.responses import ChatResponse
-from providers._http import ProviderHttp, RetryPolicy, Secret, error_from_response, parse_json
+from providers._http import ModelLifecycle, ProviderHttp, RetryPolicy, Secret, error_from_response, parse_json
 from providers._stream import SseEvent, aiter_sse, iter_sse
 
 from ._mapping import PROVIDER, StreamParser, build_request, error_details, parse_response
@@ -34,7 +34,7 @@ DEFAULT_ANTHROPIC_VERSION = "2023-06-01"
 MESSAGES_PATH = "/v1/messages"
 
 
-class AnthropicChatModel(ChatModel):
+class AnthropicChatModel(ModelLifecycle, ChatModel):
     """Claude through the Messages API.
 
     The API key comes from ``api_key`` or ``ANTHROPIC_API_KEY`` (read here, once) and the base URL from
@@ -90,10 +90,6 @@ class AnthropicChatModel(ChatModel):
     @property
     def default_options(self) -> AnthropicChatOptions:
         return self._defaults
-
-    def close(self) -> None:
-        """Close the httpx2 client this model created (injected clients are the caller's to close)."""
-        self._http.close()
 
     # ------------------------------------------------------------------ plumbing
 

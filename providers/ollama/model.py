@@ -13,7 +13,7 @@ from chatclient.options import ChatOptions
 from chatclient.prompt import Prompt
 from chatclient.responses import ChatResponse
 
-from .._http import ProviderHttp, RetryPolicy, Secret
+from .._http import ModelLifecycle, ProviderHttp, RetryPolicy, Secret
 from .._stream import aiter_ndjson, iter_ndjson
 from ._mapping import PROVIDER, StreamParser, build_request, error_details, parse_response
 from .options import OllamaChatOptions
@@ -64,7 +64,7 @@ def _split_host_port(hostport: str) -> tuple[str, str | None]:
     return hostport or "localhost", None
 
 
-class OllamaChatModel(ChatModel):
+class OllamaChatModel(ModelLifecycle, ChatModel):
     """Chat with a model served by Ollama through its native API.
 
     ``base_url`` defaults to ``$OLLAMA_HOST`` (``host:port`` is fine) or ``http://localhost:11434``.
@@ -114,10 +114,6 @@ class OllamaChatModel(ChatModel):
     @property
     def default_options(self) -> OllamaChatOptions:
         return self._defaults
-
-    def close(self) -> None:
-        """Close the sync HTTP client this model created (an injected one is the caller's)."""
-        self._http.close()
 
     def _body(self, prompt: Prompt, *, stream: bool) -> dict[str, Any]:
         options = self.options_for(prompt)

@@ -16,10 +16,11 @@ from urllib.parse import urlsplit
 
 import httpx2
 
+from chatclient.errors import ConfigurationError
 from chatclient.model import ChatModel
 from chatclient.prompt import Prompt
 from chatclient.responses import ChatResponse
-from providers._http import ProviderHttp, RetryPolicy, Secret, parse_json
+from providers._http import ModelLifecycle, ProviderHttp, RetryPolicy, Secret, parse_json
 from providers._stream import aiter_sse, iter_sse
 
 from ._mapping import PROVIDER, StreamParser, build_request, error_details, parse_response
@@ -45,7 +46,15 @@ def _is_openai_platform(url: str) -> bool:
     return host == "api.openai.com" or host.endswith(".openai.azure.com")
 
 
-class OpenAIChatModel(ChatModel):
+def _brings_credentials(*clients: httpx2.Client | httpx2.AsyncClient | None) -> bool:
+    """Whether an injected httpx2 client authenticates by itself (an ``auth`` flow, a key header)."""
+    return any(
+        c is not None and (c.auth is not None or "authorization" in c.headers or "api-key" in c.headers)
+        for c in clients
+    )
+
+
+class OpenAIChatModel(ModelLifecycle, ChatModel):
     """Chat Completions over httpx2 (or over an official ``openai`` client, see ``client``).
 
     The API key comes from ``api_key`` or ``OPENAI_API_KEY``, read once here and held in a
@@ -97,6 +106,21 @@ class OpenAIChatModel(ChatModel):
                 secret[key.lower()] = Secret(value)
             else:
                 plain[key] = value
+        if (
+            api_key is None
+            and not secret
+            and client is None
+            and async_client is None
+            and _host(self.base_url) == "api.openai.com"
+            and not _brings_credentials(http_client, async_http_client)
+        ):
+            # Found now rather than as a 401 on the first request, as Anthropic and Responses do.
+            # Only for OpenAI's own host: other servers may need no key, and ``api_key=""`` is a
+            # deliberate "send none" (a gateway that adds the credential itself).
+            raise ConfigurationError(
+                f"No OpenAI API key for {self.base_url}: pass api_key= or set OPENAI_API_KEY "
+                "(for a server of your own, pass its base_url=)"
+            )
         self._http = ProviderHttp(
             provider=PROVIDER,
             base_url=self.base_url,
@@ -125,10 +149,6 @@ class OpenAIChatModel(ChatModel):
     @property
     def default_options(self) -> OpenAIChatOptions:
         return self._defaults
-
-    def close(self) -> None:
-        """Close the sync HTTP client this model made (injected clients are the caller's)."""
-        self._http.close()
 
     # ------------------------------------------------------------------ request
 

@@ -14,7 +14,7 @@ from chatclient.errors import ConfigurationError
 from chatclient.model import ChatModel
 from chatclient.prompt import Prompt
 from chatclient.responses import ChatResponse
-from providers._http import ProviderHttp, RetryPolicy, Secret
+from providers._http import ModelLifecycle, ProviderHttp, RetryPolicy, Secret
 from providers._stream import aiter_sse, iter_sse
 
 from . import _sdk
@@ -28,7 +28,7 @@ DEFAULT_MODEL = "gpt-5-mini"
 _PATH = "/responses"
 
 
-class OpenAIResponsesChatModel(ChatModel):
+class OpenAIResponsesChatModel(ModelLifecycle, ChatModel):
     """OpenAI's Responses API, stateless by default (``store: false``): every request carries the
     whole conversation, reasoning items included (as ``encrypted_content``), so any replica and any
     memory advisor can continue it.
@@ -84,10 +84,6 @@ class OpenAIResponsesChatModel(ChatModel):
     @property
     def default_options(self) -> OpenAIResponsesChatOptions:
         return self._options
-
-    def close(self) -> None:
-        """Close the sync HTTP client this model made (injected clients are the caller's)."""
-        self._http.close()
 
     def _body(self, prompt: Prompt, *, stream: bool) -> dict[str, Any]:
         options = self.options_for(prompt)

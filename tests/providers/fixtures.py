@@ -1,8 +1,11 @@
-"""Replaying the recorded provider traffic in ``../shared/fixtures/provider-traffic``.
+"""Replaying the recorded provider traffic kept in ``tests/fixtures/provider-traffic``.
 
-The fixtures are read where they are (never copied into the repository). Each interaction becomes
-an ``httpx2.Response`` served by an ``httpx2.MockTransport``, and each request our provider sends is
-kept so a test can compare it with the recorded one.
+The recordings live inside the repository (a copy of the team's shared fixture folder, with its
+README, which holds the provenance of every file, and the licences of the source projects in
+``LICENSES/``), so a clone with nothing beside it runs the whole suite. Nothing here looks outside
+the repository. Each interaction becomes an ``httpx2.Response`` served by an
+``httpx2.MockTransport``, and each request our provider sends is kept so a test can compare it with
+the recorded one.
 """
 
 from __future__ import annotations
@@ -17,19 +20,29 @@ import httpx2
 import pytest
 import yaml
 
-FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "provider-traffic"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "provider-traffic"
+
+PROVIDER_FOLDERS = ("anthropic", "ollama", "openai-chat", "openai-responses")
+"""Every folder of recordings; ``test_fixture_tree`` fails when another one appears."""
 
 
 def fixture_files(provider: str) -> list[str]:
-    """Names (without ``.yaml``) of every recorded file of one provider folder."""
-    return sorted(p.stem for p in (FIXTURES / provider).glob("*.yaml"))
+    """Names (without ``.yaml``) of every recorded file of one provider folder.
+
+    An absent or empty folder is an error, not an empty list: the replay tests are parametrised
+    over this list, and an empty one would let them pass by running nothing.
+    """
+    names = sorted(p.stem for p in (FIXTURES / provider).glob("*.yaml"))
+    if not names:
+        raise FileNotFoundError(f"no recordings in {FIXTURES / provider}: the repository's fixtures are incomplete")
+    return names
 
 
 @cache
 def load(provider: str, name: str) -> dict[str, Any]:
     path = FIXTURES / provider / f"{name}.yaml"
     if not path.exists():
-        pytest.fail(f"fixture {path} is missing: the suite expects ../shared beside the repository")
+        pytest.fail(f"fixture {path} is missing from the repository")
     data: dict[str, Any] = yaml.safe_load(path.read_text())
     return data
 

@@ -86,3 +86,13 @@ class TestOllamaConformance(ChatModelConformance):
             async_http_client=httpx2.AsyncClient(transport=transport),
             retry=RetryPolicy(initial_backoff=0, max_backoff=0),
         )
+
+    def make_model_with_key(self, transport: httpx2.MockTransport, api_key: str) -> ChatModel:
+        """Ollama Cloud: a local server needs no key, so the redaction check gets one this way."""
+        return OllamaChatModel(
+            "gpt-oss:120b",
+            base_url="https://ollama.com",
+            api_key=api_key,
+            http_client=httpx2.Client(transport=transport),
+            retry=RetryPolicy(max_retries=0),
+        )

@@ -1,4 +1,4 @@
-"""OpenAI Responses provider against the recorded traffic in ``shared/fixtures/provider-traffic``.
+"""OpenAI Responses provider against the recorded traffic in ``tests/fixtures/provider-traffic``.
 
 Every file of the ``openai-responses`` folder is replayed: the request we build must say what the
 recorded one said, and the recorded reply must map to the right ``ChatResponse`` or error.
