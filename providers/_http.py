@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import html
+import logging
 import re
 import threading
 import time
@@ -51,6 +52,7 @@ from chatclient.errors import (
     RateLimitError,
     ServerError,
 )
+from chatclient.observation import notify_retry
 
 if TYPE_CHECKING:
     from tenacity import RetryCallState
@@ -71,6 +73,8 @@ __all__ = [
     "transport_error",
     "parse_json",
 ]
+
+_log = logging.getLogger("chatclient.providers")
 
 USER_AGENT = f"chatclient/{__version__}"
 """Sent with every request unless the application sets its own (in ``headers`` or on its client)."""
@@ -508,8 +512,17 @@ class ProviderHttp:
             "stop": stop_after_attempt(self.retry.max_retries + 1),
             "wait": self._wait,
             "retry": retry_if_exception(self._should_retry),
+            "before_sleep": self._before_retry,
             "reraise": True,
         }
+
+    def _before_retry(self, state: Any) -> None:
+        """Each retry is logged and reported to the request's observers (``chatclient.observation``)."""
+        error = state.outcome.exception() if state.outcome is not None else None
+        wait = float(state.next_action.sleep) if state.next_action is not None else 0.0
+        _log.info("%s request failed (%s); retry %d in %.2f s", self.provider, error, state.attempt_number, wait)
+        if error is not None:
+            notify_retry(state.attempt_number, error, wait, self.provider)
 
     def _with_retries(self, once: Callable[[], T]) -> T:
         """``once()``; on a retryable error, the tenacity loop (imported and built only then).

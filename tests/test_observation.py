@@ -133,3 +133,50 @@ def test_without_observers_the_plain_handlers_are_used() -> None:
     plain = compose_call([], model)
     observed = compose_call([], model, Observers((Log(),)))
     assert plain.__name__ == "terminal" and observed.__name__ == "observed"
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_provider_retry_is_reported_to_the_observers_of_that_request(mode: str) -> None:
+    import httpx2
+
+    from providers._http import RetryPolicy
+    from providers.openai import OpenAIChatModel
+
+    seen: list[RetryInfo] = []
+
+    class Retries(ChatObserver):
+        def retry(self, info: RetryInfo) -> None:
+            seen.append(info)
+
+    reply = {
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "model": "gpt-4o-mini",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": "Hi."}, "finish_reason": "stop"}],
+    }
+    chunks = (
+        'data: {"id":"c","object":"chat.completion.chunk","model":"m","choices":[{"index":0,'
+        '"delta":{"role":"assistant","content":"Hi."},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n'
+    )
+    attempts: list[int] = []
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        attempts.append(1)
+        if len(attempts) == 1:
+            return httpx2.Response(429, headers={"retry-after": "0"}, json={"error": {"message": "slow down"}})
+        if b'"stream":true' in request.content:
+            return httpx2.Response(200, headers={"content-type": "text/event-stream"}, content=chunks.encode())
+        return httpx2.Response(200, json=reply)
+
+    transport = httpx2.MockTransport(handler)
+    model = OpenAIChatModel(
+        "gpt-4o-mini",
+        api_key="sk-test",
+        http_client=httpx2.Client(transport=transport),
+        async_http_client=httpx2.AsyncClient(transport=transport),
+        retry=RetryPolicy(initial_backoff=0),
+    )
+    client = ChatClient.builder(model).observers(Retries()).build()
+    response, _ = run_spec(mode, client.prompt("hi"))
+    assert response.text == "Hi."
+    assert [(r.attempt, r.provider) for r in seen] == [(1, "openai")]
