@@ -22,7 +22,7 @@ from chatclient.options import ChatOptions
 from chatclient.prompt import Prompt
 from chatclient.responses import ChatResponse
 from providers._http import ProviderHttp, RetryPolicy, Secret, error_from_response, parse_json
-from providers._stream import SseEvent, aiter_sse, iter_sse
+from providers._stream import aiter_sse, iter_sse
 
 from ._mapping import PROVIDER, StreamParser, build_request, error_details, parse_response
 from .options import AnthropicChatOptions
@@ -221,8 +221,7 @@ class AnthropicChatModel(ChatModel):
             raise mapped from exc
         try:
             parser = StreamParser(response.headers.get("request-id"))
-            events: AsyncIterator[SseEvent] = aiter_sse(response, provider=PROVIDER)
-            async for event in events:
+            async for event in aiter_sse(response, provider=PROVIDER):
                 for chunk in parser.feed(event):
                     yield chunk
             _check_complete(parser)
