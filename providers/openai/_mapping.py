@@ -76,6 +76,9 @@ def build_request(
     ``max_completion_tokens`` and ``top_k`` is left out (both for compatibility, see the options).
     """
     body: dict[str, Any] = {"model": options.model, "messages": _messages(prompt.messages)}
+    form = getattr(options, "tool_call_content", "empty")
+    if form != "empty":
+        _tool_call_content(body["messages"], form)
     if stream:
         body["stream"] = True
         if getattr(options, "stream_include_usage", True):
@@ -134,9 +137,9 @@ def _messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
 def _assistant(message: AssistantMessage) -> dict[str, Any]:
     if not message.tool_calls:
         return {"role": "assistant", "content": message.text or ""}
-    entry: dict[str, Any] = {"role": "assistant"}
-    if message.text:
-        entry["content"] = message.text
+    # ``content`` is always a string, "" without text: llama.cpp's server (and chat templates that
+    # read ``message.content``) answer 500 to a missing or null content; see ``tool_call_content``.
+    entry: dict[str, Any] = {"role": "assistant", "content": message.text or ""}
     entry["tool_calls"] = [
         {
             "id": call.id,
@@ -147,6 +150,17 @@ def _assistant(message: AssistantMessage) -> dict[str, Any]:
         for call in message.tool_calls
     ]
     return entry
+
+
+def _tool_call_content(messages: list[dict[str, Any]], form: str) -> None:
+    """Rewrites the text-less content of assistant tool-call messages for a server that wants
+    ``null`` (``form="null"``) or no ``content`` at all (``form="omit"``) instead of ``""``."""
+    for entry in messages:
+        if entry["role"] == "assistant" and "tool_calls" in entry and entry.get("content") == "":
+            if form == "null":
+                entry["content"] = None
+            else:
+                del entry["content"]
 
 
 def _tools(body: dict[str, Any], options: ChatOptions) -> None:
