@@ -91,6 +91,7 @@ def _handler(state: LocalServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         # HTTP/1.0: one request per connection, and a streamed body ends when the connection closes.
         protocol_version = "HTTP/1.0"
+        timeout = 10  # a socket timeout: a client that connects and sends nothing cannot hold the server
 
         def log_message(self, format: str, *args: Any) -> None:
             pass
