@@ -20,6 +20,7 @@
     │   ├── APIConnectionError               the connection failed
     │   │   └── APITimeoutError              the request timed out
     │   └── MalformedResponseError           the reply could not be understood
+    │       └── StreamIncompleteError        a stream ended before its terminal event
     ├── ToolCallConfirmationRequired         a reply holds calls a person must allow (a pause, not a failure)
     ├── ToolCallDecisionError (ValueError)   decisions that do not fit the paused reply; nothing ran
     ├── PendingStateError                    a paused state that cannot be resumed; nothing ran
@@ -63,6 +64,7 @@ __all__ = [
     "RateLimitError",
     "ScriptExhaustedError",
     "ServerError",
+    "StreamIncompleteError",
     "StructuredOutputError",
     "ToolArgumentsError",
     "ToolCallDecisionError",
@@ -203,6 +205,15 @@ class APITimeoutError(APIConnectionError):
 
 class MalformedResponseError(ProviderError):
     """The provider's reply (or a stream event) could not be parsed or did not make sense."""
+
+
+class StreamIncompleteError(MalformedResponseError):
+    """A streamed reply ended before its terminal event (``[DONE]``/a finish reason, ``message_stop``,
+    ``response.completed``, ``done: true``), e.g. a server that failed after sending its 200.
+
+    What arrived is not a reply: it is raised instead of returning it, so no tool runs on half a
+    reply. It is not retried (part of the stream may have been delivered already).
+    """
 
 
 class ToolCallDecisionError(ChatClientError, ValueError):

@@ -8,8 +8,9 @@ A provider is a pure translation (``Prompt`` → request JSON, response JSON/str
   that calls ``asyncio.run`` many times leaks neither clients, loops nor sockets;
 - configuration checked when the model is built (a ``base_url`` must be an http(s) URL);
 - retries with tenacity for retryable errors (429, 5xx, connection), honouring ``Retry-After`` /
-  ``retry-after-ms`` / ``x-should-retry``, capped; a stream is retried only while it is being
-  opened, never once a byte of it has been handed to the caller;
+  ``retry-after-ms`` / ``x-should-retry``, capped; a 5xx whose body says the request itself is
+  invalid (a validation or chat-template error) is final; a stream is retried only while it is
+  being opened, never once a byte of it has been handed to the caller;
 - one error tree: every failure is a :class:`chatclient.ProviderError` subclass with the status,
   the provider's error type and request id; an API key never appears in a repr, log or message
   (``repr(request.headers)`` masks every credential header, not only the ``authorization`` that
@@ -244,6 +245,8 @@ def error_from_response(
         fields["retryable"] = found.retryable
     elif found.code in _FINAL_CODES or found.error_type in _FINAL_CODES or "request too large" in found.message.lower():
         fields["retryable"] = False  # waiting cannot make an oversized request or an empty quota succeed
+    elif status >= 500 and should_retry is None and _says_invalid_request(found):
+        fields["retryable"] = False  # the same request fails the same way: sending it again cannot help
     return _error_class(status, found)(found.message, **fields)
 
 
@@ -282,6 +285,26 @@ def _describe_body(status: int, headers: httpx2.Headers, body: bytes) -> str:
     if excerpt and excerpt != title:
         parts.append(f"text {excerpt!r}")
     return "; ".join(parts) + f" ({len(body)} bytes)"
+_INVALID_REQUEST_TYPES = frozenset(
+    {"invalid_request_error", "invalid_request", "validation_error", "bad_request", "template_error"}
+)
+_INVALID_REQUEST_HINTS = (
+    "template",  # "chat template", "TemplateError", "TemplateSyntaxError"
+    "jinja",
+    "'dict object' has no attribute",  # Jinja's UndefinedError: a template read a field the request lacks
+    "validation error",  # pydantic's "1 validation error for ChatCompletionRequest"
+    "invalid request",
+)
+"""What a 5xx body says when the server failed on *this request* (a local server rendering its chat
+template over our messages, or validating them), not on its own: such a 500 is not retried."""
+
+
+def _says_invalid_request(found: ErrorDetails) -> bool:
+    kinds = {kind.lower() for kind in (found.error_type, found.code) if kind}
+    if kinds & _INVALID_REQUEST_TYPES:
+        return True
+    message = found.message.lower()
+    return any(hint in message for hint in _INVALID_REQUEST_HINTS)
 
 
 def _error_class(status: int, found: ErrorDetails) -> type[ProviderError]:

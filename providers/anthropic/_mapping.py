@@ -12,7 +12,8 @@ import httpx2
 import pydantic_core
 from pydantic import JsonValue
 
-from chatclient.errors import ConfigurationError, MalformedResponseError, ProviderError
+from chatclient.errors import ConfigurationError, MalformedResponseError, ProviderError, StreamIncompleteError
+from chatclient.events import ModelEvent, ReasoningDelta, TextDelta, ToolCallDelta, ToolCallStarted
 from chatclient.messages import (
     AssistantMessage,
     Message,
@@ -393,13 +394,17 @@ def stream_error(data: Mapping[str, Any], request_id: str | None = None) -> Prov
 
 
 class StreamParser:
-    """Turns the SSE events of one streamed reply into chunks, keeping state across events.
+    """Turns the SSE events of one streamed reply into model events, keeping state across events.
 
-    Text deltas go out as they arrive. ``content_block_start`` of a ``tool_use`` block emits the call's
-    first fragment (id and name); each ``input_json_delta`` piece then goes out under that id, found
-    through the block ``index`` (which counts every block of the message). ``message_delta`` carries
-    the stop reason and the cumulative usage: it becomes the closing chunk. ``ping`` and unknown events
-    are ignored; ``event: error`` raises the matching ``ProviderError``.
+    ``message_start`` gives a ``ChatResponse`` chunk with the message id and model. Text deltas go out
+    as ``TextDelta``, as they arrive. ``content_block_start`` of a ``tool_use`` block is the call's
+    ``ToolCallStarted`` (id and name); each ``input_json_delta`` piece then goes out as a
+    ``ToolCallDelta`` under that id, found through the block ``index`` (which counts every block of
+    the message). Thinking text goes out as ``ReasoningDelta`` and is also collected: the signed
+    thinking blocks (and redacted ones), which must be sent back as they were, ride in the message
+    metadata of the closing chunk. ``message_delta`` carries the stop reason and the cumulative
+    usage: it becomes that closing chunk. ``ping`` and unknown events are ignored; ``event: error``
+    raises the matching ``ProviderError``; :meth:`finish` raises if ``message_stop`` never came.
     """
 
     __slots__ = (
@@ -421,7 +426,7 @@ class StreamParser:
         self.done = False
         """True once ``message_stop`` was seen."""
 
-    def feed(self, event: tuple[str, Any]) -> list[ChatResponse]:
+    def feed(self, event: tuple[str, Any]) -> list[ModelEvent]:
         data = event[1]
         if not isinstance(data, dict):
             raise MalformedResponseError(f"Stream event {event[0]!r} is not an object", provider=PROVIDER, body=data)
@@ -435,8 +440,7 @@ class StreamParser:
                 self._stop(data)
                 return []
             if kind == "message_start":
-                self._message_start(data)
-                return []
+                return [self._message_start(data)]
             if kind == "message_delta":
                 return [self._message_delta(data)]
             if kind == "message_stop":
@@ -448,43 +452,49 @@ class StreamParser:
             raise MalformedResponseError(f"Unexpected {kind!r} event: {exc!r}", provider=PROVIDER, body=data) from exc
         return []  # ping and event types this client does not use
 
-    def _chunk(self, message: AssistantMessage) -> ChatResponse:
-        return ChatResponse((Generation(message),), self._meta)
+    def finish(self) -> None:
+        """Call when the body ended: a stream cut before ``message_stop`` is an error, not a reply."""
+        if not self.done:
+            raise StreamIncompleteError("The event stream ended before message_stop", provider=PROVIDER)
 
-    def _message_start(self, data: dict[str, Any]) -> None:
+    def _message_start(self, data: dict[str, Any]) -> ChatResponse:
         message = data["message"]
         self._usage = dict(message.get("usage") or {})
         self._meta = ChatResponseMetadata(
             id=message.get("id"), model=message.get("model"), extra=_response_extra(self._request_id)
         )
+        return ChatResponse((), self._meta)
 
-    def _start(self, data: dict[str, Any]) -> list[ChatResponse]:
+    def _start(self, data: dict[str, Any]) -> list[ModelEvent]:
         index = data["index"]
         block = data["content_block"]
         kind = block["type"]
         if kind == "text":
             self._blocks[index] = {"type": "text"}
             text = block.get("text")
-            return [self._chunk(AssistantMessage(text))] if text else []
+            return [TextDelta(text)] if isinstance(text, str) and text else []
         if kind == "tool_use":
-            call_id = block["id"]
-            if not isinstance(call_id, str):
-                raise TypeError("tool_use id is not a string")
+            call_id, name = block["id"], block["name"]
+            if not isinstance(call_id, str) or not isinstance(name, str):
+                raise TypeError("tool_use id or name is not a string")
             self._blocks[index] = {"type": "tool_use", "id": call_id}
-            first = ToolCall(id=call_id, name=block["name"], arguments="")
-            return [self._chunk(AssistantMessage(None, tool_calls=(first,)))]
+            return [ToolCallStarted(call_id, name)]
         if kind == "thinking":
-            self._blocks[index] = {"type": "thinking", "thinking": [block.get("thinking") or ""], "signature": ""}
-        elif kind == "redacted_thinking":
+            text = block.get("thinking") or ""
+            self._blocks[index] = {"type": "thinking", "thinking": [text], "signature": ""}
+            return [ReasoningDelta(text)] if isinstance(text, str) and text else []
+        if kind == "redacted_thinking":
             self._thinking.append(block)
         return []
 
-    def _delta(self, data: dict[str, Any]) -> list[ChatResponse]:
+    def _delta(self, data: dict[str, Any]) -> list[ModelEvent]:
         delta = data["delta"]
         kind = delta["type"]
         if kind == "text_delta":
             text = delta["text"]
-            return [self._chunk(AssistantMessage(text))] if text else []
+            if not isinstance(text, str):
+                raise TypeError("text_delta text is not a string")
+            return [TextDelta(text)] if text else []
         if kind == "input_json_delta":
             block = self._blocks.get(data["index"])
             if block is None or block["type"] != "tool_use":
@@ -494,12 +504,14 @@ class StreamParser:
                     body=data,
                 )
             piece = delta["partial_json"]
-            if not piece:
-                return []  # the first piece is always "": nothing to add
-            return [self._chunk(AssistantMessage(None, tool_calls=(ToolCall(id=block["id"], arguments=piece),)))]
+            if not isinstance(piece, str):
+                raise TypeError("partial_json is not a string")
+            return [ToolCallDelta(block["id"], piece)] if piece else []  # the first piece is always ""
         if kind == "thinking_delta":
-            self._blocks[data["index"]]["thinking"].append(delta["thinking"])
-        elif kind == "signature_delta":
+            text = delta["thinking"]
+            self._blocks[data["index"]]["thinking"].append(text)
+            return [ReasoningDelta(text)] if isinstance(text, str) and text else []
+        if kind == "signature_delta":
             self._blocks[data["index"]]["signature"] = delta["signature"]
         return []  # citations and other deltas are not part of the chat model
 

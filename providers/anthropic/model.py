@@ -17,12 +17,13 @@ from chatclient.errors import (
     MalformedResponseError,
     ProviderError,
 )
+from chatclient.events import ModelEvent
 from chatclient.model import ChatModel
 from chatclient.options import ChatOptions
 from chatclient.prompt import Prompt
 from chatclient.responses import ChatResponse
 from providers._http import ModelLifecycle, ProviderHttp, RetryPolicy, Secret, error_from_response, parse_json
-from providers._stream import SseEvent, aiter_sse, iter_sse
+from providers._stream import aiter_sse, iter_sse
 
 from ._mapping import PROVIDER, StreamParser, build_request, error_details, parse_response
 from .options import AnthropicChatOptions
@@ -110,7 +111,7 @@ class AnthropicChatModel(ModelLifecycle, ChatModel):
             data, headers = self._http.post_json(MESSAGES_PATH, body, extra)
         return parse_response(data, headers)
 
-    def stream(self, prompt: Prompt) -> Iterator[ChatResponse]:
+    def stream(self, prompt: Prompt) -> Iterator[ModelEvent]:
         body, options, extra = self._prepare(prompt, stream=True)
         if self._sdk is not None:
             yield from self._sdk_stream(body, options)
@@ -119,7 +120,7 @@ class AnthropicChatModel(ModelLifecycle, ChatModel):
             parser = StreamParser(response.headers.get("request-id"))
             for event in iter_sse(response, provider=PROVIDER):
                 yield from parser.feed(event)
-            _check_complete(parser)
+            parser.finish()
 
     async def acall(self, prompt: Prompt) -> ChatResponse:
         body, options, extra = self._prepare(prompt, stream=False)
@@ -132,21 +133,21 @@ class AnthropicChatModel(ModelLifecycle, ChatModel):
             data, headers = await self._http.apost_json(MESSAGES_PATH, body, extra)
         return parse_response(data, headers)
 
-    async def astream(self, prompt: Prompt) -> AsyncIterator[ChatResponse]:
+    async def astream(self, prompt: Prompt) -> AsyncIterator[ModelEvent]:
         body, options, extra = self._prepare(prompt, stream=True)
         if self._sdk is not None:
-            chunks = (
+            events = (
                 self._asdk_stream(body, options) if self._sdk_is_async else _in_thread(self._sdk_stream(body, options))
             )
-            async for chunk in chunks:
-                yield chunk
+            async for model_event in events:
+                yield model_event
             return
         async with self._http.astream(MESSAGES_PATH, body, extra) as response:
             parser = StreamParser(response.headers.get("request-id"))
             async for event in aiter_sse(response, provider=PROVIDER):
-                for chunk in parser.feed(event):
-                    yield chunk
-            _check_complete(parser)
+                for model_event in parser.feed(event):
+                    yield model_event
+            parser.finish()
 
     # ------------------------------------------------------------------ official SDK transport
 
@@ -184,7 +185,7 @@ class AnthropicChatModel(ModelLifecycle, ChatModel):
             raise mapped from exc
         return parse_json(response.content, provider=PROVIDER), response.headers
 
-    def _sdk_stream(self, body: dict[str, Any], options: ChatOptions) -> Iterator[ChatResponse]:
+    def _sdk_stream(self, body: dict[str, Any], options: ChatOptions) -> Iterator[ModelEvent]:
         client = self._sync_sdk()
         try:
             response = client.post(
@@ -199,13 +200,13 @@ class AnthropicChatModel(ModelLifecycle, ChatModel):
             parser = StreamParser(response.headers.get("request-id"))
             for event in iter_sse(response, provider=PROVIDER):
                 yield from parser.feed(event)
-            _check_complete(parser)
+            parser.finish()
         except httpx2.HTTPError as exc:
             raise _transport_error(exc) from exc
         finally:
             response.close()
 
-    async def _asdk_stream(self, body: dict[str, Any], options: ChatOptions) -> AsyncIterator[ChatResponse]:
+    async def _asdk_stream(self, body: dict[str, Any], options: ChatOptions) -> AsyncIterator[ModelEvent]:
         try:
             response = await self._sdk.post(
                 MESSAGES_PATH, cast_to=httpx2.Response, body=body, stream=True, **self._sdk_kwargs(options)
@@ -217,11 +218,10 @@ class AnthropicChatModel(ModelLifecycle, ChatModel):
             raise mapped from exc
         try:
             parser = StreamParser(response.headers.get("request-id"))
-            events: AsyncIterator[SseEvent] = aiter_sse(response, provider=PROVIDER)
-            async for event in events:
-                for chunk in parser.feed(event):
-                    yield chunk
-            _check_complete(parser)
+            async for event in aiter_sse(response, provider=PROVIDER):
+                for model_event in parser.feed(event):
+                    yield model_event
+            parser.finish()
         except httpx2.HTTPError as exc:
             raise _transport_error(exc) from exc
         finally:
@@ -242,11 +242,6 @@ def _override_headers(options: ChatOptions) -> dict[str, str]:
     if betas:
         headers["anthropic-beta"] = ",".join(betas)
     return headers
-
-
-def _check_complete(parser: StreamParser) -> None:
-    if not parser.done:
-        raise MalformedResponseError("The event stream ended before message_stop", provider=PROVIDER)
 
 
 def _transport_error(exc: httpx2.HTTPError) -> ProviderError:
@@ -273,18 +268,17 @@ def _sdk_error(exc: Exception) -> ProviderError | None:
     return None
 
 
-async def _in_thread(chunks: Iterator[ChatResponse]) -> AsyncIterator[ChatResponse]:
+async def _in_thread(events: Iterator[ModelEvent]) -> AsyncIterator[ModelEvent]:
     """A sync SDK stream consumed from async code: each step runs in a worker thread."""
     end = object()
     try:
         while True:
-            chunk = await asyncio.to_thread(next, chunks, end)
-            if chunk is end:
+            event = await asyncio.to_thread(next, events, end)
+            if event is end:
                 return
-            assert isinstance(chunk, ChatResponse)
-            yield chunk
+            yield event  # type: ignore[misc]
     finally:
-        close = getattr(chunks, "close", None)
+        close = getattr(events, "close", None)
         if close is not None:
             close()
 

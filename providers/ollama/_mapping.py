@@ -17,7 +17,14 @@ import httpx2
 import pydantic_core
 from pydantic import JsonValue
 
-from chatclient.errors import ConfigurationError, MalformedResponseError, ProviderError, ServerError
+from chatclient.errors import (
+    ConfigurationError,
+    MalformedResponseError,
+    ProviderError,
+    ServerError,
+    StreamIncompleteError,
+)
+from chatclient.events import ModelEvent, ReasoningDelta, TextDelta, ToolCallDelta, ToolCallStarted
 from chatclient.messages import (
     AssistantMessage,
     Message,
@@ -274,61 +281,63 @@ def _response_metadata(data: dict[str, Any]) -> ChatResponseMetadata:
 
 
 class StreamParser:
-    """Turns the NDJSON lines of one streamed reply into chunks.
+    """Turns the NDJSON lines of one streamed reply into model events.
 
-    Text pieces go out at once; each tool call (Ollama sends it whole, in one line) is one fragment;
-    the ``done: true`` line yields a last chunk with the finish reason, usage and the reply's
-    thinking (collected, since it is metadata, not text).
+    The first line's model goes out as a ``ChatResponse`` chunk. Text pieces go out at once as
+    ``TextDelta``, thinking pieces as ``ReasoningDelta`` (and collected: the reply's thinking is also
+    message metadata, as in a complete reply). Ollama sends each tool call whole, in one line: it
+    becomes a ``ToolCallStarted`` and one ``ToolCallDelta`` with all its arguments. The ``done: true``
+    line yields a last chunk with the finish reason, usage and the thinking; :meth:`close` raises if
+    it never came.
     """
 
-    __slots__ = ("_calls", "_meta", "_thinking", "done")
+    __slots__ = ("_calls", "_started", "_thinking", "done")
 
     def __init__(self) -> None:
         self._calls = 0
         self._thinking: list[str] = []
-        self._meta: ChatResponseMetadata | None = None
+        self._started = False
         self.done = False
 
-    def feed(self, event: Any) -> list[ChatResponse]:
+    def feed(self, event: Any) -> list[ModelEvent]:
         if not isinstance(event, dict):
             raise MalformedResponseError(f"Expected a JSON object line, got {event!r:.200}", provider=PROVIDER)
         if "error" in event:
             raise stream_error(event)
-        chunks: list[ChatResponse] = []
+        events: list[ModelEvent] = []
+        if not self._started:
+            self._started = True
+            model = event.get("model")
+            events.append(ChatResponse((), ChatResponseMetadata(model=model if isinstance(model, str) else None)))
         message = event.get("message")
         if message is not None:
             if not isinstance(message, dict):
                 raise MalformedResponseError("A stream line's message is not an object", provider=PROVIDER)
-            meta = self._meta_for(event)
-            content = _str_field(message, "content")
-            if content:
-                chunks.append(ChatResponse((Generation(AssistantMessage(content)),), meta))
             thinking = _str_field(message, "thinking")
             if thinking:
                 self._thinking.append(thinking)
+                events.append(ReasoningDelta(thinking))
+            content = _str_field(message, "content")
+            if content:
+                events.append(TextDelta(content))
             calls = _tool_calls(message.get("tool_calls"), self._calls)
-            if calls:
-                self._calls += len(calls)
-                chunks.append(ChatResponse((Generation(AssistantMessage(None, tool_calls=calls)),), meta))
+            self._calls += len(calls)
+            for call in calls:
+                events.append(ToolCallStarted(call.id, call.name, 0, call.type))
+                events.append(ToolCallDelta(call.id, call.arguments))
         if event.get("done") is True:
             self.done = True
             closing = AssistantMessage(
                 None if self._calls else "", metadata=_thinking_metadata("".join(self._thinking))
             )
             generation = Generation(closing, _generation_metadata(event.get("done_reason"), self._calls > 0))
-            chunks.append(ChatResponse((generation,), _response_metadata(event)))
-        return chunks
+            events.append(ChatResponse((generation,), _response_metadata(event)))
+        return events
 
     def close(self) -> None:
         """Called when the body ended: a stream cut before its ``done`` line is an error, not a reply."""
         if not self.done:
-            raise MalformedResponseError("The stream ended before its final line (done: true)", provider=PROVIDER)
-
-    def _meta_for(self, event: dict[str, Any]) -> ChatResponseMetadata:
-        if self._meta is None:
-            model = event.get("model")
-            self._meta = ChatResponseMetadata(model=model if isinstance(model, str) else None)
-        return self._meta
+            raise StreamIncompleteError("The stream ended before its final line (done: true)", provider=PROVIDER)
 
 
 # ---------------------------------------------------------------------------------------- errors

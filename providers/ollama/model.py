@@ -8,6 +8,7 @@ from typing import Any
 
 import httpx2
 
+from chatclient.events import ModelEvent
 from chatclient.model import ChatModel
 from chatclient.options import ChatOptions
 from chatclient.prompt import Prompt
@@ -127,7 +128,7 @@ class OllamaChatModel(ModelLifecycle, ChatModel):
         data, headers = await self._http.apost_json(_PATH, self._body(prompt, stream=False))
         return parse_response(data, headers)
 
-    def stream(self, prompt: Prompt) -> Iterator[ChatResponse]:
+    def stream(self, prompt: Prompt) -> Iterator[ModelEvent]:
         body = self._body(prompt, stream=True)
         parser = StreamParser()
         with self._http.stream(_PATH, body) as response:
@@ -135,11 +136,11 @@ class OllamaChatModel(ModelLifecycle, ChatModel):
                 yield from parser.feed(event)
         parser.close()
 
-    async def astream(self, prompt: Prompt) -> AsyncIterator[ChatResponse]:
+    async def astream(self, prompt: Prompt) -> AsyncIterator[ModelEvent]:
         body = self._body(prompt, stream=True)
         parser = StreamParser()
         async with self._http.astream(_PATH, body) as response:
             async for event in aiter_ndjson(response, provider=PROVIDER):
-                for chunk in parser.feed(event):
-                    yield chunk
+                for model_event in parser.feed(event):
+                    yield model_event
         parser.close()

@@ -23,7 +23,9 @@ from chatclient.errors import (
     ProviderError,
     RateLimitError,
     ServerError,
+    StreamIncompleteError,
 )
+from chatclient.events import ModelEvent, ReasoningDelta, TextDelta, ToolCallDelta, ToolCallStarted
 from chatclient.messages import AssistantMessage, Message, ToolCall, ToolResponseMessage
 from chatclient.options import ChatOptions
 from chatclient.prompt import Prompt
@@ -60,8 +62,6 @@ _FINISH_REASONS = {
 _REASONING_KEYS = ("reasoning_content", "reasoning")
 """Non-standard reasoning text: ``reasoning_content`` (DeepSeek, vLLM), ``reasoning`` (Ollama, OpenRouter)."""
 _SCHEMA_NAME = re.compile(r"[^a-zA-Z0-9_-]")
-_NO_FINISH = GenerationMetadata()
-"""Shared by every delta chunk (frozen), so a chunk builds no metadata of its own."""
 
 
 # ---------------------------------------------------------------------- request
@@ -76,6 +76,9 @@ def build_request(
     ``max_completion_tokens`` and ``top_k`` is left out (both for compatibility, see the options).
     """
     body: dict[str, Any] = {"model": options.model, "messages": _messages(prompt.messages)}
+    form = getattr(options, "tool_call_content", "empty")
+    if form != "empty":
+        _tool_call_content(body["messages"], form)
     if stream:
         body["stream"] = True
         if getattr(options, "stream_include_usage", True):
@@ -134,9 +137,9 @@ def _messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
 def _assistant(message: AssistantMessage) -> dict[str, Any]:
     if not message.tool_calls:
         return {"role": "assistant", "content": message.text or ""}
-    entry: dict[str, Any] = {"role": "assistant"}
-    if message.text:
-        entry["content"] = message.text
+    # ``content`` is always a string, "" without text: llama.cpp's server (and chat templates that
+    # read ``message.content``) answer 500 to a missing or null content; see ``tool_call_content``.
+    entry: dict[str, Any] = {"role": "assistant", "content": message.text or ""}
     entry["tool_calls"] = [
         {
             "id": call.id,
@@ -147,6 +150,17 @@ def _assistant(message: AssistantMessage) -> dict[str, Any]:
         for call in message.tool_calls
     ]
     return entry
+
+
+def _tool_call_content(messages: list[dict[str, Any]], form: str) -> None:
+    """Rewrites the text-less content of assistant tool-call messages for a server that wants
+    ``null`` (``form="null"``) or no ``content`` at all (``form="omit"``) instead of ``""``."""
+    for entry in messages:
+        if entry["role"] == "assistant" and "tool_calls" in entry and entry.get("content") == "":
+            if form == "null":
+                entry["content"] = None
+            else:
+                del entry["content"]
 
 
 def _tools(body: dict[str, Any], options: ChatOptions) -> None:
@@ -399,23 +413,30 @@ def stream_error(event: Mapping[str, Any]) -> ProviderError:
 class _Choice:
     """What the parser remembers about one choice of a stream."""
 
-    __slots__ = ("calls", "last_key", "reasoning", "refusal", "saw_calls")
+    __slots__ = ("calls", "finished", "last_key", "named", "reasoning", "refusal", "saw_calls")
 
     def __init__(self) -> None:
         self.calls: dict[Any, str] = {}
+        """Fragment key (the wire's ``index``) → the call's id."""
+        self.named: set[str] = set()
+        """Ids of the calls whose ``ToolCallStarted`` (with a name) was sent."""
         self.last_key: Any = None
         self.reasoning: list[str] = []
         self.refusal: list[str] = []
         self.saw_calls = False
+        self.finished = False
 
 
 class StreamParser:
-    """Turns decoded ``data:`` events of one stream into chunks (see ``ChatModel``'s contract).
+    """Turns decoded ``data:`` events of one stream into model events (see ``ChatModel``'s contract).
 
-    Text deltas come out as they arrive. Tool-call fragments are keyed by their ``index`` (only the
-    first fragment of an index has the ``id``), so each fragment is sent under the call's id.
-    Reasoning and refusal deltas are collected and put in the message metadata of the chunk that
-    carries the finish reason. The usage-only chunk (``choices: []``) becomes a chunk with usage.
+    The first event's id and model go out as a ``ChatResponse`` chunk. Text deltas go out as
+    ``TextDelta`` (the hot path: no pydantic model per delta), reasoning deltas (``reasoning_content``
+    / ``reasoning``) as ``ReasoningDelta``. Tool-call fragments are keyed by their ``index`` (only the
+    first fragment of an index has the ``id``): the first becomes ``ToolCallStarted``, each argument
+    piece a ``ToolCallDelta`` under the call's id. The reasoning and refusal text is also collected
+    into the message metadata of the chunk that carries the finish reason; the usage-only event
+    (``choices: []``) becomes a chunk with usage. :meth:`finish` tells a complete stream from a cut one.
     """
 
     __slots__ = ("_choices", "_final_meta", "_headers", "_meta")
@@ -426,7 +447,7 @@ class StreamParser:
         self._meta: ChatResponseMetadata | None = None
         self._final_meta: ChatResponseMetadata | None = None
 
-    def feed(self, event: Any) -> list[ChatResponse]:
+    def feed(self, event: Any) -> list[ModelEvent]:
         if not isinstance(event, dict):
             raise MalformedResponseError(f"Unexpected stream event: {event!r:.200}", provider=PROVIDER)
         if "error" in event:
@@ -440,31 +461,44 @@ class StreamParser:
                 f"Unexpected stream event ({type(exc).__name__}: {exc}): {event!r:.200}", provider=PROVIDER
             ) from exc
 
-    def _feed(self, event: dict[str, Any]) -> list[ChatResponse]:
+    def finish(self, saw_done: bool) -> None:
+        """Call when the body ended. Complete means ``[DONE]`` came, or every choice got its finish
+        reason (for servers that leave ``[DONE]`` out); anything else, and a stream without a single
+        event, is a cut stream: ``StreamIncompleteError``, never a (partial or empty) reply."""
+        if self._meta is None:
+            raise StreamIncompleteError(
+                "The event stream ended without a single event (no [DONE]): the server failed after its 200",
+                provider=PROVIDER,
+            )
+        choices = self._choices.values()
+        if not saw_done and not (choices and all(choice.finished for choice in choices)):
+            raise StreamIncompleteError(
+                "The event stream ended before [DONE] and before a finish reason", provider=PROVIDER
+            )
+
+    def _feed(self, event: dict[str, Any]) -> list[ModelEvent]:
+        events: list[ModelEvent]
         meta = self._meta
         if meta is None:
             meta = self._meta = ChatResponseMetadata(id=event.get("id"), model=event.get("model"))
-            # Response-level facts ride on the closing chunks only, keeping text chunks lean.
+            # Response-level facts ride on the closing chunks only, keeping the opening one lean.
             self._final_meta = meta.model_copy(update={"extra": _response_extra(event, self._headers)})
-        chunks: list[ChatResponse] = []
+            events = [ChatResponse((), meta)]
+        else:
+            events = []
         choices = event.get("choices")
         if choices:
             for position, choice in enumerate(choices):
-                generation = self._generation(choice, position)
-                if generation is not None:
-                    index, gen = generation
-                    final = gen.metadata.finish_reason is not None
-                    generations = (gen,) if index == 0 else (*[Generation(AssistantMessage(None))] * index, gen)
-                    chunks.append(ChatResponse(generations, self._final_meta if final else meta))
+                self._choice(choice, position, events)
         usage_data = event.get("usage")
         if usage_data is None and isinstance(event.get("x_groq"), dict):
             usage_data = event["x_groq"].get("usage")
         usage = parse_usage(usage_data)
         if usage is not None:
-            chunks.append(ChatResponse((), (self._final_meta or meta).model_copy(update={"usage": usage})))
-        return chunks
+            events.append(ChatResponse((), (self._final_meta or meta).model_copy(update={"usage": usage})))
+        return events
 
-    def _generation(self, choice: dict[str, Any], position: int) -> tuple[int, Generation] | None:
+    def _choice(self, choice: dict[str, Any], position: int, events: list[ModelEvent]) -> None:
         index = choice.get("index", position)
         delta = choice.get("delta") or {}
         raw_reason = choice.get("finish_reason")
@@ -472,7 +506,10 @@ class StreamParser:
         text = content if isinstance(content, str) and content else None
         if text is not None and raw_reason is None and (len(delta) == 1 or (len(delta) == 2 and "role" in delta)):
             # The hot path: a text delta and nothing else (``role`` may come along).
-            return index, Generation(AssistantMessage(text), _NO_FINISH)
+            events.append(TextDelta(text, index))
+            if index not in self._choices:
+                self._choices[index] = _Choice()
+            return
         state = self._choices.get(index)
         if state is None:
             state = self._choices[index] = _Choice()
@@ -480,15 +517,18 @@ class StreamParser:
             piece = delta.get(key)
             if isinstance(piece, str) and piece:
                 state.reasoning.append(piece)
+                events.append(ReasoningDelta(piece, index))
                 break
         refusal = delta.get("refusal")
         if isinstance(refusal, str) and refusal:
             state.refusal.append(refusal)
-        fragments = [self._fragment(state, raw) for raw in delta.get("tool_calls") or ()]
-        if text is None and not fragments and raw_reason is None:
-            return None
+        if text is not None:
+            events.append(TextDelta(text, index))
+        for raw in delta.get("tool_calls") or ():
+            self._fragment(state, raw, index, events)
         if raw_reason is None:
-            return index, Generation(AssistantMessage(text, tool_calls=fragments), _NO_FINISH)
+            return
+        state.finished = True
         metadata: dict[str, JsonValue] = {}
         if state.reasoning:
             metadata["reasoning"] = "".join(state.reasoning)
@@ -496,29 +536,36 @@ class StreamParser:
             metadata["refusal"] = "".join(state.refusal)
         reason = FinishReason.CONTENT_FILTER if state.refusal else finish_reason(raw_reason, state.saw_calls)
         extra: dict[str, JsonValue] = {"raw_finish_reason": raw_reason}
-        return index, Generation(
-            AssistantMessage(text, tool_calls=fragments, metadata=metadata),
-            GenerationMetadata(finish_reason=reason, extra=extra),
+        generation = Generation(
+            AssistantMessage(None, metadata=metadata), GenerationMetadata(finish_reason=reason, extra=extra)
         )
+        generations = (generation,) if index == 0 else (*[Generation(AssistantMessage(None))] * index, generation)
+        events.append(ChatResponse(generations, self._final_meta))
 
     @staticmethod
-    def _fragment(state: _Choice, raw: dict[str, Any]) -> ToolCall:
+    def _fragment(state: _Choice, raw: dict[str, Any], index: int, events: list[ModelEvent]) -> None:
         call_id = raw.get("id")
         key = raw.get("index")
         if key is None:
             key = call_id if call_id else state.last_key
         known = state.calls.get(key)
+        new = False
         if call_id and known != call_id:
             # A new call (or a server that reuses an index for the next call: the id tells).
             known = state.calls[key] = call_id
+            new = True
         elif known is None:
             known = state.calls[key] = f"call_{len(state.calls)}_{key}"
+            new = True
         state.last_key = key
         state.saw_calls = True
         function = raw.get("function") or {}
-        return ToolCall(
-            id=known,
-            type=raw.get("type") or "function",
-            name=function.get("name") or "",
-            arguments=_arguments(function.get("arguments")),
-        )
+        name = function.get("name") or ""
+        if new or (name and known not in state.named):
+            # Started once per call; again only if a server sent the name after the first fragment.
+            events.append(ToolCallStarted(known, name, index, raw.get("type") or "function"))
+            if name:
+                state.named.add(known)
+        arguments = _arguments(function.get("arguments"))
+        if arguments:
+            events.append(ToolCallDelta(known, arguments, index))

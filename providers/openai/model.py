@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 import httpx2
 
 from chatclient.errors import ConfigurationError
+from chatclient.events import ModelEvent
 from chatclient.model import ChatModel
 from chatclient.prompt import Prompt
 from chatclient.responses import ChatResponse
@@ -174,7 +175,7 @@ class OpenAIChatModel(ModelLifecycle, ChatModel):
             return self._via_async_sdk(prompt)
         return parse_response(data, headers)
 
-    def stream(self, prompt: Prompt) -> Generator[ChatResponse, None, None]:
+    def stream(self, prompt: Prompt) -> Generator[ModelEvent, None, None]:
         if self._sdk is not None and self._sdk.client is None:
             yield from self._via_async_sdk_stream(prompt)
             return
@@ -185,8 +186,10 @@ class OpenAIChatModel(ModelLifecycle, ChatModel):
                 yield parse_response(parse_json(response.read(), provider=PROVIDER), response.headers)
                 return
             parser = StreamParser(response.headers)
-            for _, data in iter_sse(response, provider=PROVIDER):
+            events = iter_sse(response, provider=PROVIDER)
+            for _, data in events:
                 yield from parser.feed(data)
+            parser.finish(events.saw_done)
 
     # ------------------------------------------------------------------ async
 
@@ -200,15 +203,15 @@ class OpenAIChatModel(ModelLifecycle, ChatModel):
             return await asyncio.to_thread(self.call, prompt)
         return parse_response(data, headers)
 
-    async def astream(self, prompt: Prompt) -> AsyncIterator[ChatResponse]:
+    async def astream(self, prompt: Prompt) -> AsyncIterator[ModelEvent]:
         if self._sdk is not None and self._sdk.async_client is None:
-            # Only a sync SDK client: pull its stream from a worker thread, chunk by chunk.
-            chunks = self.stream(prompt)
+            # Only a sync SDK client: pull its stream from a worker thread, event by event.
+            pulled = self.stream(prompt)
             try:
-                while (chunk := await asyncio.to_thread(next, chunks, _END)) is not _END:
-                    yield chunk  # type: ignore[misc]
+                while (event := await asyncio.to_thread(next, pulled, _END)) is not _END:
+                    yield event  # type: ignore[misc]
             finally:
-                await asyncio.to_thread(chunks.close)
+                await asyncio.to_thread(pulled.close)
             return
         body = self._body(prompt, stream=True)
         async with self._aopen(body) as response:
@@ -216,9 +219,11 @@ class OpenAIChatModel(ModelLifecycle, ChatModel):
                 yield parse_response(parse_json(await response.aread(), provider=PROVIDER), response.headers)
                 return
             parser = StreamParser(response.headers)
-            async for _, data in aiter_sse(response, provider=PROVIDER):
-                for chunk in parser.feed(data):
-                    yield chunk
+            events = aiter_sse(response, provider=PROVIDER)
+            async for _, data in events:
+                for event in parser.feed(data):
+                    yield event
+            parser.finish(events.saw_done)
 
     # ------------------------------------------------------------------ async-only SDK client
 
@@ -227,7 +232,7 @@ class OpenAIChatModel(ModelLifecycle, ChatModel):
 
         return run_sync(lambda: self.acall(prompt))
 
-    def _via_async_sdk_stream(self, prompt: Prompt) -> Iterator[ChatResponse]:
+    def _via_async_sdk_stream(self, prompt: Prompt) -> Iterator[ModelEvent]:
         from chatclient._sync import iterate_sync
 
         return iterate_sync(lambda: self.astream(prompt))

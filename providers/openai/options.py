@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import JsonValue
 
 from chatclient.options import ToolCallingChatOptions
@@ -44,6 +46,10 @@ class OpenAIChatOptions(ToolCallingChatOptions):
     metadata: dict[str, str] | None = None
     stream_include_usage: bool = True
     """Ask for the final usage chunk when streaming (``stream_options.include_usage``)."""
+    tool_call_content: Literal["empty", "null", "omit"] = "empty"
+    """How an assistant message with tool calls and no text carries ``content``: ``""`` (the default,
+    which every server we checked accepts: OpenAI, Ollama, llama.cpp, DeepSeek, Mistral, OpenRouter),
+    ``null``, or no ``content`` key (for a server that rejects ``""``)."""
     extra_body: dict[str, JsonValue] | None = None
     """Merged last into the request body: fields this class does not model, and server-specific
     ones (vLLM's ``chat_template_kwargs``, Ollama's ``think``, ``web_search_options`` ...)."""

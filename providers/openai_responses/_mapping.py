@@ -19,7 +19,9 @@ from chatclient.errors import (
     ProviderError,
     RateLimitError,
     ServerError,
+    StreamIncompleteError,
 )
+from chatclient.events import ModelEvent, ReasoningDelta, TextDelta, ToolCallDelta, ToolCallStarted
 from chatclient.messages import (
     AssistantMessage,
     Message,
@@ -435,11 +437,15 @@ def parse_response(data: Any, headers: Mapping[str, str]) -> ChatResponse:
 
 
 class StreamParser:
-    """Turns ``(event, data)`` SSE events into stream chunks, keeping state across events.
+    """Turns ``(event, data)`` SSE events into model events, keeping state across events.
 
-    Argument deltas are keyed by ``item_id`` (the ``fc_`` id); chunks carry the ``call_id`` so the
-    fragments join under our ``ToolCall.id``. Reasoning items arrive whole in
-    ``response.output_item.done`` and go into the last chunk's message metadata.
+    ``response.created`` gives a ``ChatResponse`` chunk with the response id and model. Text (and
+    refusal) deltas go out as ``TextDelta``; reasoning summary and reasoning text deltas as
+    ``ReasoningDelta`` (for display: the reasoning items to send back arrive whole in
+    ``response.output_item.done`` and go into the last chunk's message metadata). A function call's
+    ``output_item.added`` is its ``ToolCallStarted`` under the ``call_id`` (our ``ToolCall.id``);
+    argument deltas, keyed by ``item_id`` (the ``fc_`` id), are ``ToolCallDelta`` under that id.
+    ``response.completed`` gives the closing chunk; :meth:`finish` raises if it never came.
     """
 
     __slots__ = ("_args", "_by_index", "_by_item", "_handlers", "_meta", "_output", "_request_id", "done")
@@ -453,9 +459,11 @@ class StreamParser:
         self._output = _Output()
         self.done = False
         """True once ``response.completed`` (or ``response.incomplete``) was seen."""
-        self._handlers: dict[str, Callable[[dict[str, Any]], list[ChatResponse]]] = {
+        self._handlers: dict[str, Callable[[dict[str, Any]], list[ModelEvent]]] = {
             "response.output_text.delta": self._text_delta,
             "response.refusal.delta": self._refusal_delta,
+            "response.reasoning_summary_text.delta": self._reasoning_delta,
+            "response.reasoning_text.delta": self._reasoning_delta,
             "response.function_call_arguments.delta": self._arguments_delta,
             "response.function_call_arguments.done": self._arguments_done,
             "response.output_item.added": self._item_added,
@@ -468,7 +476,7 @@ class StreamParser:
             "error": self._error,
         }
 
-    def feed(self, event: tuple[str, Any]) -> list[ChatResponse]:
+    def feed(self, event: tuple[str, Any]) -> list[ModelEvent]:
         name, data = event
         if not isinstance(data, dict):
             raise MalformedResponseError(f"A stream event is not an object: {data!r}", provider=PROVIDER)
@@ -476,25 +484,31 @@ class StreamParser:
         handler = self._handlers.get(kind) if isinstance(kind, str) else None
         return handler(data) if handler is not None else []
 
-    def _chunk(self, message: AssistantMessage) -> list[ChatResponse]:
-        return [ChatResponse((Generation(message),), self._meta)]
-
-    def _created(self, data: dict[str, Any]) -> list[ChatResponse]:
+    def _created(self, data: dict[str, Any]) -> list[ModelEvent]:
         response = data.get("response")
         if isinstance(response, dict):
-            self._meta = ChatResponseMetadata(id=_str(response.get("id")), model=_str(response.get("model")))
+            meta = ChatResponseMetadata(id=_str(response.get("id")), model=_str(response.get("model")))
+            if meta != self._meta:  # ``in_progress`` repeats what ``created`` said
+                self._meta = meta
+                return [ChatResponse((), meta)]
         return []
 
-    def _text_delta(self, data: dict[str, Any]) -> list[ChatResponse]:
+    def _text_delta(self, data: dict[str, Any]) -> list[ModelEvent]:
         delta = data.get("delta")
         if not isinstance(delta, str):
             raise MalformedResponseError(f"A text delta without text: {data!r}", provider=PROVIDER)
         self._output.saw_message = True
-        return self._chunk(AssistantMessage(delta)) if delta else []
+        return [TextDelta(delta)] if delta else []
 
-    def _refusal_delta(self, data: dict[str, Any]) -> list[ChatResponse]:
+    def _refusal_delta(self, data: dict[str, Any]) -> list[ModelEvent]:
         self._output.refusal = True
         return self._text_delta(data)
+
+    def _reasoning_delta(self, data: dict[str, Any]) -> list[ModelEvent]:
+        delta = data.get("delta")
+        if not isinstance(delta, str):
+            raise MalformedResponseError(f"A reasoning delta without text: {data!r}", provider=PROVIDER)
+        return [ReasoningDelta(delta)] if delta else []
 
     def _call_id(self, data: dict[str, Any]) -> str:
         item_id, index = data.get("item_id"), data.get("output_index")
@@ -505,15 +519,15 @@ class StreamParser:
             raise MalformedResponseError(f"Arguments for an unknown function call: {data!r}", provider=PROVIDER)
         return call_id
 
-    def _arguments_delta(self, data: dict[str, Any]) -> list[ChatResponse]:
+    def _arguments_delta(self, data: dict[str, Any]) -> list[ModelEvent]:
         call_id = self._call_id(data)
         delta = data.get("delta")
         if not isinstance(delta, str):
             raise MalformedResponseError(f"An arguments delta without text: {data!r}", provider=PROVIDER)
         self._args[call_id].append(delta)
-        return self._chunk(AssistantMessage(None, tool_calls=(ToolCall(id=call_id, arguments=delta),)))
+        return [ToolCallDelta(call_id, delta)] if delta else []
 
-    def _arguments_done(self, data: dict[str, Any]) -> list[ChatResponse]:
+    def _arguments_done(self, data: dict[str, Any]) -> list[ModelEvent]:
         """Sends whatever the deltas missed (nothing, normally)."""
         call_id = self._call_id(data)
         full = data.get("arguments")
@@ -521,10 +535,10 @@ class StreamParser:
         if isinstance(full, str) and len(full) > len(sent) and full.startswith(sent):
             rest = full[len(sent) :]
             self._args[call_id].append(rest)
-            return self._chunk(AssistantMessage(None, tool_calls=(ToolCall(id=call_id, arguments=rest),)))
+            return [ToolCallDelta(call_id, rest)]
         return []
 
-    def _start_call(self, item: dict[str, Any], output_index: Any) -> ToolCall:
+    def _start_call(self, item: dict[str, Any], output_index: Any) -> list[ModelEvent]:
         call = function_call(item)
         if isinstance(item_id := item.get("id"), str):
             self._by_item[item_id] = call.id
@@ -533,17 +547,20 @@ class StreamParser:
             self._by_index[output_index] = call.id
         self._args[call.id] = [call.arguments]
         self._output.calls.append(call)
-        return call
+        started: list[ModelEvent] = [ToolCallStarted(call.id, call.name, 0, call.type)]
+        if call.arguments:
+            started.append(ToolCallDelta(call.id, call.arguments))
+        return started
 
-    def _item_added(self, data: dict[str, Any]) -> list[ChatResponse]:
+    def _item_added(self, data: dict[str, Any]) -> list[ModelEvent]:
         item = data.get("item")
         if not isinstance(item, dict):
             raise MalformedResponseError(f"output_item.added without an item: {data!r}", provider=PROVIDER)
         if item.get("type") == "function_call":
-            return self._chunk(AssistantMessage(None, tool_calls=(self._start_call(item, data.get("output_index")),)))
+            return self._start_call(item, data.get("output_index"))
         return []
 
-    def _item_done(self, data: dict[str, Any]) -> list[ChatResponse]:
+    def _item_done(self, data: dict[str, Any]) -> list[ModelEvent]:
         item = data.get("item")
         if not isinstance(item, dict):
             raise MalformedResponseError(f"output_item.done without an item: {data!r}", provider=PROVIDER)
@@ -551,10 +568,10 @@ class StreamParser:
         if kind == "reasoning":
             self._output.reasoning.append(item)
         elif kind == "function_call" and _str(item.get("call_id")) not in self._args:
-            return self._chunk(AssistantMessage(None, tool_calls=(self._start_call(item, data.get("output_index")),)))
+            return self._start_call(item, data.get("output_index"))
         return []
 
-    def _completed(self, data: dict[str, Any]) -> list[ChatResponse]:
+    def _completed(self, data: dict[str, Any]) -> list[ModelEvent]:
         response = data.get("response")
         if not isinstance(response, dict):
             raise MalformedResponseError(f"{data.get('type')} without a response: {data!r}", provider=PROVIDER)
@@ -565,14 +582,14 @@ class StreamParser:
         metadata = _response_metadata(response, parse_usage(response.get("usage")), self._request_id)
         return [ChatResponse((Generation(message, _generation_meta(reason, raw, output.refusal)),), metadata)]
 
-    def _failed(self, data: dict[str, Any]) -> list[ChatResponse]:
+    def _failed(self, data: dict[str, Any]) -> list[ModelEvent]:
         response = data.get("response")
         raise event_error(response.get("error") if isinstance(response, dict) else None, default=ServerError)
 
-    def _error(self, data: dict[str, Any]) -> list[ChatResponse]:
+    def _error(self, data: dict[str, Any]) -> list[ModelEvent]:
         raise event_error(data)
 
     def finish(self) -> None:
         """Call when the stream ended: a stream cut before its last event is an error, not a reply."""
         if not self.done:
-            raise MalformedResponseError("The stream ended before response.completed", provider=PROVIDER)
+            raise StreamIncompleteError("The stream ended before response.completed", provider=PROVIDER)

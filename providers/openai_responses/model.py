@@ -11,6 +11,7 @@ from typing import Any
 import httpx2
 
 from chatclient.errors import ConfigurationError
+from chatclient.events import ModelEvent
 from chatclient.model import ChatModel
 from chatclient.prompt import Prompt
 from chatclient.responses import ChatResponse
@@ -102,7 +103,7 @@ class OpenAIResponsesChatModel(ModelLifecycle, ChatModel):
             data, headers = self._http.post_json(_PATH, self._body(prompt, stream=False))
         return parse_response(data, headers)
 
-    def stream(self, prompt: Prompt) -> Generator[ChatResponse, None, None]:
+    def stream(self, prompt: Prompt) -> Generator[ModelEvent, None, None]:
         if self._sdk_async:
             from chatclient._sync import iterate_sync
 
@@ -129,10 +130,10 @@ class OpenAIResponsesChatModel(ModelLifecycle, ChatModel):
             data, headers = await self._http.apost_json(_PATH, self._body(prompt, stream=False))
         return parse_response(data, headers)
 
-    async def astream(self, prompt: Prompt) -> AsyncIterator[ChatResponse]:
+    async def astream(self, prompt: Prompt) -> AsyncIterator[ModelEvent]:
         if self._sdk is not None and not self._sdk_async:
-            async for chunk in _threaded(self.stream(prompt)):
-                yield chunk
+            async for model_event in _threaded(self.stream(prompt)):
+                yield model_event
             return
         body = self._body(prompt, stream=True)
         opened: AbstractAsyncContextManager[httpx2.Response] = (
@@ -141,18 +142,18 @@ class OpenAIResponsesChatModel(ModelLifecycle, ChatModel):
         async with opened as response:
             parser = StreamParser(response.headers.get("x-request-id"))
             async for event in aiter_sse(response, provider=PROVIDER):
-                for chunk in parser.feed(event):
-                    yield chunk
+                for model_event in parser.feed(event):
+                    yield model_event
             parser.finish()
 
 
-async def _threaded(chunks: Generator[ChatResponse, None, None]) -> AsyncIterator[ChatResponse]:
-    """A sync stream (a sync SDK client's) read in a worker thread, one chunk at a time."""
+async def _threaded(events: Generator[ModelEvent, None, None]) -> AsyncIterator[ModelEvent]:
+    """A sync stream (a sync SDK client's) read in a worker thread, one event at a time."""
     try:
         while True:
-            chunk = await asyncio.to_thread(next, chunks, None)
-            if chunk is None:
+            event = await asyncio.to_thread(next, events, None)
+            if event is None:
                 return
-            yield chunk
+            yield event
     finally:
-        await asyncio.to_thread(chunks.close)
+        await asyncio.to_thread(events.close)

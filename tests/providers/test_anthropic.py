@@ -19,7 +19,6 @@ from chatclient import (
     AssistantMessage,
     ChatClient,
     ChatResponse,
-    ChatResponseAccumulator,
     FinishReason,
     Message,
     Prompt,
@@ -37,12 +36,14 @@ from chatclient.errors import (
     ProviderError,
     RateLimitError,
 )
+from chatclient.events import ModelEvent, ReasoningDelta, TextDelta, ToolCallDelta, ToolCallStarted
 from chatclient.testing.advisor_kit import run_spec
 from chatclient.tools.callback import ToolCallback
 from chatclient.tools.resolve import resolve_tools
 from providers._http import RetryPolicy
 from providers.anthropic import AnthropicChatModel, AnthropicChatOptions
 from tests.providers.fixtures import Replay, fixture_files, interactions
+from tests.providers.model_events import Delta, assemble, chunks, deltas, texts
 
 PROVIDER = "anthropic"
 KEY = "sk-ant-test-0123456789-secret"
@@ -392,6 +393,35 @@ def recorded_text_deltas(sse: str) -> list[str]:
     return pieces
 
 
+def recorded_deltas(sse: str) -> list[Delta]:
+    """The delta events the recorded stream says, read off the wire: a tool_use block start is a call's
+    start, each non-empty ``partial_json`` a delta of the call of that block index, thinking text is
+    reasoning."""
+    expected: list[Delta] = []
+    calls: dict[int, str] = {}
+    for line in sse.splitlines():
+        if not line.startswith("data: "):
+            continue
+        data = json.loads(line[6:])
+        if data["type"] == "content_block_start":
+            block = data["content_block"]
+            if block["type"] == "tool_use":
+                calls[data["index"]] = block["id"]
+                expected.append(ToolCallStarted(block["id"], block["name"]))
+            elif block.get("text") or block.get("thinking"):
+                kind = TextDelta if block["type"] == "text" else ReasoningDelta
+                expected.append(kind(block.get("text") or block["thinking"]))
+        elif data["type"] == "content_block_delta":
+            delta = data["delta"]
+            if delta["type"] == "text_delta":
+                expected.append(TextDelta(delta["text"]))
+            elif delta["type"] == "thinking_delta":
+                expected.append(ReasoningDelta(delta["thinking"]))
+            elif delta["type"] == "input_json_delta" and delta["partial_json"]:
+                expected.append(ToolCallDelta(calls[data["index"]], delta["partial_json"]))
+    return expected
+
+
 # ------------------------------------------------------------------ running a model
 
 
@@ -406,24 +436,17 @@ def make_model(replay: Replay, **kwargs: Any) -> AnthropicChatModel:
     )
 
 
-def run_model(model: AnthropicChatModel, prompt: Prompt, *, stream: bool, use_async: bool) -> list[ChatResponse]:
-    """The chunks of a streamed reply, or the one reply of a call."""
+def run_model(model: AnthropicChatModel, prompt: Prompt, *, stream: bool, use_async: bool) -> list[ModelEvent]:
+    """The events of a streamed reply, or the one reply of a call."""
     if not stream:
         return [asyncio.run(model.acall(prompt)) if use_async else model.call(prompt)]
     if not use_async:
         return list(model.stream(prompt))
 
-    async def collect() -> list[ChatResponse]:
-        return [chunk async for chunk in model.astream(prompt)]
+    async def collect() -> list[ModelEvent]:
+        return [event async for event in model.astream(prompt)]
 
     return asyncio.run(collect())
-
-
-def assemble(chunks: list[ChatResponse]) -> ChatResponse:
-    accumulator = ChatResponseAccumulator()
-    for chunk in chunks:
-        accumulator.add(chunk)
-    return accumulator.build()
 
 
 @pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
@@ -446,13 +469,17 @@ def test_replay_each_interaction(name: str, use_async: bool) -> None:
             assert_failure(raised.value, expected)
             assert len(skipped.sent) == index + 1, "a non-retried error is sent once"
         else:
-            chunks = run_model(model, prompt, stream=stream, use_async=use_async)
-            response = assemble(chunks) if stream else chunks[0]
+            events = run_model(model, prompt, stream=stream, use_async=use_async)
+            response = assemble(events) if stream else events[0]
+            assert isinstance(response, ChatResponse)
             assert_reply(response, expected, interaction["response"]["headers"].get("request-id"))
             if stream:
-                deltas = [c.text for c in chunks if c.text]
-                assert deltas == recorded_text_deltas(interaction["response"]["sse"]), "deltas pass through"
-                assert len(chunks) > 2
+                sse = interaction["response"]["sse"]
+                assert texts(events) == recorded_text_deltas(sse), "text deltas pass through"
+                assert deltas(events) == recorded_deltas(sse), "the delta events are what the wire says"
+                opening, closing = chunks(events)
+                assert opening.metadata.id == response.metadata.id and opening.metadata.usage is None
+                assert closing.result is not None and closing.result.finish_reason is not None
         assert_sent_like_recorded(skipped, index)
 
 
@@ -581,8 +608,8 @@ def test_stream_is_retried_while_opening_but_not_after_the_first_chunk() -> None
 
     wire = AnthropicWire()
     opening = Scripted([_error(529, "overloaded_error"), wire.stream_reply("Hello there", [], _usage())])
-    chunks = list(_model_on(opening, retry=RetryPolicy(initial_backoff=0)).stream(Prompt("hi")))
-    assert assemble(chunks).text == "Hello there" and len(opening.requests) == 2
+    events = list(_model_on(opening, retry=RetryPolicy(initial_backoff=0)).stream(Prompt("hi")))
+    assert assemble(events).text == "Hello there" and len(opening.requests) == 2
 
     broken = (
         'event: message_start\ndata: {"type":"message_start","message":{"id":"msg_1","model":"m","usage":{}}}\n\n'
@@ -594,11 +621,11 @@ def test_stream_is_retried_while_opening_but_not_after_the_first_chunk() -> None
     )
     sse = httpx2.Response(200, headers={"content-type": "text/event-stream"}, content=broken.encode())
     midway = Scripted([sse, wire.stream_reply("again", [], _usage())])
-    received: list[str | None] = []
+    received: list[ModelEvent] = []
     with pytest.raises(OverloadedError) as raised:
-        for chunk in _model_on(midway, retry=RetryPolicy(initial_backoff=0)).stream(Prompt("hi")):
-            received.append(chunk.text)
-    assert received == ["Hel"]
+        for event in _model_on(midway, retry=RetryPolicy(initial_backoff=0)).stream(Prompt("hi")):
+            received.append(event)
+    assert texts(received) == ["Hel"]
     assert len(midway.requests) == 1, "never retried once a chunk reached the caller"
     assert raised.value.status == 529 and raised.value.error_type == "overloaded_error"
 

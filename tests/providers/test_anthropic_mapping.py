@@ -12,7 +12,6 @@ from pydantic import JsonValue
 from chatclient import (
     AssistantMessage,
     ChatResponse,
-    ChatResponseAccumulator,
     ConfigurationError,
     FinishReason,
     Prompt,
@@ -31,7 +30,9 @@ from chatclient.errors import (
     ProviderError,
     RateLimitError,
     ServerError,
+    StreamIncompleteError,
 )
+from chatclient.events import ModelEvent, ReasoningDelta, TextDelta, ToolCallStarted
 from chatclient.options import ChatOptions, ToolCallingChatOptions
 from chatclient.tools.resolve import resolve_tools
 from providers._http import RetryPolicy
@@ -45,6 +46,7 @@ from providers.anthropic._mapping import (
     parse_usage,
     strict_schema,
 )
+from tests.providers.model_events import assemble, chunks, deltas
 
 
 @tool(description="Get the weather of a city")
@@ -318,20 +320,13 @@ def start(input_tokens: int = 7) -> tuple[str, Any]:
     return ev({"type": "message_start", "message": {"id": "msg_s", "model": "claude-x", "content": [], "usage": usage}})
 
 
-def feed_all(parser: StreamParser, events: list[tuple[str, Any]]) -> list[ChatResponse]:
-    return [chunk for event in events for chunk in parser.feed(event)]
-
-
-def assemble(chunks: list[ChatResponse]) -> ChatResponse:
-    accumulator = ChatResponseAccumulator()
-    for chunk in chunks:
-        accumulator.add(chunk)
-    return accumulator.build()
+def feed_all(parser: StreamParser, events: list[tuple[str, Any]]) -> list[ModelEvent]:
+    return [out for event in events for out in parser.feed(event)]
 
 
 def test_tool_without_arguments_and_usage_only_message_delta() -> None:
     parser = StreamParser("req_1")
-    chunks = feed_all(
+    events = feed_all(
         parser,
         [
             start(),
@@ -351,7 +346,8 @@ def test_tool_without_arguments_and_usage_only_message_delta() -> None:
         ],
     )
     assert parser.done
-    response = assemble(chunks)
+    assert deltas(events) == [ToolCallStarted("toolu_9", "get_time")], "an empty partial_json is no delta"
+    response = assemble(events)
     assert response.tool_calls == (ToolCall(id="toolu_9", name="get_time", arguments=""),), "manager reads '' as {}"
     assert (response.usage.prompt_tokens, response.usage.completion_tokens) == (7, 12), "merged over message_start"
     assert response.metadata.id == "msg_s" and response.metadata.extra == {"request_id": "req_1"}
@@ -362,15 +358,18 @@ def test_usage_arrives_only_with_the_closing_chunk() -> None:
     parser = StreamParser()
     text_start = {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}
     delta = {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Hi"}}
-    chunks = feed_all(parser, [start(), ev(text_start), ev(delta)])
-    assert [c.text for c in chunks] == ["Hi"] and chunks[0].metadata.usage is None
-    closing = parser.feed(ev({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {}}))
-    assert closing[0].metadata.usage is not None and closing[0].metadata.usage.prompt_tokens == 7
+    events = feed_all(parser, [start(), ev(text_start), ev(delta)])
+    assert deltas(events) == [TextDelta("Hi")]
+    (opening,) = chunks(events)
+    assert opening.metadata.id == "msg_s" and opening.metadata.usage is None
+    (closing,) = parser.feed(ev({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {}}))
+    assert isinstance(closing, ChatResponse)
+    assert closing.metadata.usage is not None and closing.metadata.usage.prompt_tokens == 7
 
 
-def test_thinking_stream_becomes_message_metadata() -> None:
+def test_thinking_streams_as_reasoning_deltas_and_stays_message_metadata() -> None:
     parser = StreamParser()
-    chunks = feed_all(
+    events = feed_all(
         parser,
         [
             start(),
@@ -388,7 +387,8 @@ def test_thinking_stream_becomes_message_metadata() -> None:
             ev({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 4}}),
         ],
     )
-    response = assemble(chunks)
+    assert deltas(events) == [ReasoningDelta("Let "), ReasoningDelta("me"), TextDelta("Hello")]
+    response = assemble(events)
     assert response.text == "Hello"
     assert response.result is not None
     assert response.result.output.metadata[THINKING_METADATA_KEY] == [
@@ -464,17 +464,32 @@ def _sse_model(body: str) -> AnthropicChatModel:
 MESSAGE_START = 'event: message_start\ndata: {"type":"message_start","message":{"id":"m","model":"c","usage":{}}}\n\n'
 
 
-@pytest.mark.parametrize(
-    "body",
-    [
-        MESSAGE_START + 'event: content_block_delta\ndata: {"type":"content_block_delta", "index": 0,\n\n',
-        MESSAGE_START,  # ends before message_stop: truncated
-    ],
-    ids=["invalid-json", "truncated"],
+TEXT_BLOCK = (
+    'event: content_block_start\ndata: {"type":"content_block_start","index":0,'
+    '"content_block":{"type":"text","text":""}}\n\n'
+    'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,'
+    '"delta":{"type":"text_delta","text":"Hel"}}\n\n'
 )
-def test_broken_streams_raise_malformed_response(body: str) -> None:
+DELTA = 'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{}}\n\n'
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        (
+            MESSAGE_START + 'event: content_block_delta\ndata: {"type":"content_block_delta", "index": 0,\n\n',
+            MalformedResponseError,
+        ),
+        (MESSAGE_START, StreamIncompleteError),
+        ("", StreamIncompleteError),
+        (MESSAGE_START + TEXT_BLOCK, StreamIncompleteError),
+        (MESSAGE_START + TEXT_BLOCK + DELTA, StreamIncompleteError),
+    ],
+    ids=["invalid-json", "after-message-start", "empty", "mid-text", "before-message-stop"],
+)
+def test_broken_streams_raise_malformed_response(body: str, expected: type[MalformedResponseError]) -> None:
     model = _sse_model(body)
-    with pytest.raises(MalformedResponseError):
+    with pytest.raises(expected):
         list(model.stream(Prompt("hi")))
 
     async def collect() -> None:
@@ -483,7 +498,7 @@ def test_broken_streams_raise_malformed_response(body: str) -> None:
 
     import asyncio
 
-    with pytest.raises(MalformedResponseError):
+    with pytest.raises(expected):
         asyncio.run(collect())
 
 

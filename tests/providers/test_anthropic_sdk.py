@@ -8,11 +8,13 @@ from typing import Any
 import httpx2
 import pytest
 
-from chatclient import ChatResponse, ChatResponseAccumulator, ConfigurationError, FinishReason, Prompt
-from chatclient.errors import APIConnectionError, AuthenticationError, OverloadedError
+from chatclient import ChatResponse, ConfigurationError, FinishReason, Prompt
+from chatclient.errors import APIConnectionError, AuthenticationError, OverloadedError, StreamIncompleteError
+from chatclient.events import ModelEvent
 from providers.anthropic import AnthropicChatModel, AnthropicChatOptions
-from tests.providers.fixtures import Replay
-from tests.providers.test_anthropic import prompt_from_recorded, semantics
+from tests.providers.fixtures import Replay, interactions
+from tests.providers.model_events import assemble, deltas
+from tests.providers.test_anthropic import prompt_from_recorded, recorded_deltas, semantics
 
 anthropic = pytest.importorskip("anthropic")
 
@@ -36,22 +38,26 @@ def prompt_of(replay: Replay) -> Prompt:
 
 
 def run(model: AnthropicChatModel, prompt: Prompt, *, stream: bool, use_async: bool) -> ChatResponse:
-    chunks: list[ChatResponse]
+    return run_events(model, prompt, stream=stream, use_async=use_async)[0]
+
+
+def run_events(
+    model: AnthropicChatModel, prompt: Prompt, *, stream: bool, use_async: bool
+) -> tuple[ChatResponse, list[ModelEvent]]:
+    """The reply, and for a stream the events it was assembled from."""
+    events: list[ModelEvent]
     if not stream:
-        return asyncio.run(model.acall(prompt)) if use_async else model.call(prompt)
+        return (asyncio.run(model.acall(prompt)) if use_async else model.call(prompt)), []
     if use_async:
 
-        async def collect() -> list[ChatResponse]:
-            return [chunk async for chunk in model.astream(prompt)]
+        async def collect() -> list[ModelEvent]:
+            return [event async for event in model.astream(prompt)]
 
-        chunks = asyncio.run(collect())
+        events = asyncio.run(collect())
     else:
-        chunks = list(model.stream(prompt))
-    assert len(chunks) > 2
-    accumulator = ChatResponseAccumulator()
-    for chunk in chunks:
-        accumulator.add(chunk)
-    return accumulator.build()
+        events = list(model.stream(prompt))
+    assert len(events) > 2
+    return assemble(events), events
 
 
 @pytest.mark.parametrize("use_async", [False, True], ids=["Anthropic", "AsyncAnthropic"])
@@ -60,7 +66,11 @@ def run(model: AnthropicChatModel, prompt: Prompt, *, stream: bool, use_async: b
 )
 def test_sdk_transport_replays(name: str, stream: bool, use_async: bool) -> None:
     replay = Replay("anthropic", name)
-    response = run(sdk_model(replay, use_async=use_async), prompt_of(replay), stream=stream, use_async=use_async)
+    model = sdk_model(replay, use_async=use_async)
+    response, events = run_events(model, prompt_of(replay), stream=stream, use_async=use_async)
+    if stream:
+        recorded = interactions("anthropic", name)[0]["response"]["sse"]
+        assert deltas(events) == recorded_deltas(recorded), "the SDK transport streams the same events"
     if name == "c_parallel_tool_use_roundtrip":
         assert [c.id for c in response.tool_calls] == [
             "toolu_01BUvqBj8Yb34pNAbCJJY1oc",
@@ -113,6 +123,25 @@ def test_sdk_errors_map_into_our_tree(
     assert not isinstance(raised.value, anthropic.AnthropicError)
     assert SDK_KEY not in str(raised.value)
     assert len(replay.sent) == 1
+
+
+@pytest.mark.parametrize("use_async", [False, True], ids=["Anthropic", "AsyncAnthropic"])
+def test_sdk_stream_cut_before_message_stop_raises(use_async: bool) -> None:
+    cut = interactions("anthropic", "d_stream_text")[0]["response"]["sse"].split("event: message_stop")[0]
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        return httpx2.Response(200, headers={"content-type": "text/event-stream"}, content=cut.encode())
+
+    transport = httpx2.MockTransport(handler)
+    client: Any
+    if use_async:
+        client = anthropic.AsyncAnthropic(
+            api_key=SDK_KEY, max_retries=0, http_client=httpx2.AsyncClient(transport=transport)
+        )
+    else:
+        client = anthropic.Anthropic(api_key=SDK_KEY, max_retries=0, http_client=httpx2.Client(transport=transport))
+    with pytest.raises(StreamIncompleteError):
+        run(AnthropicChatModel("claude-x", client=client), Prompt("hi"), stream=True, use_async=use_async)
 
 
 def test_sdk_connection_failure_and_option_headers() -> None:

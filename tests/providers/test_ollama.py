@@ -19,7 +19,6 @@ from pydantic import Field
 from chatclient import (
     AssistantMessage,
     ChatResponse,
-    ChatResponseAccumulator,
     FinishReason,
     Prompt,
     ToolCall,
@@ -36,11 +35,14 @@ from chatclient.errors import (
     ProviderError,
     RateLimitError,
     ServerError,
+    StreamIncompleteError,
 )
+from chatclient.events import ModelEvent, ReasoningDelta, TextDelta, ToolCallDelta, ToolCallStarted
 from chatclient.tools.resolve import resolve_tools
 from providers._http import ProviderHttp, RetryPolicy
 from providers.ollama import OllamaChatModel, OllamaChatOptions
-from tests.providers.fixtures import Replay, fixture_files
+from tests.providers.fixtures import Replay, fixture_files, interactions
+from tests.providers.model_events import Delta, assemble, chunks, deltas, texts
 
 NATIVE = [name for name in fixture_files("ollama") if name.startswith("native_")]
 FAST = RetryPolicy(initial_backoff=0, max_backoff=0)
@@ -58,24 +60,43 @@ def model_on(handler: Callable[[httpx2.Request], httpx2.Response], model: str = 
     )
 
 
-def run(model: OllamaChatModel, prompt: Prompt, mode: str) -> tuple[ChatResponse, list[ChatResponse]]:
-    """The reply in one of the four modes; streams are assembled as the tool loop does."""
+def run(model: OllamaChatModel, prompt: Prompt, mode: str) -> tuple[ChatResponse, list[ModelEvent]]:
+    """The reply in one of the four modes, and a stream's events; streams are assembled as the tool
+    loop does."""
     if mode == "call":
         return model.call(prompt), []
     if mode == "acall":
         return asyncio.run(model.acall(prompt)), []
     if mode == "stream":
-        chunks = list(model.stream(prompt))
+        events = list(model.stream(prompt))
     else:
 
-        async def collect() -> list[ChatResponse]:
-            return [chunk async for chunk in model.astream(prompt)]
+        async def collect() -> list[ModelEvent]:
+            return [event async for event in model.astream(prompt)]
 
-        chunks = asyncio.run(collect())
-    accumulator = ChatResponseAccumulator()
-    for chunk in chunks:
-        accumulator.add(chunk)
-    return accumulator.build(), chunks
+        events = asyncio.run(collect())
+    return assemble(events), events
+
+
+def wire_deltas(ndjson: str) -> list[Delta]:
+    """The delta events a recorded NDJSON stream says: per line its thinking, its text, then each
+    (whole) tool call as a start and one arguments delta."""
+    expected: list[Delta] = []
+    calls = 0
+    for line in ndjson.splitlines():
+        if not line.strip():
+            continue
+        message = json.loads(line).get("message") or {}
+        if message.get("thinking"):
+            expected.append(ReasoningDelta(message["thinking"]))
+        if message.get("content"):
+            expected.append(TextDelta(message["content"]))
+        for call in message.get("tool_calls") or ():
+            call_id = call.get("id") or f"call_{calls}"
+            calls += 1
+            expected.append(ToolCallStarted(call_id, call["function"]["name"]))
+            expected.append(ToolCallDelta(call_id, json.dumps(call["function"]["arguments"], separators=(",", ":"))))
+    return expected
 
 
 def check_common_request(replay: Replay, index: int = 0, *, stream: bool) -> dict[str, Any]:
@@ -192,16 +213,19 @@ def case_native_b_tool_result_request(replay: Replay, mode: str) -> None:
 def case_native_d_stream_ndjson(replay: Replay, mode: str) -> None:
     model = model_on(replay, "gemma3:1b")
     prompt = Prompt("Count from 1 to 5", OllamaChatOptions(max_tokens=50, temperature=0))
-    response, chunks = run(model, prompt, mode)
+    response, events = run(model, prompt, mode)
     sent = check_common_request(replay, stream=True)
     assert plain_messages(sent) == plain_messages(replay.recorded_request(0)["body"])
-    deltas = [c.text for c in chunks if c.text]
-    assert deltas[:3] == ["Okay", ",", " here"], "text deltas pass through as they arrive"
-    assert len(deltas) == 21
+    assert texts(events)[:3] == ["Okay", ",", " here"], "text deltas pass through as they arrive"
+    assert len(texts(events)) == 21
+    if events:
+        assert deltas(events) == wire_deltas(interactions(replay.provider, replay.name)[0]["response"]["ndjson"])
+        opening, closing = chunks(events)
+        assert events[0] is opening and opening.metadata.model == "gemma3:1b" and opening.metadata.usage is None
+        assert events[-1] is closing and closing.usage == response.usage, "usage comes with the done line only"
     assert response.text == "Okay, here we go!\n\n1, 2, 3, 4, 5\n"
     assert response.result is not None and response.result.finish_reason is FinishReason.STOP
     assert response.usage == Usage(prompt_tokens=16, completion_tokens=22)
-    assert all(c.metadata.usage is None for c in chunks[:-1]), "usage comes with the done line only"
     assert response.metadata.model == "gemma3:1b"
     assert response.metadata.extra["eval_duration"] == 105611917
 
@@ -212,11 +236,12 @@ def case_native_e_format_json(replay: Replay, mode: str) -> None:
         "How many feet are in a nautical mile? Respond with JSON containing the answer.",
         OllamaChatOptions(temperature=0, format="json"),
     )
-    response, chunks = run(model, prompt, mode)
+    response, events = run(model, prompt, mode)
     sent = check_common_request(replay, stream=True)
     assert sent["format"] == "json"
     assert plain_messages(sent) == plain_messages(replay.recorded_request(0)["body"])
-    assert len([c for c in chunks if c.text]) == 8
+    if events:
+        assert len(texts(events)) == 8
     assert response.text is not None and json.loads(response.text) == {"answer": "600"}
     assert response.usage == Usage(prompt_tokens=25, completion_tokens=9)
 
@@ -452,25 +477,25 @@ async def abroken_stream_lines() -> AsyncIterator[bytes]:
 
 def test_stream_is_not_retried_after_its_first_chunk() -> None:
     handler = Sequenced(lambda: httpx2.Response(200, content=broken_stream_lines()), ok_stream)
-    received: list[str | None] = []
+    received: list[ModelEvent] = []
     with pytest.raises(APIConnectionError):
-        for chunk in model_on(handler).stream(Prompt("hi")):
-            received.append(chunk.text)
-    assert received == ["Hel"]
+        for event in model_on(handler).stream(Prompt("hi")):
+            received.append(event)
+    assert texts(received) == ["Hel"]
     assert handler.requests == 1
 
 
 def test_astream_is_not_retried_after_its_first_chunk() -> None:
     handler = Sequenced(lambda: httpx2.Response(200, content=abroken_stream_lines()), ok_stream)
-    received: list[str | None] = []
+    received: list[ModelEvent] = []
 
     async def consume() -> None:
-        async for chunk in model_on(handler).astream(Prompt("hi")):
-            received.append(chunk.text)
+        async for event in model_on(handler).astream(Prompt("hi")):
+            received.append(event)
 
     with pytest.raises(APIConnectionError):
         asyncio.run(consume())
-    assert received == ["Hel"]
+    assert texts(received) == ["Hel"]
     assert handler.requests == 1
 
 
@@ -496,5 +521,8 @@ def test_malformed_line_and_truncated_stream(mode: str) -> None:
     with pytest.raises(MalformedResponseError):
         run(model_on(bad), Prompt("hi"), mode)
     cut = Sequenced(lambda: httpx2.Response(200, content=b'{"model":"m","message":{"content":"a"},"done":false}\n'))
-    with pytest.raises(MalformedResponseError, match="done"):
+    with pytest.raises(StreamIncompleteError, match="done"):
         run(model_on(cut), Prompt("hi"), mode)
+    empty = Sequenced(lambda: httpx2.Response(200, headers={"content-type": "application/x-ndjson"}, content=b""))
+    with pytest.raises(StreamIncompleteError):
+        run(model_on(empty), Prompt("hi"), mode)

@@ -9,7 +9,6 @@ import pytest
 from chatclient import (
     AssistantMessage,
     ChatOptions,
-    ChatResponseAccumulator,
     FinishReason,
     Prompt,
     SystemMessage,
@@ -26,7 +25,9 @@ from chatclient.errors import (
     MalformedResponseError,
     NotFoundError,
     ServerError,
+    StreamIncompleteError,
 )
+from chatclient.events import ModelEvent, ReasoningDelta, TextDelta, ToolCallDelta, ToolCallStarted
 from chatclient.tools.resolve import resolve_tools
 from providers.ollama import OllamaChatOptions
 from providers.ollama._mapping import (
@@ -36,6 +37,8 @@ from providers.ollama._mapping import (
     parse_response,
     stream_error,
 )
+from tests.providers.model_events import assemble as assemble_events
+from tests.providers.model_events import chunks, deltas
 
 
 @tool(description="Weather of a city")
@@ -282,13 +285,10 @@ def test_error_object_in_a_200_body() -> None:
 # ------------------------------------------------------------------------------- streams
 
 
-def assemble(parser: StreamParser, events: list[dict[str, Any]]) -> tuple[list[Any], Any]:
-    chunks = [chunk for event in events for chunk in parser.feed(event)]
+def assemble(parser: StreamParser, lines: list[dict[str, Any]]) -> tuple[list[ModelEvent], Any]:
+    events = [out for event in lines for out in parser.feed(event)]
     parser.close()
-    accumulator = ChatResponseAccumulator()
-    for chunk in chunks:
-        accumulator.add(chunk)
-    return chunks, accumulator.build()
+    return events, assemble_events(events)
 
 
 def test_stream_with_thinking_text_and_tool_calls_in_separate_lines() -> None:
@@ -306,12 +306,19 @@ def test_stream_with_thinking_text_and_tool_calls_in_separate_lines() -> None:
         ),
         {**line({"content": ""}), "done": True, "done_reason": "stop", "prompt_eval_count": 5, "eval_count": 9},
     ]
-    chunks, response = assemble(StreamParser(), events)
-    assert [c.text for c in chunks[:2]] == ["Checking", " two."], "thinking lines yield no chunk"
-    assert [c.tool_calls for c in chunks[2:4]] == [
-        (ToolCall(id="call_0", name="weather", arguments='{"city":"Oslo"}'),),
-        (ToolCall(id="call_x", name="clock", arguments="{}"),),
-    ], "each call is one whole fragment"
+    streamed, response = assemble(StreamParser(), events)
+    assert deltas(streamed) == [
+        ReasoningDelta("Let me "),
+        ReasoningDelta("check."),
+        TextDelta("Checking"),
+        TextDelta(" two."),
+        ToolCallStarted("call_0", "weather"),
+        ToolCallDelta("call_0", '{"city":"Oslo"}'),
+        ToolCallStarted("call_x", "clock"),
+        ToolCallDelta("call_x", "{}"),
+    ], "each call is whole: a start and one arguments delta"
+    opening, closing = chunks(streamed)
+    assert streamed[0] is opening and streamed[-1] is closing and opening.metadata.model == "m"
     assert response.text == "Checking two."
     assert [c.id for c in response.tool_calls] == ["call_0", "call_x"]
     assert response.result.finish_reason is FinishReason.TOOL_CALLS
@@ -323,16 +330,18 @@ def test_generated_ids_count_across_lines() -> None:
     parser = StreamParser()
     first = parser.feed(line({"content": "", "tool_calls": [{"function": {"name": "clock", "arguments": {}}}]}))
     second = parser.feed(line({"content": "", "tool_calls": [{"function": {"name": "clock", "arguments": {}}}]}))
-    assert [first[0].tool_calls[0].id, second[0].tool_calls[0].id] == ["call_0", "call_1"]
+    starts = [e.id for e in (*first, *second) if isinstance(e, ToolCallStarted)]
+    assert starts == ["call_0", "call_1"]
 
 
 def test_usage_only_done_line() -> None:
     parser = StreamParser()
-    chunks = parser.feed({"model": "m", "done": True, "done_reason": "length", "prompt_eval_count": 3, "eval_count": 4})
-    assert len(chunks) == 1
-    assert chunks[0].usage == Usage(prompt_tokens=3, completion_tokens=4)
-    assert chunks[0].result is not None and chunks[0].result.finish_reason is FinishReason.LENGTH
-    assert chunks[0].text == "", "an empty reply assembles to empty text, as in a complete call"
+    events = parser.feed({"model": "m", "done": True, "done_reason": "length", "prompt_eval_count": 3, "eval_count": 4})
+    opening, *closing = chunks(events)
+    assert len(events) == 2 and opening.metadata.model == "m" and opening.metadata.usage is None
+    assert closing[0].usage == Usage(prompt_tokens=3, completion_tokens=4)
+    assert closing[0].result is not None and closing[0].result.finish_reason is FinishReason.LENGTH
+    assert closing[0].text == "", "an empty reply assembles to empty text, as in a complete call"
     parser.close()
 
 
@@ -351,8 +360,10 @@ def test_malformed_stream_lines(event: Any) -> None:
 def test_stream_without_done_line_is_an_error() -> None:
     parser = StreamParser()
     parser.feed(line({"content": "partial"}))
-    with pytest.raises(MalformedResponseError, match="done"):
+    with pytest.raises(StreamIncompleteError, match="done"):
         parser.close()
+    with pytest.raises(StreamIncompleteError):
+        StreamParser().close()
 
 
 def test_mid_stream_error_lines() -> None:

@@ -10,6 +10,7 @@ import pytest
 from chatclient import (
     AssistantMessage,
     ChatOptions,
+    ChatResponse,
     FinishReason,
     Prompt,
     SystemMessage,
@@ -26,8 +27,9 @@ from chatclient.errors import (
     MalformedResponseError,
     RateLimitError,
     ServerError,
+    StreamIncompleteError,
 )
-from chatclient.streaming import ChatResponseAccumulator
+from chatclient.events import ReasoningDelta, TextDelta, ToolCallDelta, ToolCallStarted
 from providers.openai import OpenAIChatOptions
 from providers.openai._mapping import (
     StreamParser,
@@ -36,6 +38,8 @@ from providers.openai._mapping import (
     parse_response,
     strict_schema,
 )
+from tests.providers.model_events import assemble as assemble_events
+from tests.providers.model_events import chunks, deltas
 
 
 @tool(description="Get the weather of a city")
@@ -63,11 +67,7 @@ def delta(index: int = 0, finish: str | None = None, **fields: Any) -> dict[str,
 
 def assemble(events: list[dict[str, Any]]) -> Any:
     parser = StreamParser()
-    accumulator = ChatResponseAccumulator()
-    for event in events:
-        for piece in parser.feed(event):
-            accumulator.add(piece)
-    return accumulator.build()
+    return assemble_events([out for event in events for out in parser.feed(event)])
 
 
 # ---------------------------------------------------------------------- requests
@@ -270,15 +270,17 @@ def test_malformed_replies_raise_malformed_response_error(data: Any) -> None:
 
 def test_usage_only_chunk() -> None:
     parser = StreamParser()
-    (only,) = parser.feed(chunk([], usage={"prompt_tokens": 3, "completion_tokens": 2}))
+    opening, only = parser.feed(chunk([], usage={"prompt_tokens": 3, "completion_tokens": 2}))
+    assert isinstance(opening, ChatResponse) and opening.metadata.id == "chatcmpl-1" and opening.metadata.usage is None
+    assert isinstance(only, ChatResponse)
     assert only.generations == () and only.usage == Usage(prompt_tokens=3, completion_tokens=2)
     assert only.metadata.id == "chatcmpl-1"
-    assert parser.feed(chunk([delta(content="")])) == [], "an empty delta produces no chunk"
+    assert parser.feed(chunk([delta(content="")])) == [], "an empty delta produces no event"
 
 
 def test_groq_usage_in_x_groq() -> None:
-    (only,) = StreamParser().feed(chunk([], x_groq={"usage": {"prompt_tokens": 1, "completion_tokens": 1}}))
-    assert only.usage.total_tokens == 2
+    _, only = StreamParser().feed(chunk([], x_groq={"usage": {"prompt_tokens": 1, "completion_tokens": 1}}))
+    assert isinstance(only, ChatResponse) and only.usage.total_tokens == 2
 
 
 def test_tool_call_with_empty_arguments() -> None:
@@ -329,6 +331,75 @@ def test_stream_of_several_choices_and_reasoning_content() -> None:
     assert [g.output.text for g in response.generations] == ["Hello", "Yo"]
     assert response.generations[1].output.metadata == {"reasoning": "think"}
     assert response.generations[1].finish_reason is FinishReason.LENGTH
+
+
+def test_stream_events_of_text_reasoning_and_fragments() -> None:
+    parser = StreamParser()
+    fed = [
+        chunk([delta(role="assistant", content="")]),
+        chunk([delta(reasoning_content="Hmm")]),
+        chunk([delta(content="Hi")]),
+        chunk([delta(tool_calls=[{"index": 0, "id": "c1", "type": "function", "function": {"name": "now"}}])]),
+        chunk([delta(tool_calls=[{"index": 0, "function": {"arguments": "{}"}}])]),
+        chunk([delta(finish="tool_calls")]),
+    ]
+    events = [out for event in fed for out in parser.feed(event)]
+    assert deltas(events) == [
+        ReasoningDelta("Hmm"),
+        TextDelta("Hi"),
+        ToolCallStarted("c1", "now"),
+        ToolCallDelta("c1", "{}"),
+    ]
+    opening, closing = chunks(events)
+    assert events[0] is opening and opening.generations == () and opening.metadata.id == "chatcmpl-1"
+    assert closing.result is not None and closing.result.finish_reason is FinishReason.TOOL_CALLS
+    assert closing.result.output.metadata == {"reasoning": "Hmm"}, "the reasoning is also message metadata"
+    parser.finish(saw_done=False)  # every choice has its finish reason: complete without [DONE]
+
+
+def test_a_name_sent_after_the_first_fragment_restarts_the_call_once() -> None:
+    response = assemble(
+        [
+            chunk([delta(tool_calls=[{"index": 0, "id": "c1", "function": {"arguments": ""}}])]),
+            chunk([delta(tool_calls=[{"index": 0, "function": {"name": "now", "arguments": "{"}}])]),
+            chunk([delta(tool_calls=[{"index": 0, "function": {"name": "now", "arguments": "}"}}])]),
+            chunk([delta(finish="tool_calls")]),
+        ]
+    )
+    assert response.tool_calls == (ToolCall(id="c1", name="now", arguments="{}"),)
+    parser = StreamParser()
+    parser.feed(chunk([delta(tool_calls=[{"index": 0, "id": "c1", "function": {"arguments": ""}}])]))
+    (started, piece) = parser.feed(
+        chunk([delta(tool_calls=[{"index": 0, "function": {"name": "n", "arguments": "{"}}])])
+    )
+    assert (started, piece) == (ToolCallStarted("c1", "n"), ToolCallDelta("c1", "{"))
+    assert parser.feed(chunk([delta(tool_calls=[{"index": 0, "function": {"name": "n"}}])])) == []
+
+
+@pytest.mark.parametrize(
+    ("fed", "saw_done", "complete"),
+    [
+        ([], False, False),
+        ([], True, False),
+        ([chunk([delta(content="Hi")])], False, False),
+        ([chunk([delta(content="Hi")])], True, True),
+        ([chunk([delta(content="Hi")]), chunk([delta(finish="stop")])], False, True),
+        ([chunk([delta(0, "stop", content="a"), delta(1, content="b")])], False, False),
+        ([chunk([], usage={"prompt_tokens": 1, "completion_tokens": 0})], False, False),
+    ],
+    ids=["nothing", "only-done", "cut", "text-done", "finish-without-done", "one-choice-unfinished", "only-usage"],
+)
+def test_finish_tells_a_complete_stream_from_a_cut_one(
+    fed: list[dict[str, Any]], saw_done: bool, complete: bool
+) -> None:
+    parser = StreamParser()
+    for event in fed:
+        parser.feed(event)
+    if complete:
+        parser.finish(saw_done)
+    else:
+        with pytest.raises(StreamIncompleteError):
+            parser.finish(saw_done)
 
 
 def test_refusal_stream() -> None:

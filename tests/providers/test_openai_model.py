@@ -13,15 +13,17 @@ from typing import Any
 import httpx2
 import pytest
 
-from chatclient import ChatClient, Prompt
+from chatclient import ChatClient, ChatResponse, Prompt
 from chatclient.errors import (
     APIConnectionError,
     AuthenticationError,
     MalformedResponseError,
     RateLimitError,
 )
+from chatclient.events import ModelEvent
 from providers._http import RetryPolicy
 from providers.openai import OpenAIChatModel, OpenAIChatOptions
+from tests.providers.model_events import texts
 
 KEY = "sk-very-secret-0123456789"
 Handler = Callable[[httpx2.Request], httpx2.Response]
@@ -199,9 +201,9 @@ def test_429_and_5xx_are_retried_then_succeed(mode: str) -> None:
     elif mode == "acall":
         text = asyncio.run(model.acall(Prompt("hi"))).text
     elif mode == "stream":
-        text = "".join(c.text or "" for c in model.stream(Prompt("hi")))
+        text = "".join(texts(model.stream(Prompt("hi"))))
     else:
-        text = "".join(c.text or "" for c in collect(model, Prompt("hi")))
+        text = "".join(texts(collect(model, Prompt("hi"))))
     assert text in ("Hello!", "Hi")
     assert len(recorder.requests) == 3
 
@@ -254,19 +256,19 @@ def test_a_stream_is_never_retried_once_it_has_delivered(mode: str) -> None:
     body = BrokenStream() if mode == "stream" else AsyncBrokenStream()
     recorder = Recorder(lambda: httpx2.Response(200, headers={"content-type": "text/event-stream"}, stream=body))
     model = model_on(recorder, api_key="k")
-    received: list[str] = []
+    received: list[ModelEvent] = []
     with pytest.raises(APIConnectionError):
         if mode == "stream":
-            for chunk in model.stream(Prompt("hi")):
-                received.append(chunk.text or "")
+            for event in model.stream(Prompt("hi")):
+                received.append(event)
         else:
 
             async def run() -> None:
-                async for chunk in model.astream(Prompt("hi")):
-                    received.append(chunk.text or "")
+                async for event in model.astream(Prompt("hi")):
+                    received.append(event)
 
             asyncio.run(run())
-    assert received == ["Hel", "lo"], "what arrived was delivered as it came"
+    assert texts(received) == ["Hel", "lo"], "what arrived was delivered as it came"
     assert len(recorder.requests) == 1, "no retry after a chunk reached the caller"
 
 
@@ -282,11 +284,11 @@ def test_malformed_stream_event_raises() -> None:
 def test_mid_stream_error_event_raises_after_the_delivered_text() -> None:
     error = {"error": {"message": "The server had an error", "type": "server_error", "code": None}}
     recorder = Recorder(lambda: stream_reply(sse(text_event("partial"), error)))
-    received = []
+    received: list[ModelEvent] = []
     with pytest.raises(Exception) as raised:
-        for chunk in model_on(recorder, api_key="k").stream(Prompt("hi")):
-            received.append(chunk.text)
-    assert received == ["partial"]
+        for event in model_on(recorder, api_key="k").stream(Prompt("hi")):
+            received.append(event)
+    assert texts(received) == ["partial"]
     assert type(raised.value).__name__ == "ServerError" and "The server had an error" in str(raised.value)
 
 
@@ -294,8 +296,8 @@ def test_mid_stream_error_event_raises_after_the_delivered_text() -> None:
 def test_a_server_that_ignores_stream_true_still_works(mode: str) -> None:
     recorder = Recorder(text_reply)
     model = model_on(recorder, base_url="http://localhost:1234/v1")
-    chunks = list(model.stream(Prompt("hi"))) if mode == "stream" else collect(model, Prompt("hi"))
-    assert [c.text for c in chunks] == ["Hello!"]
+    events = list(model.stream(Prompt("hi"))) if mode == "stream" else collect(model, Prompt("hi"))
+    assert [e.text for e in events if isinstance(e, ChatResponse)] == ["Hello!"] and len(events) == 1
     assert recorder.body()["stream"] is True
 
 

@@ -33,12 +33,13 @@ from chatclient.errors import (
     ProviderError,
     RateLimitError,
 )
-from chatclient.streaming import ChatResponseAccumulator
+from chatclient.events import ModelEvent, ReasoningDelta, TextDelta, ToolCallDelta, ToolCallStarted
 from chatclient.testing.advisor_kit import run_spec
 from providers._http import RetryPolicy
 from providers.openai import OpenAIChatModel, OpenAIChatOptions
 
 from .fixtures import Replay, fixture_files, interactions
+from .model_events import Delta, assemble, chunks, deltas, reasoning, texts
 
 OPENAI = "openai-chat"
 OLLAMA = "ollama"
@@ -81,24 +82,21 @@ def make_model(
     )
 
 
-def run_model(model: OpenAIChatModel, prompt: Prompt, mode: str) -> tuple[ChatResponse, list[ChatResponse]]:
-    """The reply and, for streams, the chunks."""
+def run_model(model: OpenAIChatModel, prompt: Prompt, mode: str) -> tuple[ChatResponse, list[ModelEvent]]:
+    """The reply and, for streams, the events."""
     if mode == "call":
         return model.call(prompt), []
     if mode == "acall":
         return asyncio.run(model.acall(prompt)), []
     if mode == "stream":
-        chunks = list(model.stream(prompt))
+        events = list(model.stream(prompt))
     else:
 
-        async def collect() -> list[ChatResponse]:
-            return [chunk async for chunk in model.astream(prompt)]
+        async def collect() -> list[ModelEvent]:
+            return [event async for event in model.astream(prompt)]
 
-        chunks = asyncio.run(collect())
-    accumulator = ChatResponseAccumulator()
-    for chunk in chunks:
-        accumulator.add(chunk)
-    return accumulator.build(), chunks
+        events = asyncio.run(collect())
+    return assemble(events), events
 
 
 def run_client(spec: ChatClientRequestSpec, mode: str) -> ChatResponse:
@@ -197,6 +195,30 @@ def text_deltas(events: list[dict[str, Any]]) -> list[str]:
         for choice in event["choices"]
         if choice.get("delta", {}).get("content")
     ]
+
+
+def wire_deltas(events: list[dict[str, Any]]) -> list[Delta]:
+    """The delta events the recorded stream says, read off the wire: reasoning (``reasoning`` or
+    ``reasoning_content``), then text, then the tool-call fragments of each delta; a fragment with an
+    ``id`` starts a call, later fragments of its ``index`` are argument deltas of that call."""
+    expected: list[Delta] = []
+    ids: dict[tuple[int, int], str] = {}
+    for event in events:
+        for choice in event["choices"]:
+            index, delta = choice["index"], choice.get("delta") or {}
+            if reasoning := delta.get("reasoning_content") or delta.get("reasoning"):
+                expected.append(ReasoningDelta(reasoning, index))
+            if delta.get("content"):
+                expected.append(TextDelta(delta["content"], index))
+            for fragment in delta.get("tool_calls") or ():
+                function = fragment.get("function") or {}
+                if "id" in fragment:
+                    ids[(index, fragment["index"])] = fragment["id"]
+                    expected.append(ToolCallStarted(fragment["id"], function["name"], index, fragment["type"]))
+                if function.get("arguments"):
+                    call_id = ids[(index, fragment["index"])]
+                    expected.append(ToolCallDelta(call_id, function["arguments"], index))
+    return expected
 
 
 # ---------------------------------------------------------------------- tools of the recordings
@@ -301,15 +323,17 @@ def _c_parallel(mode: str) -> None:
 @case(OPENAI, "d_stream_text_with_usage", STREAMS)
 def _d_stream_text(mode: str) -> None:
     replay = Replay(OPENAI, "d_stream_text_with_usage")
-    response, chunks = run_model(make_model(replay, "gpt-4o"), Prompt("What is 4200 + 42?"), mode)
+    response, events = run_model(make_model(replay, "gpt-4o"), Prompt("What is 4200 + 42?"), mode)
     assert_request_matches(replay, 0)
-    deltas = [c.text for c in chunks if c.text]
-    assert deltas == text_deltas(recorded_events(replay, 0)), "text deltas pass through one for one"
-    assert len(deltas) == 10
+    assert texts(events) == text_deltas(recorded_events(replay, 0)), "text deltas pass through one for one"
+    assert deltas(events) == wire_deltas(recorded_events(replay, 0)) and len(texts(events)) == 10
     assert response.text == "4200 + 42 equals 4242."
     assert response.result is not None and response.result.finish_reason is FinishReason.STOP
     assert response.usage == Usage(prompt_tokens=16, completion_tokens=10)
-    assert chunks[-1].generations == () and chunks[-1].usage == response.usage, "usage comes last, on its own"
+    opening, finish, usage = chunks(events)
+    assert events[0] is opening and opening.metadata.id == response.metadata.id, "the id comes first"
+    assert finish.result is not None and finish.result.finish_reason is FinishReason.STOP
+    assert events[-1] is usage and usage.generations == () and usage.usage == response.usage, "usage comes last"
     assert response.metadata.id == "chatcmpl-CoDWl5rS0pF10P0W0TDVgY3NA26dk"
     assert response.metadata.extra["request_id"] == "req_14db9386e2cc461ca7246f851dca7b70"
 
@@ -320,12 +344,13 @@ def _d_stream_tools(mode: str) -> None:
     replay = Replay(OPENAI, "d_stream_parallel_tool_call_deltas")
     prompt = Prompt([SystemMessage("Use parallel tool calling."), UserMessage(question)])
     options = OpenAIChatOptions.builder().tool_callbacks(secret_retrieval_tool).build()
-    first, chunks = run_model(make_model(replay, "gpt-4o"), prompt.with_options(options), mode)
-    fragments = [call for chunk in chunks for call in chunk.tool_calls]
+    first, events = run_model(make_model(replay, "gpt-4o"), prompt.with_options(options), mode)
     ids = ["call_M26z19sncd7b4LBgzKRRbaUE", "call_KPXe5NX7IcKkaBUhc6dto2QV"]
-    assert len(fragments) == 12, "every recorded fragment is passed on as it came"
-    assert {f.id for f in fragments} == set(ids), "fragments are keyed by the call id, not the index"
-    assert [f.name for f in fragments if f.name] == ["secret_retrieval_tool"] * 2
+    assert deltas(events) == wire_deltas(recorded_events(replay, 0)), "every recorded fragment is passed on as it came"
+    started = [e for e in events if isinstance(e, ToolCallStarted)]
+    assert [(e.id, e.name) for e in started] == [(i, "secret_retrieval_tool") for i in ids]
+    fragments = [e for e in events if isinstance(e, ToolCallDelta)]
+    assert len(fragments) == 10 and {f.id for f in fragments} == set(ids), "keyed by the call id, not the index"
     assert [(c.id, json.loads(c.arguments)) for c in first.tool_calls] == [
         (ids[0], {"password": "mellon"}),
         (ids[1], {"password": "radiance"}),
@@ -454,18 +479,21 @@ def _ollama_d(mode: str) -> None:
     options = OpenAIChatOptions.builder().tool_callbacks(weather).set("extra_body", {"enable_thinking": False}).build()
     model = make_model(replay, "qwen3", base_url=OLLAMA_BASE, api_key=None)
     prompt = Prompt("What's the weather in Berlin? (52.5200, 13.4050)", options)
-    response, chunks = run_model(model, prompt, mode)
+    response, events = run_model(model, prompt, mode)
     assert_request_matches(replay, 0)
-    assert not any(c.text for c in chunks), "reasoning deltas never show up as answer text"
+    assert texts(events) == [], "reasoning deltas never show up as answer text"
+    assert deltas(events) == wire_deltas(recorded_events(replay, 0))
+    assert [type(e) for e in deltas(events)][-2:] == [ToolCallStarted, ToolCallDelta], "the whole call in one chunk"
     assert response.text is None
     assert [(c.id, c.name, json.loads(c.arguments)) for c in response.tool_calls] == [
         ("call_blqyt530", "weather", {"latitude": "52.5200", "longitude": "13.4050"})
     ]
     assert response.result is not None and response.result.finish_reason is FinishReason.TOOL_CALLS
-    reasoning = "".join(
+    wire_reasoning = "".join(
         choice["delta"].get("reasoning", "") for event in recorded_events(replay, 0) for choice in event["choices"]
     )
-    assert response.result.output.metadata["reasoning"] == reasoning
+    assert response.result.output.metadata["reasoning"] == wire_reasoning
+    assert "".join(reasoning(events)) == wire_reasoning, "reasoning streams as ReasoningDelta too"
     assert response.usage == Usage(prompt_tokens=195, completion_tokens=140)
     assert response.metadata.id == "chatcmpl-732"
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -18,7 +19,6 @@ from chatclient import (
     AssistantMessage,
     ChatClient,
     ChatResponse,
-    ChatResponseAccumulator,
     FinishReason,
     Prompt,
     SystemMessage,
@@ -35,6 +35,7 @@ from chatclient.errors import (
     ProviderError,
     ServerError,
 )
+from chatclient.events import ModelEvent, ReasoningDelta, TextDelta, ToolCallDelta, ToolCallStarted
 from chatclient.messages import Message
 from chatclient.tools.definition import ToolContext
 from providers._http import RetryPolicy
@@ -45,6 +46,7 @@ from providers.openai_responses import (
     OpenAIResponsesChatOptions,
 )
 from tests.providers.fixtures import Replay, fixture_files, interactions
+from tests.providers.model_events import Delta, assemble, chunks, deltas, texts
 
 FOLDER = "openai-responses"
 API_KEY = "sk-test-0123456789abcdef-secret"
@@ -81,21 +83,43 @@ def make_model(replay: Replay, model: str, **options: Any) -> OpenAIResponsesCha
     )
 
 
-async def _collect(model: OpenAIResponsesChatModel, prompt: Prompt) -> list[ChatResponse]:
-    return [chunk async for chunk in model.astream(prompt)]
+async def _collect(model: OpenAIResponsesChatModel, prompt: Prompt) -> list[ModelEvent]:
+    return [event async for event in model.astream(prompt)]
 
 
-def run(model: OpenAIResponsesChatModel, prompt: Prompt, mode: str) -> tuple[ChatResponse, list[ChatResponse]]:
-    """The reply in ``mode``; for streams also the chunks, the reply being their accumulation."""
+def run(model: OpenAIResponsesChatModel, prompt: Prompt, mode: str) -> tuple[ChatResponse, list[ModelEvent]]:
+    """The reply in ``mode``; for streams also the events, the reply being their accumulation."""
     if mode == "call":
         return model.call(prompt), []
     if mode == "acall":
         return asyncio.run(model.acall(prompt)), []
-    chunks = list(model.stream(prompt)) if mode == "stream" else asyncio.run(_collect(model, prompt))
-    accumulator = ChatResponseAccumulator()
-    for chunk in chunks:
-        accumulator.add(chunk)
-    return accumulator.build(), chunks
+    events = list(model.stream(prompt)) if mode == "stream" else asyncio.run(_collect(model, prompt))
+    return assemble(events), events
+
+
+def wire_deltas(name: str, index: int) -> list[Delta]:
+    """The delta events a recorded stream says, read off the wire: a function_call item added is a
+    call's start (under its ``call_id``), each argument delta (keyed by ``item_id``) a delta of that
+    call, text deltas text, reasoning summary/text deltas reasoning."""
+    sse: str = interactions(FOLDER, name)[index]["response"]["sse"]
+    expected: list[Delta] = []
+    calls: dict[str, str] = {}
+    for line in sse.splitlines():
+        if not line.startswith("data: "):
+            continue
+        data = json.loads(line[len("data: ") :])
+        kind = data["type"]
+        if kind == "response.output_item.added" and data["item"]["type"] == "function_call":
+            item = data["item"]
+            calls[item["id"]] = item["call_id"]
+            expected.append(ToolCallStarted(item["call_id"], item["name"]))
+        elif kind == "response.function_call_arguments.delta" and data["delta"]:
+            expected.append(ToolCallDelta(calls[data["item_id"]], data["delta"]))
+        elif kind == "response.output_text.delta" and data["delta"]:
+            expected.append(TextDelta(data["delta"]))
+        elif kind in ("response.reasoning_summary_text.delta", "response.reasoning_text.delta") and data["delta"]:
+            expected.append(ReasoningDelta(data["delta"]))
+    return expected
 
 
 def norm_input(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -253,17 +277,19 @@ def scenario_parallel_calls(mode: str) -> None:
 
 def scenario_stream_text(mode: str) -> None:
     replay = Replay(FOLDER, "d_stream_text")
-    response, chunks = run(make_model(replay, "gpt-4o"), Prompt("What is 4200 + 42?"), mode)
+    response, events = run(make_model(replay, "gpt-4o"), Prompt("What is 4200 + 42?"), mode)
     check_request(replay, 0, stream=True)
-    deltas = [c.text for c in chunks if c.text]
-    assert deltas == ["420", "0", " +", " ", "42", " equals", " ", "424", "2", "."]
+    assert texts(events) == ["420", "0", " +", " ", "42", " equals", " ", "424", "2", "."]
+    assert deltas(events) == wire_deltas("d_stream_text", 0)
     assert response.text == "4200 + 42 equals 4242."
     assert response.result is not None and response.result.finish_reason is FinishReason.STOP
     assert response.metadata.id == "resp_0360bd45725b0a010068f966a4c4a881959717ba17b93477ef"
     assert response.metadata.model == "gpt-4o-2024-08-06"
     assert response.metadata.extra["request_id"] == "req_3bc7ee97bb55421b83bee0eda5538142"
     assert response.usage == Usage(prompt_tokens=16, completion_tokens=11)
-    assert sum(1 for c in chunks if c.metadata.usage is not None) == 1, "usage only in response.completed"
+    opening, closing = chunks(events)
+    assert events[0] is opening and opening.metadata.id == response.metadata.id and opening.metadata.usage is None
+    assert events[-1] is closing and closing.usage == response.usage, "usage only in response.completed"
 
 
 def scenario_stream_parallel_calls(mode: str) -> None:
@@ -272,11 +298,12 @@ def scenario_stream_parallel_calls(mode: str) -> None:
     replay = Replay(FOLDER, name)
     messages, tool = _parallel_tool_prompt(replay)
     model = make_model(replay, "gpt-4o", tool_callbacks=(tool,), store=True)
-    first, chunks = run(model, Prompt(messages), mode)
+    first, events = run(model, Prompt(messages), mode)
     check_request(replay, 0, stream=True)
-    fragments = [c.tool_calls[0] for c in chunks if c.tool_calls]
-    assert len(fragments) == 2 + 7 + 6, "one fragment as each item is added, then one per delta"
-    assert {f.id for f in fragments} == {"call_sKC7OABqf2A2PTLCm0CLeRWV", "call_OdR3s3xop0vtgkDyWRMLafuH"}
+    assert deltas(events) == wire_deltas(name, 0), "a start as each item is added, then one delta per delta"
+    started = [e.id for e in events if isinstance(e, ToolCallStarted)]
+    assert started == ["call_sKC7OABqf2A2PTLCm0CLeRWV", "call_OdR3s3xop0vtgkDyWRMLafuH"]
+    assert len([e for e in events if isinstance(e, ToolCallDelta)]) == 7 + 6
     assert [(c.id, c.name, c.arguments) for c in first.tool_calls] == [
         ("call_sKC7OABqf2A2PTLCm0CLeRWV", "secret_retrieval_tool", '{"password":"mellon"}'),
         ("call_OdR3s3xop0vtgkDyWRMLafuH", "secret_retrieval_tool", '{"password":"radiance"}'),
@@ -286,9 +313,9 @@ def scenario_stream_parallel_calls(mode: str) -> None:
     results = ToolResponseMessage(
         [ToolResponse(id=c.id, name=c.name, response_data=tool.results[c.arguments]) for c in first.tool_calls]
     )
-    second, chunks = run(model, Prompt([*messages, first.result.output, results]), mode)
+    second, events = run(model, Prompt([*messages, first.result.output, results]), mode)
     check_request(replay, 1, stream=True)
-    assert len([c for c in chunks if c.text]) > 10
+    assert len(texts(events)) > 10 and deltas(events) == wire_deltas(name, 1)
     assert second.text is not None and second.text.startswith("Here are the secrets")
     assert second.result is not None and second.result.finish_reason is FinishReason.STOP
 

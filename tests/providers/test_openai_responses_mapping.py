@@ -17,7 +17,6 @@ from pydantic import JsonValue
 from chatclient import (
     AssistantMessage,
     ChatResponse,
-    ChatResponseAccumulator,
     FinishReason,
     Prompt,
     SystemMessage,
@@ -37,7 +36,9 @@ from chatclient.errors import (
     ProviderError,
     RateLimitError,
     ServerError,
+    StreamIncompleteError,
 )
+from chatclient.events import ModelEvent, ReasoningDelta, TextDelta, ToolCallDelta, ToolCallStarted
 from chatclient.tools import tool_callbacks_from
 from providers._http import RetryPolicy
 from providers.openai_responses import (
@@ -48,6 +49,7 @@ from providers.openai_responses import (
 )
 from providers.openai_responses._mapping import StreamParser, build_request, error_details, parse_response
 from tests.providers.fixtures import interactions, recorded_response
+from tests.providers.model_events import assemble, chunks, deltas, texts
 
 FOLDER = "openai-responses"
 
@@ -65,18 +67,11 @@ def completed(status: str = "completed", usage: dict[str, Any] | None = None, **
     return {"type": "response.completed", "response": response}
 
 
-def feed(*events: dict[str, Any]) -> list[ChatResponse]:
+def feed(*events: dict[str, Any]) -> list[ModelEvent]:
     parser = StreamParser()
-    chunks = [chunk for event in events for chunk in parser.feed((str(event.get("type")), event))]
+    out = [model_event for event in events for model_event in parser.feed((str(event.get("type")), event))]
     parser.finish()
-    return chunks
-
-
-def assemble(chunks: list[ChatResponse]) -> ChatResponse:
-    accumulator = ChatResponseAccumulator()
-    for chunk in chunks:
-        accumulator.add(chunk)
-    return accumulator.build()
+    return out
 
 
 def model_on(handler: Any, **kwargs: Any) -> OpenAIResponsesChatModel:
@@ -244,7 +239,7 @@ def test_empty_arguments_are_kept_raw() -> None:
     assert response.tool_calls == (ToolCall(id="call_1", name="now", arguments=""),)
     assert response.result is not None and response.result.finish_reason is FinishReason.TOOL_CALLS
     assert response.metadata.usage is None
-    chunks = feed(
+    events = feed(
         created(),
         {
             "type": "response.output_item.added",
@@ -254,7 +249,8 @@ def test_empty_arguments_are_kept_raw() -> None:
         {"type": "response.output_item.done", "output_index": 0, "item": data["output"][0]},
         completed(),
     )
-    assert assemble(chunks).tool_calls == (ToolCall(id="call_1", name="now", arguments=""),)
+    assert deltas(events) == [ToolCallStarted("call_1", "now")]
+    assert assemble(events).tool_calls == (ToolCall(id="call_1", name="now", arguments=""),)
 
 
 @pytest.mark.parametrize(
@@ -294,9 +290,10 @@ def test_usage_only_stream() -> None:
         "output_tokens": 0,
         "output_tokens_details": None,
     }
-    chunks = feed(created(), completed(usage=usage))
-    assert len(chunks) == 1
-    response = assemble(chunks)
+    events = feed(created(), completed(usage=usage))
+    opening, closing = chunks(events)
+    assert len(events) == 2 and opening.metadata.usage is None and closing.metadata.usage is not None
+    response = assemble(events)
     assert response.text is None and response.tool_calls == ()
     assert (response.usage.prompt_tokens, response.usage.cache_read_tokens, response.usage.reasoning_tokens) == (
         5,
@@ -308,27 +305,60 @@ def test_usage_only_stream() -> None:
 
 def test_reasoning_item_reaches_the_last_chunk_metadata() -> None:
     reasoning = {"id": "rs_1", "type": "reasoning", "summary": [], "encrypted_content": "gAAA"}
-    chunks = feed(
+    events = feed(
         created("gpt-5-nano"),
         {"type": "response.output_item.added", "output_index": 0, "item": {**reasoning, "encrypted_content": None}},
         {"type": "response.output_item.done", "output_index": 0, "item": reasoning},
         {"type": "response.output_text.delta", "item_id": "msg_1", "output_index": 1, "delta": "Hi"},
         completed(),
     )
-    assert chunks[-1].result is not None and chunks[-1].result.output.metadata == {REASONING_KEY: [reasoning]}
-    assert assemble(chunks).result.output.metadata[REASONING_KEY] == [reasoning]  # type: ignore[union-attr]
+    last = events[-1]
+    assert isinstance(last, ChatResponse)
+    assert last.result is not None and last.result.output.metadata == {REASONING_KEY: [reasoning]}
+    assert assemble(events).result.output.metadata[REASONING_KEY] == [reasoning]  # type: ignore[union-attr]
+
+
+def test_reasoning_summary_and_reasoning_text_stream_as_reasoning_deltas() -> None:
+    summary = [{"type": "summary_text", "text": "Adding numbers."}]
+    reasoning = {"id": "rs_1", "type": "reasoning", "summary": summary, "encrypted_content": "gAAA"}
+    events = feed(
+        created("gpt-5-nano"),
+        {"type": "response.output_item.added", "output_index": 0, "item": {**reasoning, "summary": []}},
+        {"type": "response.reasoning_summary_part.added", "item_id": "rs_1", "output_index": 0, "summary_index": 0},
+        {"type": "response.reasoning_summary_text.delta", "item_id": "rs_1", "summary_index": 0, "delta": "Adding"},
+        {"type": "response.reasoning_summary_text.delta", "item_id": "rs_1", "summary_index": 0, "delta": " numbers."},
+        {"type": "response.reasoning_summary_text.done", "item_id": "rs_1", "text": "Adding numbers."},
+        {"type": "response.reasoning_text.delta", "item_id": "rs_1", "content_index": 0, "delta": "raw"},
+        {"type": "response.output_item.done", "output_index": 0, "item": reasoning},
+        {"type": "response.output_text.delta", "item_id": "msg_1", "output_index": 1, "delta": "42"},
+        completed(),
+    )
+    assert deltas(events) == [
+        ReasoningDelta("Adding"),
+        ReasoningDelta(" numbers."),
+        ReasoningDelta("raw"),
+        TextDelta("42"),
+    ]
+    response = assemble(events)
+    assert response.text == "42"
+    assert response.result is not None and response.result.output.metadata == {REASONING_KEY: [reasoning]}
 
 
 def test_arguments_done_fills_in_missed_deltas() -> None:
     call = {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "f", "arguments": ""}
-    chunks = feed(
+    events = feed(
         created(),
         {"type": "response.output_item.added", "output_index": 0, "item": call},
         {"type": "response.function_call_arguments.delta", "output_index": 0, "delta": '{"a"'},
         {"type": "response.function_call_arguments.done", "item_id": "fc_1", "arguments": '{"a": 1}'},
         completed(),
     )
-    assert assemble(chunks).tool_calls[0].arguments == '{"a": 1}'
+    assert deltas(events) == [
+        ToolCallStarted("call_1", "f"),
+        ToolCallDelta("call_1", '{"a"'),
+        ToolCallDelta("call_1", ": 1}"),
+    ]
+    assert assemble(events).tool_calls[0].arguments == '{"a": 1}'
 
 
 @pytest.mark.parametrize(
@@ -437,10 +467,10 @@ def test_stream_cut_before_completed_is_an_error() -> None:
         delta = {"type": "response.output_text.delta", "item_id": "msg_1", "output_index": 0, "delta": "Hi"}
         return httpx2.Response(200, headers={"content-type": "text/event-stream"}, content=sse(created(), delta))
 
-    chunks: list[ChatResponse] = []
-    with pytest.raises(MalformedResponseError, match=r"response\.completed"):
-        chunks.extend(model_on(handler).stream(Prompt("hi")))
-    assert [c.text for c in chunks] == ["Hi"], "what arrived was passed through"
+    events: list[ModelEvent] = []
+    with pytest.raises(StreamIncompleteError, match=r"response\.completed"):
+        events.extend(model_on(handler).stream(Prompt("hi")))
+    assert texts(events) == ["Hi"], "what arrived was passed through"
 
 
 def test_prompt_options_win_over_model_defaults() -> None:
@@ -549,7 +579,7 @@ def test_server_errors_are_retried(mode: str) -> None:
         text = assemble(list(model.stream(Prompt("hi")))).text
     else:
 
-        async def collect() -> list[ChatResponse]:
+        async def collect() -> list[ModelEvent]:
             return [c async for c in model.astream(Prompt("hi"))]
 
         text = assemble(asyncio.run(collect())).text
@@ -599,8 +629,8 @@ def test_a_stream_is_not_retried_once_a_chunk_was_delivered() -> None:
         return httpx2.Response(200, headers={"content-type": "text/event-stream"}, stream=_BrokenStream(head))
 
     handler = Sequenced(broken, stream_reply)
-    chunks: list[ChatResponse] = []
+    events: list[ModelEvent] = []
     with pytest.raises(APIConnectionError):
-        chunks.extend(model_on(handler).stream(Prompt("hi")))
-    assert [c.text for c in chunks] == ["420", "0", " +"]
+        events.extend(model_on(handler).stream(Prompt("hi")))
+    assert texts(events) == ["420", "0", " +"]
     assert handler.count == 1

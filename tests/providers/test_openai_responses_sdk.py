@@ -8,10 +8,13 @@ from typing import Any
 import httpx2
 import pytest
 
-from chatclient import ChatResponse, ChatResponseAccumulator, FinishReason, Prompt
+from chatclient import ChatResponse, FinishReason, Prompt
 from chatclient.errors import APIConnectionError, AuthenticationError, ServerError
+from chatclient.events import ModelEvent
 from providers.openai_responses import OpenAIResponsesChatModel
 from tests.providers.fixtures import Replay
+from tests.providers.model_events import assemble, deltas, texts
+from tests.providers.test_openai_responses import wire_deltas
 
 openai = pytest.importorskip("openai")
 
@@ -31,21 +34,18 @@ def model(handler: Any, *, use_async: bool) -> OpenAIResponsesChatModel:
     return OpenAIResponsesChatModel("gpt-4o", client=async_ if use_async else sync)
 
 
-async def _collect(m: OpenAIResponsesChatModel, prompt: Prompt) -> list[ChatResponse]:
-    return [chunk async for chunk in m.astream(prompt)]
+async def _collect(m: OpenAIResponsesChatModel, prompt: Prompt) -> list[ModelEvent]:
+    return [event async for event in m.astream(prompt)]
 
 
-def run(m: OpenAIResponsesChatModel, mode: str) -> tuple[ChatResponse, list[ChatResponse]]:
+def run(m: OpenAIResponsesChatModel, mode: str) -> tuple[ChatResponse, list[ModelEvent]]:
     prompt = Prompt("What is 4200 + 42?")
     if mode == "call":
         return m.call(prompt), []
     if mode == "acall":
         return asyncio.run(m.acall(prompt)), []
-    chunks = list(m.stream(prompt)) if mode == "stream" else asyncio.run(_collect(m, prompt))
-    accumulator = ChatResponseAccumulator()
-    for chunk in chunks:
-        accumulator.add(chunk)
-    return accumulator.build(), chunks
+    events = list(m.stream(prompt)) if mode == "stream" else asyncio.run(_collect(m, prompt))
+    return assemble(events), events
 
 
 @pytest.mark.parametrize("use_async", [False, True], ids=["OpenAI", "AsyncOpenAI"])
@@ -56,12 +56,13 @@ def test_sdk_transport(mode: str, use_async: bool) -> None:
     replay = Replay(FOLDER, "d_stream_text" if streamed else "a_plain_text")
     m = model(replay, use_async=use_async)
     assert "sdk" in repr(m)
-    response, chunks = run(m, mode)
+    response, events = run(m, mode)
     assert response.text == "4200 + 42 equals 4242."
     assert response.result is not None and response.result.finish_reason is FinishReason.STOP
     assert response.usage.prompt_tokens == 16
     if streamed:
-        assert len([c for c in chunks if c.text]) == 10
+        assert deltas(events) == wire_deltas("d_stream_text", 0), "the SDK transport streams the same events"
+        assert len(texts(events)) == 10
     request = replay.sent[0]
     assert str(request.url) == "https://api.openai.com/v1/responses"
     assert request.headers["authorization"] == f"Bearer {SDK_KEY}", "the SDK's own auth applies"

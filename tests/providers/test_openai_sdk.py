@@ -11,8 +11,10 @@ import pytest
 
 from chatclient import Prompt
 from chatclient.errors import APIConnectionError, AuthenticationError
+from chatclient.events import ModelEvent
 from providers.openai import OpenAIChatModel, OpenAIChatOptions
 
+from .model_events import assemble, texts
 from .test_openai_model import Recorder, collect, sse, stream_reply, text_event, text_reply
 
 openai = pytest.importorskip("openai")
@@ -38,17 +40,18 @@ def test_sdk_transport(mode: str, which: str) -> None:
     clients = {"both": (sync, async_), "sync-only": (sync, None), "async-only": (async_, None)}[which]
     model = OpenAIChatModel("gpt-4o-mini", client=clients[0], async_client=clients[1])
     prompt = Prompt("hi", OpenAIChatOptions(max_tokens=5))
+    events: list[ModelEvent]
     if mode == "call":
-        chunks = [model.call(prompt)]
+        events = [model.call(prompt)]
     elif mode == "acall":
-        chunks = [asyncio.run(model.acall(prompt))]
+        events = [asyncio.run(model.acall(prompt))]
     elif mode == "stream":
-        chunks = list(model.stream(prompt))
+        events = list(model.stream(prompt))
     else:
-        chunks = collect(model, prompt)
-    assert "".join(c.text or "" for c in chunks) == "Hello"
+        events = collect(model, prompt)
+    assert assemble(events).text == "Hello"
     if "stream" in mode:
-        assert len([c for c in chunks if c.text]) == 2, "deltas pass through the SDK unbuffered"
+        assert texts(events) == ["Hel", "lo"], "deltas pass through the SDK unbuffered"
     request = recorder.requests[0]
     assert str(request.url) == "https://api.openai.com/v1/chat/completions"
     assert request.headers["authorization"] == "Bearer sk-sdk-key", "the SDK's auth applies"
