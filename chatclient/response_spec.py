@@ -245,41 +245,48 @@ class StreamResponseSpec(_StreamBase):
 
     def events(self) -> Iterator[StreamEvent]:
         """Typed events as they happen; the last one is ``TurnFinished`` with the final response."""
+        for event in self._chain_events():
+            if isinstance(event, TurnFinished):
+                self._final = event.response
+            yield event
+
+    def _chain_events(self) -> Iterator[StreamEvent]:
+        """The chain's own iterator (observed when there are observers): the terminals read it
+        directly, one generator less per delta."""
         prepared = self._prepare(None)
         observers = prepared.observers
         events = compose_stream(prepared.chain, self._model, observers)(prepared.resolve())
-        if not observers:
-            for event in events:
-                if isinstance(event, TurnFinished):
-                    self._final = event.response
-                yield event
-            return
-        yield from self._observed(events, observers, _call_info("stream", prepared))
+        return self._observed(events, observers, _call_info("stream", prepared)) if observers else events
 
     def _observed(self, events: Iterator[StreamEvent], observers: Observers, info: CallInfo) -> Iterator[StreamEvent]:
         tokens = observers.call_started(info)
+        final: ChatClientResponse | None = None
         try:
             for event in events:
                 if isinstance(event, TurnFinished):
-                    self._final = event.response
+                    final = event.response
                 yield event
         except BaseException as exc:
             observers.call_finished(tokens, info, None, exc)
             raise
-        observers.call_finished(tokens, info, self._final, None)
+        observers.call_finished(tokens, info, final, None)
 
     def content(self) -> Iterator[str]:
         """Text deltas as they arrive (empty deltas are skipped), then any unstreamed rest of the answer."""
         view = _TextView()
-        for event in self.events():
-            if isinstance(event, TurnFinished):
+        seen = view.round_text
+        for event in self._chain_events():
+            if type(event) is TextDelta:  # the hot path: one check per delta
+                if event.index == 0 and event.text:
+                    seen.append(event.text)
+                    yield event.text
+            elif isinstance(event, TurnFinished):
+                self._final = event.response
                 rest = view.unseen(event.response)
                 if rest:
                     yield rest
-            else:
-                text = view.delta(event)
-                if text:
-                    yield text
+            elif isinstance(event, ToolResultReady):
+                view.round_text = seen = []
 
     def chat_client_response(self) -> Iterator[ChatClientResponse]:
         """A chunk per text delta, then a closing chunk carrying the final metadata and context."""
@@ -323,15 +330,18 @@ class AsyncStreamResponseSpec(_StreamBase):
 
     async def content(self) -> AsyncIterator[str]:
         view = _TextView()
+        seen = view.round_text
         async for event in self.events():
-            if isinstance(event, TurnFinished):
+            if type(event) is TextDelta:  # the hot path: one check per delta
+                if event.index == 0 and event.text:
+                    seen.append(event.text)
+                    yield event.text
+            elif isinstance(event, TurnFinished):
                 rest = view.unseen(event.response)
                 if rest:
                     yield rest
-            else:
-                text = view.delta(event)
-                if text:
-                    yield text
+            elif isinstance(event, ToolResultReady):
+                view.round_text = seen = []
 
     async def chat_client_response(self) -> AsyncIterator[ChatClientResponse]:
         view = _TextView()
