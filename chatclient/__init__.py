@@ -4,6 +4,14 @@
 >>> from chatclient.testing import ScriptedChatModel
 >>> ChatClient.create(ScriptedChatModel(["Hi!"])).prompt("Hello").call().content()
 'Hi!'
+
+The root holds what an application uses: the client, messages, options and responses, tools and
+confirmation decisions, the advisor SPI and the errors. The rest lives in named modules:
+``chatclient.events`` (stream events), ``chatclient.tools`` (callbacks, the manager and its limits,
+confirmation policies, pending-state stores, ``seal``/``unseal``), ``chatclient.observation``
+(instrumentation), ``chatclient.client`` and ``chatclient.response_spec`` (the spec and builder
+types), ``chatclient.streaming`` (the accumulator), ``chatclient.responses`` (metadata types) and
+``chatclient.testing`` (scripted models, conformance kits).
 """
 
 from ._version import __version__
@@ -22,9 +30,8 @@ from .advisor import (
     ContextKeys,
     StreamAdvisor,
     StreamNext,
-    ToolAdvisor,
 )
-from .client import ChatClient, ChatClientBuilder, ChatClientRequestSpec
+from .client import ChatClient
 from .errors import (
     AdvisorChainError,
     APIConnectionError,
@@ -69,44 +76,16 @@ from .messages import (
 from .model import ChatModel
 from .options import ChatOptions, ToolCallingChatOptions
 from .prompt import Prompt
-from .response_spec import (
-    AsyncCallResponseSpec,
-    AsyncStreamResponseSpec,
-    CallResponseSpec,
-    StreamResponseSpec,
-)
-from .responses import ChatResponse, ChatResponseMetadata, FinishReason, Generation, GenerationMetadata, Usage
-from .streaming import ChatResponseAccumulator
+from .responses import ChatResponse, FinishReason, Generation, Usage
 from .tools import (
-    DEFAULT_DENY_MESSAGE,
-    ConfirmationSettings,
-    DecisionCompleteness,
-    DefaultToolExceptionProcessor,
-    FunctionToolCallback,
-    InMemoryPendingToolCallStore,
-    PendingCall,
     PendingToolCalls,
-    PendingToolCallStore,
-    SqlitePendingToolCallStore,
     ToolCallback,
     ToolCallbackProvider,
-    ToolCallConfirmationPolicy,
-    ToolCallConfirmationRequired,
     ToolCallDecision,
     ToolCallDecisions,
-    ToolCallingManager,
-    ToolCallingManagerBuilder,
-    ToolCallLimitPolicy,
     ToolContext,
-    ToolDefinition,
-    ToolExceptionProcessor,
-    ToolExecutionResult,
-    ToolMetadata,
     awaiting_decision,
-    resolve_tools,
-    seal,
     tool,
-    unseal,
 )
 from .turn import Turn, turn_messages
 
@@ -120,97 +99,66 @@ __all__ = [
     "AssistantMessage",
     "AsyncCallAdvisor",
     "AsyncCallNext",
-    "AsyncCallResponseSpec",
     "AsyncStreamAdvisor",
     "AsyncStreamNext",
-    "AsyncStreamResponseSpec",
     "AuthenticationError",
     "awaiting_decision",
     "BadRequestError",
     "BaseAdvisor",
     "CallAdvisor",
     "CallNext",
-    "CallResponseSpec",
     "ChatClient",
-    "ChatClientBuilder",
     "ChatClientError",
     "ChatClientRequest",
-    "ChatClientRequestSpec",
     "ChatClientResponse",
     "ChatModel",
     "ChatOptions",
     "ChatResponse",
-    "ChatResponseAccumulator",
-    "ChatResponseMetadata",
     "ConfigurationError",
-    "ConfirmationSettings",
     "ContextKeys",
     "ContextLengthExceededError",
-    "DecisionCompleteness",
-    "DEFAULT_DENY_MESSAGE",
-    "DefaultToolExceptionProcessor",
     "DuplicateToolNameError",
     "FinishReason",
-    "FunctionToolCallback",
     "Generation",
-    "GenerationMetadata",
-    "InMemoryPendingToolCallStore",
     "MalformedResponseError",
     "Message",
     "NotFoundError",
     "OverloadedError",
-    "PendingCall",
     "PendingStateError",
     "PendingStateExpiredError",
     "PendingStateNotFoundError",
     "PendingStateReusedError",
     "PendingStateTamperedError",
     "PendingToolCalls",
-    "PendingToolCallStore",
     "PermissionDeniedError",
     "Prompt",
     "ProviderError",
     "RateLimitError",
-    "resolve_tools",
     "ScriptExhaustedError",
-    "seal",
     "ServerError",
-    "SqlitePendingToolCallStore",
     "StreamAdvisor",
     "StreamIncompleteError",
     "StreamNext",
-    "StreamResponseSpec",
     "StructuredOutputError",
     "SystemMessage",
     "tool",
-    "ToolAdvisor",
     "ToolArgumentsError",
     "ToolCall",
     "ToolCallback",
     "ToolCallbackProvider",
-    "ToolCallConfirmationPolicy",
-    "ToolCallConfirmationRequired",
     "ToolCallDecision",
     "ToolCallDecisionError",
     "ToolCallDecisions",
     "ToolCallingChatOptions",
-    "ToolCallingManager",
-    "ToolCallingManagerBuilder",
     "ToolCallLimitExceededError",
-    "ToolCallLimitPolicy",
     "ToolContext",
-    "ToolDefinition",
     "ToolError",
-    "ToolExceptionProcessor",
     "ToolExecutionError",
-    "ToolExecutionResult",
-    "ToolMetadata",
     "ToolResponse",
     "ToolResponseMessage",
     "Turn",
     "turn_messages",
     "UnknownToolError",
-    "unseal",
     "Usage",
     "UserMessage",
 ]

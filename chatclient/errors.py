@@ -36,7 +36,7 @@
 
 By default the tool loop turns ``ToolArgumentsError``, ``UnknownToolError`` and
 ``ToolExecutionError`` into a message for the model instead of raising (see
-:class:`chatclient.ToolCallingManager`).
+:class:`chatclient.tools.ToolCallingManager`).
 """
 
 from __future__ import annotations

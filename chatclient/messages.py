@@ -65,7 +65,7 @@ class ToolCall(BaseModel):
     ``arguments`` is the raw JSON string exactly as the model produced it: it is parsed and validated
     only when the tool runs, so malformed output is reported to the model instead of lost.
     In a *stream chunk*, a ``ToolCall`` is a fragment: fragments with the same ``id`` are joined by
-    concatenating their ``arguments`` (see :class:`chatclient.ChatResponseAccumulator`).
+    concatenating their ``arguments`` (see :class:`chatclient.streaming.ChatResponseAccumulator`).
     """
 
     model_config = _FROZEN

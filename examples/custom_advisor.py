@@ -16,11 +16,11 @@ from chatclient import (
     BaseAdvisor,
     ChatClient,
     ChatClientRequest,
-    ChatClientRequestSpec,
     ChatClientResponse,
     UserMessage,
     tool,
 )
+from chatclient.client import ChatClientRequestSpec
 from chatclient.testing import ScriptedChatModel, tool_call
 
 

@@ -13,27 +13,29 @@ Run: ``make demo`` or ``python examples/flight_booking.py``.
 from __future__ import annotations
 
 from chatclient import (
-    DEFAULT_DENY_MESSAGE,
     AssistantMessage,
     ChatClient,
     ChatResponse,
-    InMemoryPendingToolCallStore,
     Prompt,
     ToolCall,
-    ToolCallConfirmationPolicy,
-    ToolCallConfirmationRequired,
     ToolCallDecision,
     ToolCallDecisions,
     ToolCallingChatOptions,
-    ToolCallingManager,
-    ToolExecutionResult,
     ToolResponseMessage,
     UserMessage,
     awaiting_decision,
-    resolve_tools,
     tool,
 )
 from chatclient.testing import ScriptedChatModel
+from chatclient.tools import (
+    DEFAULT_DENY_MESSAGE,
+    InMemoryPendingToolCallStore,
+    ToolCallConfirmationPolicy,
+    ToolCallConfirmationRequired,
+    ToolCallingManager,
+    ToolExecutionResult,
+    resolve_tools,
+)
 
 
 class BookingTools:

@@ -12,15 +12,9 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from chatclient import (
-    AssistantMessage,
-    ChatClient,
-    FunctionToolCallback,
-    Prompt,
-    ToolResponseMessage,
-    tool,
-)
+from chatclient import AssistantMessage, ChatClient, Prompt, ToolResponseMessage, tool
 from chatclient.testing import ScriptedChatModel, tool_call
+from chatclient.tools import FunctionToolCallback
 
 
 class WeatherRequest(BaseModel):

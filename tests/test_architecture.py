@@ -60,3 +60,37 @@ def test_import_chatclient_loads_no_heavy_or_optional_module() -> None:
     loaded = set(result.stdout.strip().split(","))
     assert not loaded & {"advisors", "providers", "httpx", "httpx2", "mcp", "openai", "anthropic"}
     assert "chatclient.testing" not in loaded, "test doubles load only when asked for"
+
+
+def test_the_root_holds_what_an_application_uses_and_the_rest_lives_in_named_modules() -> None:
+    import chatclient.client
+    import chatclient.events
+    import chatclient.observation
+    import chatclient.response_spec
+    import chatclient.streaming
+    import chatclient.tools
+
+    elsewhere = {
+        "ChatClientBuilder": chatclient.client,
+        "ChatClientRequestSpec": chatclient.client,
+        "CallResponseSpec": chatclient.response_spec,
+        "StreamResponseSpec": chatclient.response_spec,
+        "ChatResponseAccumulator": chatclient.streaming,
+        "TextDelta": chatclient.events,
+        "TurnFinished": chatclient.events,
+        "ChatObserver": chatclient.observation,
+        "ToolCallingManager": chatclient.tools,
+        "ToolCallingManagerBuilder": chatclient.tools,
+        "InMemoryPendingToolCallStore": chatclient.tools,
+        "SqlitePendingToolCallStore": chatclient.tools,
+        "seal": chatclient.tools,
+        "unseal": chatclient.tools,
+        "FunctionToolCallback": chatclient.tools,
+    }
+    for name, module in elsewhere.items():
+        assert name not in chatclient.__all__, f"{name} is not for the root"
+        assert hasattr(module, name), f"{name} must be importable from {module.__name__}"
+    for name in ("ChatClient", "UserMessage", "tool", "ToolCallDecisions", "awaiting_decision", "turn_messages",
+                 "BaseAdvisor", "ChatClientRequest", "ProviderError", "PendingStateReusedError"):  # fmt: skip
+        assert name in chatclient.__all__
+    assert len(chatclient.__all__) < 80

@@ -13,41 +13,43 @@ from hypothesis import strategies as st
 
 from advisors import ToolCallingAdvisor
 from chatclient import (
-    DEFAULT_DENY_MESSAGE,
     AssistantMessage,
     BaseAdvisor,
     ChatClient,
     ChatClientRequest,
-    ChatClientRequestSpec,
     ChatClientResponse,
     ChatResponse,
-    ConfirmationSettings,
-    DecisionCompleteness,
-    InMemoryPendingToolCallStore,
     PendingStateExpiredError,
     PendingStateNotFoundError,
     PendingStateTamperedError,
     PendingToolCalls,
     Prompt,
-    SqlitePendingToolCallStore,
     ToolCall,
-    ToolCallConfirmationPolicy,
-    ToolCallConfirmationRequired,
     ToolCallDecision,
     ToolCallDecisionError,
     ToolCallDecisions,
     ToolCallingChatOptions,
-    ToolCallingManager,
     ToolResponseMessage,
     UserMessage,
     awaiting_decision,
-    resolve_tools,
-    seal,
     tool,
-    unseal,
 )
+from chatclient.client import ChatClientRequestSpec
 from chatclient.testing import MODES, ScriptedChatModel, ScriptItem
 from chatclient.testing.advisor_kit import run_spec
+from chatclient.tools import (
+    DEFAULT_DENY_MESSAGE,
+    ConfirmationSettings,
+    DecisionCompleteness,
+    InMemoryPendingToolCallStore,
+    SqlitePendingToolCallStore,
+    ToolCallConfirmationPolicy,
+    ToolCallConfirmationRequired,
+    ToolCallingManager,
+    resolve_tools,
+    seal,
+    unseal,
+)
 from tests.conftest import Rendezvous
 from tests.test_tool_loop import run
 

@@ -11,10 +11,8 @@ from chatclient import (
     AssistantMessage,
     ChatOptions,
     ChatResponse,
-    ChatResponseMetadata,
     FinishReason,
     Generation,
-    GenerationMetadata,
     Message,
     Prompt,
     SystemMessage,
@@ -24,6 +22,7 @@ from chatclient import (
     Usage,
     UserMessage,
 )
+from chatclient.responses import ChatResponseMetadata, GenerationMetadata
 
 CONVERSATION = TypeAdapter(list[Message])
 

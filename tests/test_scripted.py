@@ -6,7 +6,8 @@ import asyncio
 
 import pytest
 
-from chatclient import AssistantMessage, ChatResponseAccumulator, Prompt, ScriptExhaustedError, Usage, UserMessage
+from chatclient import AssistantMessage, Prompt, ScriptExhaustedError, Usage, UserMessage
+from chatclient.streaming import ChatResponseAccumulator
 from chatclient.testing import ScriptedChatModel, tool_call
 
 

@@ -23,7 +23,6 @@ from chatclient import (
     ChatResponse,
     FinishReason,
     Generation,
-    GenerationMetadata,
     Message,
     PendingStateReusedError,
     ToolCall,
@@ -36,10 +35,8 @@ from chatclient import (
     Usage,
     UserMessage,
     awaiting_decision,
-    seal,
     tool,
     turn_messages,
-    unseal,
 )
 from chatclient.events import (
     ReasoningDelta,
@@ -54,10 +51,10 @@ from chatclient.events import (
 )
 from chatclient.model import ChatModel
 from chatclient.prompt import Prompt
-from chatclient.responses import ChatResponseMetadata
+from chatclient.responses import ChatResponseMetadata, GenerationMetadata
 from chatclient.testing import MODES, ScriptedChatModel, tool_call
 from chatclient.testing.advisor_kit import run_spec
-from chatclient.tools import FunctionToolCallback
+from chatclient.tools import FunctionToolCallback, seal, unseal
 from chatclient.tools.pending import InMemoryNonceLedger
 from chatclient.turn import turn_of
 

@@ -1,16 +1,8 @@
 from __future__ import annotations
 
-from chatclient import (
-    AssistantMessage,
-    ChatResponse,
-    ChatResponseAccumulator,
-    ChatResponseMetadata,
-    FinishReason,
-    Generation,
-    GenerationMetadata,
-    ToolCall,
-    Usage,
-)
+from chatclient import AssistantMessage, ChatResponse, FinishReason, Generation, ToolCall, Usage
+from chatclient.responses import ChatResponseMetadata, GenerationMetadata
+from chatclient.streaming import ChatResponseAccumulator
 
 
 def chunk(

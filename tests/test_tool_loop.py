@@ -22,9 +22,7 @@ from chatclient import (
     FinishReason,
     Prompt,
     ToolCallingChatOptions,
-    ToolCallingManager,
     ToolCallLimitExceededError,
-    ToolCallLimitPolicy,
     ToolResponseMessage,
     Usage,
     UserMessage,
@@ -32,6 +30,7 @@ from chatclient import (
 )
 from chatclient.testing import MODES, ScriptedChatModel, ScriptItem, check_advisor, run_in_mode, tool_call
 from chatclient.testing.advisor_kit import run_spec
+from chatclient.tools import ToolCallingManager, ToolCallLimitPolicy
 from chatclient.turn import turn_of
 from tests.conftest import Counters, Rendezvous
 

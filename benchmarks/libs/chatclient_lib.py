@@ -7,14 +7,8 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
-from chatclient import (
-    ChatClient,
-    InMemoryPendingToolCallStore,
-    ToolCallDecision,
-    ToolCallDecisions,
-    awaiting_decision,
-    tool,
-)
+from chatclient import ChatClient, ToolCallDecision, ToolCallDecisions, awaiting_decision, tool
+from chatclient.tools import InMemoryPendingToolCallStore
 
 from .. import tools
 from ..backends import Backend

@@ -1,5 +1,6 @@
-"""Tools: define them (``@tool``, ``FunctionToolCallback``, ``ToolCallback``) and run the model's calls
-(``ToolCallingManager``)."""
+"""Tools: define them (``@tool``, ``FunctionToolCallback``, ``ToolCallback``), run the model's calls
+(``ToolCallingManager`` and its limits), gate them (confirmation policies, decisions) and keep a
+paused state safe (stores, ``seal``/``unseal``, the nonce ledger)."""
 
 from ._limits import ToolCallLimitPolicy, ToolCallLimits
 from ._processor import DefaultToolExceptionProcessor, ToolExceptionProcessor, rethrowing_exception_processor
@@ -20,18 +21,30 @@ from .decorator import tool, tool_callbacks_from
 from .definition import ToolContext, ToolDefinition, ToolMetadata
 from .function import FunctionToolCallback, FunctionToolCallbackBuilder, ToolSpec
 from .manager import ToolCallingManager, ToolCallingManagerBuilder, ToolExecutionResult
-from .pending import InMemoryPendingToolCallStore, PendingToolCallStore, SqlitePendingToolCallStore, seal, unseal
+from .pending import (
+    InMemoryNonceLedger,
+    InMemoryPendingToolCallStore,
+    NonceLedger,
+    PendingToolCallStore,
+    SqlitePendingToolCallStore,
+    default_nonce_ledger,
+    seal,
+    unseal,
+)
 from .resolve import ToolLike, resolve_tools
 
 __all__ = [
     "awaiting_decision",
     "ConfirmationSettings",
     "DecisionCompleteness",
+    "default_nonce_ledger",
     "DEFAULT_DENY_MESSAGE",
     "DefaultToolExceptionProcessor",
     "FunctionToolCallback",
     "FunctionToolCallbackBuilder",
+    "InMemoryNonceLedger",
     "InMemoryPendingToolCallStore",
+    "NonceLedger",
     "PendingCall",
     "PendingToolCalls",
     "PendingToolCallStore",

@@ -18,7 +18,7 @@ class ToolCallback(ABC):
     Implement ``call`` (a sync tool) or set ``is_async = True`` and implement ``acall`` (an async
     tool, e.g. a remote MCP tool); the other one is derived. Both raise
     :class:`chatclient.ToolArgumentsError` for bad arguments and :class:`chatclient.ToolExecutionError`
-    when the tool fails; the :class:`chatclient.ToolCallingManager` decides what the model is told.
+    when the tool fails; the :class:`chatclient.tools.ToolCallingManager` decides what the model is told.
     """
 
     is_async: bool = False

@@ -23,7 +23,6 @@ from chatclient import (
     Prompt,
     SystemMessage,
     ToolCallback,
-    ToolDefinition,
     ToolResponse,
     ToolResponseMessage,
     Usage,
@@ -37,6 +36,7 @@ from chatclient.errors import (
 )
 from chatclient.events import ModelEvent, ReasoningDelta, TextDelta, ToolCallDelta, ToolCallStarted
 from chatclient.messages import Message
+from chatclient.tools import ToolDefinition
 from chatclient.tools.definition import ToolContext
 from providers._http import RetryPolicy
 from providers.openai_responses import (
