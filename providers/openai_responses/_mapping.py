@@ -134,13 +134,17 @@ def _add_tools(body: dict[str, Any], options: ChatOptions) -> None:
 
 
 def _render_tools(definitions: Sequence[ToolDefinition], strict: bool) -> list[dict[str, Any]]:
-    """The ``tools`` array. ``strict`` is always sent: the API's default for functions is strict."""
+    """The ``tools`` array. ``strict`` is always sent: the API's default for functions is strict.
+
+    Generated schemas leave ``additionalProperties`` out; strict mode requires it to be ``false`` on
+    every object, so it is added here (a schema that cannot be strict is sent as it is, for the API
+    to say why)."""
     return [
         {
             "type": "function",
             "name": d.name,
             "description": d.description,
-            "parameters": d.input_schema,
+            "parameters": (_strict_schema(d.input_schema) or d.input_schema) if strict else d.input_schema,
             "strict": strict,
         }
         for d in definitions

@@ -245,6 +245,8 @@ def test_responses_strict_mode_is_part_of_the_key() -> None:
         return responses_body(options)["tools"][0]  # type: ignore[no-any-return]
 
     assert first(True)["strict"] is True
+    assert first(True)["parameters"]["additionalProperties"] is False, "strict mode needs closed objects"
+    assert "additionalProperties" not in first(False)["parameters"]
     assert first(False)["strict"] is False
     assert first(None)["strict"] is False and first(None) is first(False), "unset renders like False"
 
