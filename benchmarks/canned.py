@@ -10,7 +10,11 @@ library the same few microseconds:
   ``lookup`` (S3) → four calls, ``book_flight`` (S7) → one gated call, ``tool_00`` (S7, 50 tools) →
   one call of ``tool_07``;
 - a request without tools gets a plain text reply (S1), streamed when it asks for a stream (S4, 500
-  deltas).
+  deltas);
+- S8: a request offering the catalog (``catalog_000``…, 50 or 200 tools) gets the plain text reply at
+  once; one offering the loop tools (``loop_00``…) gets a call of ``loop_00`` for each of its first
+  four rounds (counted from the tool results it carries, other arguments each round) and the final
+  answer on the fifth.
 """
 
 from __future__ import annotations
@@ -36,6 +40,12 @@ S3_KEYS = ("a", "b", "c", "d")
 TOOL_DELAY_S = 0.05
 N_TOOLS = 50
 TOOLS50_CALLED = "tool_07"
+CATALOG_SIZES = (0, 50, 200)
+"""S8a: the tools offered on one call that is answered with text."""
+LOOP_SIZES = (1, 50)
+"""S8b: the tools offered on each round of the 5-round loop."""
+LOOP_ROUNDS = 5
+"""S8b: model requests per loop (``LOOP_ROUNDS - 1`` tool calls, then the answer)."""
 
 # ----------------------------------------------------------------------------------- tools
 
@@ -85,7 +95,19 @@ def raw_tool_specs(scenario: str) -> list[tuple[str, str, dict[str, Any]]]:
         return [("book_flight", BOOKING_DESCRIPTION, BOOKING_SCHEMA)]
     if scenario == "s7tools50":
         return [(f"tool_{i:02d}", forecast_description(i), FORECAST_SCHEMA) for i in range(N_TOOLS)]
+    if scenario.startswith("catalog"):
+        return [(catalog_name(i), forecast_description(i), FORECAST_SCHEMA) for i in range(int(scenario[7:]))]
+    if scenario.startswith("loop"):
+        return [(loop_name(i), forecast_description(i), FORECAST_SCHEMA) for i in range(int(scenario[4:]))]
     raise ValueError(scenario)
+
+
+def catalog_name(index: int) -> str:
+    return f"catalog_{index:03d}"
+
+
+def loop_name(index: int) -> str:
+    return f"loop_{index:02d}"
 
 
 # ----------------------------------------------------------------------------------- OpenAI replies
@@ -179,6 +201,10 @@ def _calls(prefix: str) -> dict[str, list[tuple[str, str, dict[str, Any]]]]:
         "s3": [(f"{prefix}Lookup0{i}", "lookup", {"key": key}) for i, key in enumerate(S3_KEYS)],
         "s7confirm": [(f"{prefix}Booking01", "book_flight", {"flight": "VX205"})],
         "s7tools50": [(f"{prefix}Forecast07", TOOLS50_CALLED, {"city": "Paris", "days": 3})],
+        **{
+            f"loop{n}": [(f"{prefix}Loop0{n}", loop_name(0), {"city": "Paris", "days": n})]
+            for n in range(1, LOOP_ROUNDS)
+        },
     }
 
 
@@ -292,10 +318,19 @@ def wire_of(path: str) -> str:
     return "anthropic" if path.endswith("/messages") else "openai"
 
 
+_CATALOG = b'"catalog_000"'
+_LOOP = b'"loop_00"'
+
+
 def route(path: str, body: bytes) -> tuple[bytes, bool]:
     """The reply for one request: (body bytes, is an SSE stream)."""
     wire = wire_of(path)
     replies = REPLIES[wire]
+    if _LOOP in body:
+        done = body.count(_TOOL_RESULT[wire])
+        return (replies[f"loop{done + 1}"] if done < LOOP_ROUNDS - 1 else replies["final"]), False
+    if _CATALOG in body:
+        return replies["text"], False
     if _TOOL_RESULT[wire] in body:
         return replies["final"], False
     for marker, script in _SCRIPTS:

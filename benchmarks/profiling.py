@@ -2,6 +2,9 @@
 
 ``python -m benchmarks.profiling S2 --lib chatclient --wire openai --mode async``
 
+S8's series are named with their number of tools: ``S8a50``, ``S8a200`` (one call), ``S8b1``,
+``S8b50`` (the 5-round loop).
+
 Runs the series' operation repeatedly for ``--seconds`` on the same mock transport as the benchmark
 (S4: on the loopback server) and prints pyinstrument's call tree. For S5 (a worker process), attach
 py-spy to the worker instead (benchmarks/README.md, "Profiling").
@@ -19,6 +22,7 @@ from .canned import WIRES
 from .harness import run_async
 from .scenarios import Config, Context
 
+MODES = ("sync", "async")
 METHODS = {
     ("S1", "sync"): "call",
     ("S1", "async"): "acall",
@@ -30,12 +34,14 @@ METHODS = {
     ("S4", "async"): "astream",
     ("S7A", "async"): "aconfirm_round_trip",
     ("S7B", "async"): "atools50_loop",
+    **{(f"S8A{n}", mode): f"{'a' if mode == 'async' else ''}call_tools{n}" for n in (50, 200) for mode in MODES},
+    **{(f"S8B{n}", mode): f"{'a' if mode == 'async' else ''}loop5_tools{n}" for n in (1, 50) for mode in MODES},
 }
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.profiling", description=__doc__)
-    parser.add_argument("scenario", help="S1, S2, S3, S4, S7a or S7b")
+    parser.add_argument("scenario", help="S1, S2, S3, S4, S7a, S7b, S8a50, S8a200, S8b1 or S8b50")
     parser.add_argument("--lib", default="chatclient", choices=libs.LIBS)
     parser.add_argument("--wire", default="openai", choices=WIRES)
     parser.add_argument("--mode", default="sync", choices=("sync", "async"))

@@ -8,13 +8,23 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from . import libs
 from .backends import LoopbackBackend, MockBackend
-from .canned import FINAL, STREAM_DELTAS, STREAM_TEXT, TEXT, TOOL_DELAY_S, WIRES
+from .canned import (
+    CATALOG_SIZES,
+    FINAL,
+    LOOP_ROUNDS,
+    LOOP_SIZES,
+    STREAM_DELTAS,
+    STREAM_TEXT,
+    TEXT,
+    TOOL_DELAY_S,
+    WIRES,
+)
 from .harness import (
     DASH,
     TIMES,
@@ -25,6 +35,7 @@ from .harness import (
     find,
     fmt_ms,
     fmt_ratio,
+    fmt_us,
     measure,
     median,
     p90,
@@ -33,7 +44,7 @@ from .harness import (
 )
 
 ROOT = Path(__file__).resolve().parent.parent
-SCENARIOS = ("S1", "S2", "S3", "S4", "S5", "S6", "S7")
+SCENARIOS = ("S1", "S2", "S3", "S4", "S5", "S6", "S7", "S8")
 
 
 @dataclass(frozen=True)
@@ -495,7 +506,159 @@ def s7(ctx: Context) -> Result:
     return [t1, t2, t3], budgets
 
 
-RUNNERS: dict[str, Callable[[Context], Result]] = {"S1": s1, "S2": s2, "S3": s3, "S4": s4, "S5": s5, "S6": s6, "S7": s7}
+# ------------------------------------------------------------------------------------------- S8
+
+S8_LIBS = ("raw", "chatclient")
+"""S8 compares chatclient with the floor only: it measures what each tool costs, not the peers."""
+S8_CALL_BUDGETS = {50: 1.2, 200: 1.3}
+"""One call offering n tools: at most this many times raw httpx2 with the same definitions."""
+S8_SLOPE_BUDGET = 1.25
+"""The loop: chatclient's per-round cost may grow with each tool at most this many times as fast as
+raw httpx2's, whose growth is the cost of the bytes (building and serializing the definitions)."""
+
+
+def _call_method(mode: str, n: int) -> str:
+    prefix = "a" if mode == "async" else ""
+    return f"{prefix}call" if n == 0 else f"{prefix}call_tools{n}"
+
+
+def _loop_method(mode: str, n: int) -> str:
+    return f"{'a' if mode == 'async' else ''}loop5_tools{n}"
+
+
+def _tools_label(n: int) -> str:
+    return f"{n} tool" if n == 1 else f"{n} tools"
+
+
+def s8(ctx: Context) -> Result:
+    """The cost per tool: one call offering 0 / 50 / 200 tools (answered with text), and a loop of
+    ``LOOP_ROUNDS`` rounds offering 1 or 50 tools on each round."""
+    c = ctx.config
+    sub = replace(ctx, libs=[lib for lib in S8_LIBS if lib in ctx.libs])
+    modes = ("sync", "async")
+    calls = build(sub, [(f"{m}, {_tools_label(n)}", _call_method(m, n)) for m in modes for n in CATALOG_SIZES],
+                  text=TEXT, tool_runs=0)  # fmt: skip
+    loops = build(sub, [(f"{m}, {_tools_label(n)}", _loop_method(m, n)) for m in modes for n in LOOP_SIZES],
+                  text=FINAL, tool_runs=LOOP_ROUNDS - 1)  # fmt: skip
+    measure([*calls, *loops], rounds=c.rounds, ops=c.ops, seconds=c.seconds, warmup=c.warmup)
+    t1, budgets = _s8_calls(sub, calls)
+    t2, loop_budgets = _s8_loops(sub, loops)
+    return [t1, t2], [*budgets, *loop_budgets]
+
+
+def _medians(series: Sequence[Series], lib: str, wire: str, mode: str, sizes: Sequence[int]) -> dict[int, float]:
+    found = {n: find(series, lib, wire, f"{mode}, {_tools_label(n)}") for n in sizes}
+    return {n: s.median() for n, s in found.items() if s is not None and s.ok}
+
+
+def _na(series: Sequence[Series], lib: str, wire: str, mode: str) -> str:
+    s = find(series, lib, wire, mode)
+    return (s.na if s is not None else None) or "n/a"
+
+
+def _s8_calls(ctx: Context, series: Sequence[Series]) -> tuple[Table, list[Budget]]:
+    columns = ["wire", "mode", "tools", "raw httpx2 µs", "chatclient µs", f"{TIMES} raw httpx2",
+               "raw µs per tool", "chatclient µs per tool"]  # fmt: skip
+    table = Table("S8a", "one call offering 0 / 50 / 200 tools, answered with text (µs per call)", columns)
+    budgets: list[Budget] = []
+    for wire in ctx.wires:
+        for mode in ("sync", "async"):
+            raw = _medians(series, "raw", wire, mode, CATALOG_SIZES)
+            ours = _medians(series, "chatclient", wire, mode, CATALOG_SIZES)
+            for n in CATALOG_SIZES:
+                label = f"{mode}, {_tools_label(n)}"
+                ratio = ours[n] / raw[n] if n in ours and n in raw else None
+                table.rows.append([
+                    wire, mode, str(n),
+                    fmt_us(raw[n]) if n in raw else _na(series, "raw", wire, label),
+                    fmt_us(ours[n]) if n in ours else _na(series, "chatclient", wire, label),
+                    fmt_ratio(ratio), _per_tool(raw, n), _per_tool(ours, n),
+                ])  # fmt: skip
+                if n in S8_CALL_BUDGETS and "chatclient" in ctx.libs:
+                    limit = S8_CALL_BUDGETS[n]
+                    budgets.append(Budget("S8a", f"one call, {n} tools, {wire} {mode}", f"\u2264 {limit:g}{TIMES} raw",
+                                          fmt_ratio(ratio), None if ratio is None else ratio <= limit))  # fmt: skip
+    table.notes.append("µs per tool = (median with n tools - median with none) / n: what each offered tool adds "
+                       "to a call (building its definition, serializing and sending its bytes).")  # fmt: skip
+    table.notes.append("Both send the same definitions (S7's forecast tools); raw httpx2 builds them in the "
+                       "request dict on every call, as hand-written code does.")  # fmt: skip
+    return table, budgets
+
+
+def _per_tool(medians: dict[int, float], n: int) -> str:
+    if n == 0 or n not in medians or 0 not in medians:
+        return DASH
+    return f"{(medians[n] - medians[0]) / n / 1000:.2f}"
+
+
+def _s8_loops(ctx: Context, series: Sequence[Series]) -> tuple[Table, list[Budget]]:
+    bodies = _loop_bytes(ctx, series)
+    columns = ["wire", "mode", "tools", "raw httpx2 µs per loop", "chatclient µs per loop", f"{TIMES} raw httpx2",
+               "raw µs per round", "chatclient µs per round", "chatclient over raw, µs per round",
+               "request bytes per round (raw / chatclient)"]  # fmt: skip
+    table = Table("S8b", f"a tool loop of {LOOP_ROUNDS} rounds offering 1 or 50 tools on each round", columns)
+    budgets: list[Budget] = []
+    first, last = LOOP_SIZES[0], LOOP_SIZES[-1]
+    for wire in ctx.wires:
+        for mode in ("sync", "async"):
+            raw = _medians(series, "raw", wire, mode, LOOP_SIZES)
+            ours = _medians(series, "chatclient", wire, mode, LOOP_SIZES)
+            for n in LOOP_SIZES:
+                label = f"{mode}, {_tools_label(n)}"
+                ratio = ours[n] / raw[n] if n in ours and n in raw else None
+                over = (ours[n] - raw[n]) / LOOP_ROUNDS if ratio is not None else None
+                sizes = [bodies.get((wire, lib, n)) for lib in S8_LIBS]
+                table.rows.append([
+                    wire, mode, str(n),
+                    fmt_us(raw[n]) if n in raw else _na(series, "raw", wire, label),
+                    fmt_us(ours[n]) if n in ours else _na(series, "chatclient", wire, label),
+                    fmt_ratio(ratio),
+                    fmt_us(raw[n] / LOOP_ROUNDS) if n in raw else DASH,
+                    fmt_us(ours[n] / LOOP_ROUNDS) if n in ours else DASH,
+                    DASH if over is None else fmt_us(over),
+                    " / ".join(DASH if b is None else f"{b:,.0f}" for b in sizes),
+                ])  # fmt: skip
+            if "chatclient" not in ctx.libs:
+                continue
+            target = f"\u2264 {S8_SLOPE_BUDGET:g}{TIMES} raw's growth per tool"
+            what = f"loop, per-round cost per tool, {wire} {mode}"
+            if not all(n in d for d in (raw, ours) for n in (first, last)):
+                budgets.append(Budget("S8b", what, target, "n/a", None))
+                continue
+            tools = (last - first) * LOOP_ROUNDS
+            raw_slope = (raw[last] - raw[first]) / tools
+            our_slope = (ours[last] - ours[first]) / tools
+            actual = f"{our_slope / 1000:.2f} µs vs raw {raw_slope / 1000:.2f} µs"
+            budgets.append(Budget("S8b", what, target, actual, our_slope <= S8_SLOPE_BUDGET * max(raw_slope, 0.0)))
+    table.notes.append(f"A round is one model request: {LOOP_ROUNDS - 1} rounds call `loop_00` (other arguments each "
+                       "time), the last one answers; the same tools are offered on every round.")  # fmt: skip
+    table.notes.append(f"Budget: chatclient's per-round cost grows with the tools offered no faster than "
+                       f"{S8_SLOPE_BUDGET:g}{TIMES} raw httpx2's, which is the cost of the bytes. Cost per tool "
+                       f"per round = (median with {last} tools - median with {first}) / "
+                       f"({last - first} {TIMES} {LOOP_ROUNDS}).")  # fmt: skip
+    return table, budgets
+
+
+def _loop_bytes(ctx: Context, series: Sequence[Series]) -> dict[tuple[str, str, int], float]:
+    """Mean request body bytes per round of one loop, per wire, library and number of tools."""
+    found: dict[tuple[str, str, int], float] = {}
+    for s in series:
+        if not s.ok or not s.mode.startswith("async"):
+            continue
+        n = int(s.mode.split(", ")[1].split()[0])
+        adapter, backend, _ = ctx.mock(s.lib, s.wire)
+        backend.record = []
+        try:
+            run_async(getattr(adapter, _loop_method("async", n))())
+            found[(s.wire, s.lib, n)] = sum(map(len, backend.record)) / len(backend.record)
+        finally:
+            backend.record = None
+    return found
+
+
+RUNNERS: dict[str, Callable[[Context], Result]] = {
+    "S1": s1, "S2": s2, "S3": s3, "S4": s4, "S5": s5, "S6": s6, "S7": s7, "S8": s8,
+}  # fmt: skip
 
 
 def run_scenario(name: str, ctx: Context) -> Result:

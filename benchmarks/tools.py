@@ -14,9 +14,11 @@ from .canned import (
     TOOL_DELAY_S,
     WEATHER_DESCRIPTION,
     booking_text,
+    catalog_name,
     forecast_description,
     forecast_text,
     lookup_text,
+    loop_name,
     weather_text,
 )
 
@@ -46,12 +48,12 @@ def book_flight(flight: str) -> str:
     return booking_text(flight)
 
 
-def _forecast(index: int) -> Callable[[str, int], str]:
+def _forecast(index: int, name: str | None = None) -> Callable[[str, int], str]:
     def forecast(city: str, days: int) -> str:
         RUNS[0] += 1
         return forecast_text(index, city, days)
 
-    forecast.__name__ = forecast.__qualname__ = f"tool_{index:02d}"
+    forecast.__name__ = forecast.__qualname__ = name or f"tool_{index:02d}"
     forecast.__doc__ = forecast_description(index)
     return forecast
 
@@ -59,6 +61,16 @@ def _forecast(index: int) -> Callable[[str, int], str]:
 def forecast_tools() -> list[tuple[str, str, Callable[[str, int], str]]]:
     """(name, description, function) of the 50 tools of S7."""
     return [(f"tool_{i:02d}", forecast_description(i), _forecast(i)) for i in range(N_TOOLS)]
+
+
+def catalog_tools(n: int) -> list[tuple[str, str, Callable[[str, int], str]]]:
+    """The first ``n`` tools of S8a's catalog: S7's forecast tools under other names (never called)."""
+    return [(catalog_name(i), forecast_description(i), _forecast(i, catalog_name(i))) for i in range(n)]
+
+
+def loop_tools(n: int) -> list[tuple[str, str, Callable[[str, int], str]]]:
+    """The ``n`` tools of S8b's loop (``loop_00`` is the one called)."""
+    return [(loop_name(i), forecast_description(i), _forecast(i, loop_name(i))) for i in range(n)]
 
 
 get_weather.__doc__ = WEATHER_DESCRIPTION

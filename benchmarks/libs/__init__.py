@@ -3,7 +3,9 @@
 ``call`` / ``acall`` (S1), ``tool_loop`` / ``atool_loop`` (S2), ``s3_blocking`` (sync API, blocking
 tools) / ``as3_async`` (async API, async tools), ``stream`` / ``astream`` (S4, text deltas),
 ``aconfirm_round_trip`` and ``atools50_loop`` (S7). A method a library cannot offer is missing, with
-the reason in the adapter's ``NA`` mapping.
+the reason in the adapter's ``NA`` mapping. S8 (the cost per tool) is measured for raw httpx2 and
+chatclient only: ``call_tools50`` / ``call_tools200`` and their ``a`` twins (one call offering that
+many tools), ``loop5_tools1`` / ``loop5_tools50`` and their ``a`` twins (the 5-round loop).
 """
 
 from __future__ import annotations

@@ -12,7 +12,17 @@ from chatclient.tools import InMemoryPendingToolCallStore
 
 from .. import tools
 from ..backends import Backend
-from ..canned import ANTHROPIC_MODEL, API_KEY, OPENAI_MODEL, PROMPT, S2_PROMPT, S3_PROMPT, S7_PROMPT
+from ..canned import (
+    ANTHROPIC_MODEL,
+    API_KEY,
+    CATALOG_SIZES,
+    LOOP_SIZES,
+    OPENAI_MODEL,
+    PROMPT,
+    S2_PROMPT,
+    S3_PROMPT,
+    S7_PROMPT,
+)
 
 
 def make_model(wire: str, backend: Backend) -> Any:
@@ -44,7 +54,13 @@ class ChatClientAdapter:
         )
         forecast = [tool(name=name, description=desc)(fn) for name, desc, fn in tools.forecast_tools()]
         self.forecast = ChatClient.builder(model).default_tools(*forecast).build()
+        self.catalog = {n: self._with_tools(model, tools.catalog_tools(n)) for n in CATALOG_SIZES if n}
+        self.loop = {n: self._with_tools(model, tools.loop_tools(n)) for n in LOOP_SIZES}
         self.store = InMemoryPendingToolCallStore()
+
+    @staticmethod
+    def _with_tools(model: Any, specs: list[tuple[str, str, Any]]) -> ChatClient:
+        return ChatClient.builder(model).default_tools(*(tool(name=n, description=d)(fn) for n, d, fn in specs)).build()
 
     # S1
     def call(self) -> str | None:
@@ -86,3 +102,29 @@ class ChatClientAdapter:
 
     async def atools50_loop(self) -> str | None:
         return await self.forecast.prompt(S2_PROMPT).acall().content()
+
+    # S8a: one call offering n tools, answered with text (0 tools is S1's call)
+    def call_tools50(self) -> str | None:
+        return self.catalog[50].prompt(PROMPT).call().content()
+
+    async def acall_tools50(self) -> str | None:
+        return await self.catalog[50].prompt(PROMPT).acall().content()
+
+    def call_tools200(self) -> str | None:
+        return self.catalog[200].prompt(PROMPT).call().content()
+
+    async def acall_tools200(self) -> str | None:
+        return await self.catalog[200].prompt(PROMPT).acall().content()
+
+    # S8b: the 5-round loop offering n tools on every round
+    def loop5_tools1(self) -> str | None:
+        return self.loop[1].prompt(S2_PROMPT).call().content()
+
+    async def aloop5_tools1(self) -> str | None:
+        return await self.loop[1].prompt(S2_PROMPT).acall().content()
+
+    def loop5_tools50(self) -> str | None:
+        return self.loop[50].prompt(S2_PROMPT).call().content()
+
+    async def aloop5_tools50(self) -> str | None:
+        return await self.loop[50].prompt(S2_PROMPT).acall().content()

@@ -18,6 +18,7 @@ from ..backends import Backend
 from ..canned import (
     ANTHROPIC_MODEL,
     API_KEY,
+    LOOP_SIZES,
     OPENAI_MODEL,
     PROMPT,
     S2_PROMPT,
@@ -34,6 +35,7 @@ class Wire:
 
     def __init__(self, wire: str, base_url: str) -> None:
         self.openai = wire == "openai"
+        self._tools: dict[str, list[dict[str, Any]]] = {}
         if self.openai:
             self.url = f"{base_url}/chat/completions"
             self.headers = {"authorization": f"Bearer {API_KEY}", "content-type": "application/json"}
@@ -45,19 +47,29 @@ class Wire:
         if self.openai:
             request: dict[str, Any] = {"model": OPENAI_MODEL, "messages": messages}
             if scenario:
-                request["tools"] = [
-                    {"type": "function", "function": {"name": n, "description": d, "parameters": s}}
-                    for n, d, s in raw_tool_specs(scenario)
-                ]
+                request["tools"] = self.tools(scenario)
         else:
             request = {"model": ANTHROPIC_MODEL, "max_tokens": 1024, "messages": messages}
             if scenario:
-                request["tools"] = [
-                    {"name": n, "description": d, "input_schema": s} for n, d, s in raw_tool_specs(scenario)
-                ]
+                request["tools"] = self.tools(scenario)
         if stream:
             request["stream"] = True
         return json.dumps(request, separators=(",", ":")).encode()
+
+    def tools(self, scenario: str) -> list[dict[str, Any]]:
+        """The scenario's tool definitions in wire form, built on first use: hand-written code holds
+        its definitions as constants, so the floor does not rebuild them per request."""
+        tools = self._tools.get(scenario)
+        if tools is None:
+            if self.openai:
+                tools = [
+                    {"type": "function", "function": {"name": n, "description": d, "parameters": s}}
+                    for n, d, s in raw_tool_specs(scenario)
+                ]
+            else:
+                tools = [{"name": n, "description": d, "input_schema": s} for n, d, s in raw_tool_specs(scenario)]
+            self._tools[scenario] = tools
+        return tools
 
     def user(self, text: str) -> list[Any]:
         return [{"role": "user", "content": text}]
@@ -106,6 +118,7 @@ class RawAdapter:
         self.store: dict[str, str] = {}
         self.tools: dict[str, Callable[..., Any]] = {"get_weather": tools.get_weather, "book_flight": tools.book_flight}
         self.tools.update({name: fn for name, _, fn in tools.forecast_tools()})
+        self.tools.update({name: fn for name, _, fn in tools.loop_tools(max(LOOP_SIZES))})
 
     def _post(self, body: bytes) -> dict[str, Any]:
         response = self.client.post(self.w.url, content=body, headers=self.w.headers)
@@ -205,3 +218,35 @@ class RawAdapter:
 
     async def atools50_loop(self) -> str | None:
         return await self._aloop("s7tools50", S2_PROMPT, self._run_async)
+
+    # S8a: one call offering n tools, answered with text (0 tools is S1's call)
+    def _call_tools(self, n: int) -> str | None:
+        return self.w.parse(self._post(self.w.body(self.w.user(PROMPT), f"catalog{n}")))[0]
+
+    async def _acall_tools(self, n: int) -> str | None:
+        return self.w.parse(await self._apost(self.w.body(self.w.user(PROMPT), f"catalog{n}")))[0]
+
+    def call_tools50(self) -> str | None:
+        return self._call_tools(50)
+
+    async def acall_tools50(self) -> str | None:
+        return await self._acall_tools(50)
+
+    def call_tools200(self) -> str | None:
+        return self._call_tools(200)
+
+    async def acall_tools200(self) -> str | None:
+        return await self._acall_tools(200)
+
+    # S8b: the 5-round loop offering n tools on every round
+    def loop5_tools1(self) -> str | None:
+        return self._loop("loop1", S2_PROMPT, self._run_sync)
+
+    async def aloop5_tools1(self) -> str | None:
+        return await self._aloop("loop1", S2_PROMPT, self._run_async)
+
+    def loop5_tools50(self) -> str | None:
+        return self._loop("loop50", S2_PROMPT, self._run_sync)
+
+    async def aloop5_tools50(self) -> str | None:
+        return await self._aloop("loop50", S2_PROMPT, self._run_async)

@@ -32,7 +32,9 @@ from chatclient.responses import (
     GenerationMetadata,
     Usage,
 )
+from chatclient.tools.definition import ToolDefinition
 from providers._http import ErrorDetails, error_from_response
+from providers._tool_rendering import TOOL_RENDERINGS
 
 from .options import AnthropicChatOptions
 
@@ -148,15 +150,9 @@ def _add_anthropic(body: dict[str, Any], anthropic: AnthropicChatOptions) -> Non
 
 
 def _add_tools(body: dict[str, Any], opts: ToolCallingChatOptions, anthropic: AnthropicChatOptions | None) -> None:
-    tools: list[dict[str, Any]] = []
-    for callback in opts.tool_callbacks:
-        definition = callback.definition
-        tools.append(
-            {"name": definition.name, "description": definition.description, "input_schema": definition.input_schema}
-        )
-    if anthropic is not None and anthropic.cache_tools:
-        tools[-1] = {**tools[-1], "cache_control": _EPHEMERAL}
-    body["tools"] = tools
+    # Rendered once per tool set and cache mark, then reused by every call and round.
+    cache = bool(anthropic is not None and anthropic.cache_tools)
+    body["tools"] = TOOL_RENDERINGS.render(opts.tool_callbacks, _render_tools, cache)
     choice = opts.tool_choice
     tool_choice: dict[str, Any] | None = None
     if choice is not None:
@@ -167,6 +163,14 @@ def _add_tools(body: dict[str, Any], opts: ToolCallingChatOptions, anthropic: An
             tool_choice["disable_parallel_tool_use"] = anthropic.disable_parallel_tool_use
     if tool_choice is not None:
         body["tool_choice"] = tool_choice
+
+
+def _render_tools(definitions: Sequence[ToolDefinition], cache: bool) -> list[dict[str, Any]]:
+    """The ``tools`` array; ``cache`` marks the last tool, so the whole list is one cached prefix."""
+    tools = [{"name": d.name, "description": d.description, "input_schema": d.input_schema} for d in definitions]
+    if cache:
+        tools[-1] = {**tools[-1], "cache_control": _EPHEMERAL}
+    return tools
 
 
 def _system(texts: list[str], *, cache: bool) -> str | list[dict[str, Any]]:

@@ -44,6 +44,8 @@ from chatclient.responses import (
     Usage,
 )
 from chatclient.tools.callback import ToolCallback
+from chatclient.tools.definition import ToolDefinition
+from providers._tool_rendering import TOOL_RENDERINGS
 
 from .._http import ErrorDetails, error_from_response
 
@@ -153,7 +155,11 @@ def _tools(opts: ChatOptions) -> list[dict[str, Any]]:
         callbacks = [callback for callback in callbacks if callback.name == choice]
         if not callbacks:
             raise ConfigurationError(f"tool_choice names {choice!r}, which is not a tool of this request")
-    definitions = (callback.definition for callback in callbacks)
+    # Rendered once per tool set (after the tool_choice filter), then reused by every call and round.
+    return TOOL_RENDERINGS.render(callbacks, _render_tools)
+
+
+def _render_tools(definitions: Sequence[ToolDefinition], _: object) -> list[dict[str, Any]]:
     return [
         {
             "type": "function",

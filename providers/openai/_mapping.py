@@ -37,7 +37,9 @@ from chatclient.responses import (
     GenerationMetadata,
     Usage,
 )
+from chatclient.tools.definition import ToolDefinition
 from providers._http import ErrorDetails
+from providers._tool_rendering import TOOL_RENDERINGS
 
 __all__ = [
     "PROVIDER",
@@ -167,19 +169,8 @@ def _tools(body: dict[str, Any], options: ChatOptions) -> None:
     callbacks = getattr(options, "tool_callbacks", ())
     if not callbacks:
         return
-    strict = getattr(options, "strict_tools", None)
-    tools = []
-    for callback in callbacks:
-        definition = callback.definition
-        function: dict[str, Any] = {
-            "name": definition.name,
-            "description": definition.description,
-            "parameters": strict_schema(definition.input_schema) if strict else definition.input_schema,
-        }
-        if strict is not None:
-            function["strict"] = strict
-        tools.append({"type": "function", "function": function})
-    body["tools"] = tools
+    # Rendered once per tool set and strict mode, then reused by every call and round.
+    body["tools"] = TOOL_RENDERINGS.render(callbacks, _render_tools, getattr(options, "strict_tools", None))
     choice = getattr(options, "tool_choice", None)
     if choice is not None:
         if choice in ("auto", "none", "required"):
@@ -189,6 +180,21 @@ def _tools(body: dict[str, Any], options: ChatOptions) -> None:
     parallel = getattr(options, "parallel_tool_calls", None)
     if parallel is not None:
         body["parallel_tool_calls"] = parallel
+
+
+def _render_tools(definitions: Sequence[ToolDefinition], strict: bool | None) -> list[dict[str, Any]]:
+    """The ``tools`` array; strict mode closes every object of each schema, as the API requires."""
+    tools = []
+    for definition in definitions:
+        function: dict[str, Any] = {
+            "name": definition.name,
+            "description": definition.description,
+            "parameters": strict_schema(definition.input_schema) if strict else definition.input_schema,
+        }
+        if strict is not None:
+            function["strict"] = strict
+        tools.append({"type": "function", "function": function})
+    return tools
 
 
 def _response_format(schema: dict[str, JsonValue], options: ChatOptions) -> dict[str, Any]:

@@ -41,7 +41,9 @@ from chatclient.responses import (
     Usage,
 )
 from chatclient.tools.callback import ToolCallback
+from chatclient.tools.definition import ToolDefinition
 from providers._http import ErrorDetails
+from providers._tool_rendering import TOOL_RENDERINGS
 
 __all__ = [
     "ITEM_IDS_KEY",
@@ -125,23 +127,30 @@ def _add_sampling(body: dict[str, Any], options: ChatOptions) -> None:
 def _add_tools(body: dict[str, Any], options: ChatOptions) -> None:
     callbacks: Sequence[ToolCallback] = getattr(options, "tool_callbacks", ())
     if callbacks:
+        # Rendered once per tool set and strict mode, then reused by every call and round.
         strict = bool(getattr(options, "strict_tools", None))
-        tools = []
-        for callback in callbacks:
-            definition = callback.definition
-            tools.append(
-                {
-                    "type": "function",
-                    "name": definition.name,
-                    "description": definition.description,
-                    "parameters": definition.input_schema,
-                    "strict": strict,
-                }
-            )
-        body["tools"] = tools
+        body["tools"] = TOOL_RENDERINGS.render(callbacks, _render_tools, strict)
     choice: str | None = getattr(options, "tool_choice", None)
     if choice is not None:
         body["tool_choice"] = choice if choice in ("auto", "none", "required") else {"type": "function", "name": choice}
+
+
+def _render_tools(definitions: Sequence[ToolDefinition], strict: bool) -> list[dict[str, Any]]:
+    """The ``tools`` array. ``strict`` is always sent: the API's default for functions is strict.
+
+    Generated schemas leave ``additionalProperties`` out; strict mode requires it to be ``false`` on
+    every object, so it is added here (a schema that cannot be strict is sent as it is, for the API
+    to say why)."""
+    return [
+        {
+            "type": "function",
+            "name": d.name,
+            "description": d.description,
+            "parameters": (_strict_schema(d.input_schema) or d.input_schema) if strict else d.input_schema,
+            "strict": strict,
+        }
+        for d in definitions
+    ]
 
 
 def _text_config(options: ChatOptions) -> dict[str, Any]:
