@@ -26,6 +26,7 @@ from chatclient import (
     tool,
 )
 from chatclient.testing import ScriptedChatModel, ScriptItem
+from chatclient.testing.advisor_kit import run_spec
 from tests.conftest import Counters
 
 
@@ -274,6 +275,7 @@ class _ContextProbe:
 
 
 def _context_seen(
+    mode: str = "call",
     *, client_ctx: dict[str, object] | None = None, model_ctx: dict[str, object] | None = None,
     options_ctx: dict[str, object] | None = None, spec_ctx: dict[str, object] | None = None,
 ) -> dict[str, object]:  # fmt: skip
@@ -289,7 +291,7 @@ def _context_seen(
         spec = spec.options(ToolCallingChatOptions(tool_context=options_ctx))
     if spec_ctx is not None:
         spec = spec.tool_context(spec_ctx)
-    spec.call().content()
+    run_spec(mode, spec)
     return probe.seen[0]
 
 
@@ -304,10 +306,12 @@ def _context_seen(
         ("options_ctx", "spec_ctx"),
     ],
 )
-def test_tool_context_sources_merge_in_order_and_the_later_key_wins(earlier: str, later: str) -> None:
-    seen = _context_seen(**{earlier: {"a": 1, "shared": earlier}, later: {"b": 2, "shared": later}})
+@pytest.mark.parametrize("mode", ["call", "stream"])
+def test_tool_context_sources_merge_in_order_and_the_later_key_wins(mode: str, earlier: str, later: str) -> None:
+    seen = _context_seen(mode, **{earlier: {"a": 1, "shared": earlier}, later: {"b": 2, "shared": later}})
     assert seen == {"a": 1, "b": 2, "shared": later}
 
 
-def test_the_options_tool_context_is_kept_when_the_spec_sets_none() -> None:
-    assert _context_seen(options_ctx={"tenant": "t1"}) == {"tenant": "t1"}
+@pytest.mark.parametrize("mode", ["call", "stream"])
+def test_the_options_tool_context_is_kept_when_the_spec_sets_none(mode: str) -> None:
+    assert _context_seen(mode, options_ctx={"tenant": "t1"}) == {"tenant": "t1"}
