@@ -29,6 +29,7 @@ from ..responses import ChatResponse, FinishReason, Generation, GenerationMetada
 from ._execution import Invocation, Outcome, arun_all, run_all, tool_execution_error
 from ._limits import ToolCallLimitPolicy, ToolCallLimits, canonical_arguments
 from ._processor import DefaultToolExceptionProcessor, ToolExceptionProcessor
+from ._results import normalize_arguments
 from .callback import ToolCallback
 from .confirmation import (
     DecisionCompleteness,
@@ -113,8 +114,9 @@ class _Plan:
     limit_exceeded: str | None
 
     def invocations(self) -> list[Invocation]:
+        # Normalised here, once, so no callback ever sees a blank or ``null`` arguments string.
         return [
-            Invocation(step.target, step.run_arguments, self.context)
+            Invocation(step.target, normalize_arguments(step.run_arguments), self.context)
             for step in self.steps
             if isinstance(step.target, ToolCallback)
         ]
@@ -247,7 +249,7 @@ class ToolCallingManager:
         if decision.arguments is None or not isinstance(target, ToolCallback):
             return replace(step, record=record)
         try:
-            target.validate_arguments(decision.arguments)
+            target.validate_arguments(normalize_arguments(decision.arguments))
         except ToolArgumentsError as exc:
             raise ToolCallDecisionError(
                 f"The edited arguments for tool call {step.call.id!r} ({step.call.name}) are invalid: {exc}; "
