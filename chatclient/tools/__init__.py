@@ -1,6 +1,7 @@
-"""Tools: define them (``@tool``, ``FunctionToolCallback``, ``ToolCallback``) and run the model's calls
-(``ToolCallingManager``)."""
+"""Tools: define them (``@tool``, ``FunctionToolCallback``, ``ToolCallback``), return text or a
+``ToolResult`` of parts, and run the model's calls (``ToolCallingManager``)."""
 
+from ..messages import FilePart, ImagePart, JsonPart, TextPart, ToolResult, ToolResultPart
 from ._limits import ToolCallLimitPolicy, ToolCallLimits
 from ._processor import DefaultToolExceptionProcessor, ToolExceptionProcessor, rethrowing_exception_processor
 from .callback import ToolCallback, ToolCallbackProvider
@@ -29,9 +30,12 @@ __all__ = [
     "DecisionCompleteness",
     "DEFAULT_DENY_MESSAGE",
     "DefaultToolExceptionProcessor",
+    "FilePart",
     "FunctionToolCallback",
     "FunctionToolCallbackBuilder",
+    "ImagePart",
     "InMemoryPendingToolCallStore",
+    "JsonPart",
     "PendingCall",
     "PendingToolCalls",
     "PendingToolCallStore",
@@ -39,6 +43,7 @@ __all__ = [
     "rethrowing_exception_processor",
     "seal",
     "SqlitePendingToolCallStore",
+    "TextPart",
     "tool",
     "tool_callbacks_from",
     "ToolCallback",
@@ -57,6 +62,8 @@ __all__ = [
     "ToolExecutionResult",
     "ToolLike",
     "ToolMetadata",
+    "ToolResult",
+    "ToolResultPart",
     "ToolSpec",
     "unseal",
 ]

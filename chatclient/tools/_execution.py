@@ -17,14 +17,15 @@ from typing import TypeAlias
 
 from .._sync import run_sync
 from ..errors import ToolExecutionError
+from ..messages import ToolResult
 from ._results import convert_result
 from .callback import ToolCallback
 from .definition import ToolContext
 
 __all__ = ["Invocation", "Outcome", "arun_all", "run_all", "tool_execution_error"]
 
-Outcome: TypeAlias = str | Exception
-"""A tool's result text, or what the call raised."""
+Outcome: TypeAlias = str | ToolResult | Exception
+"""A tool's result (text or structured), or what the call raised."""
 
 _POOL_WORKERS = 64
 _pool: ThreadPoolExecutor | None = None

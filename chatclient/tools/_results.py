@@ -13,6 +13,7 @@ from typing import Any, TypeAlias
 from pydantic_core import PydanticSerializationError, to_json
 
 from ..errors import ToolExecutionError
+from ..messages import ToolResult
 
 __all__ = [
     "DONE_TEXT",
@@ -25,8 +26,8 @@ __all__ = [
 DONE_TEXT = "Done"
 """What the model is told when a tool ran and returned nothing (``None``): it succeeded, as in Spring AI."""
 
-ResultConverter: TypeAlias = Callable[[Any], str]
-"""Turns what a tool returned into the text the model is sent."""
+ResultConverter: TypeAlias = Callable[[Any], str | ToolResult]
+"""Turns what a tool returned into the text (or the structured ``ToolResult``) the model is sent."""
 
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 
@@ -41,8 +42,8 @@ def normalize_arguments(arguments: str) -> str:
     return "{}" if not stripped or stripped == "null" else arguments
 
 
-def default_result_converter(value: Any) -> str:
-    """Strings as they are; ``None`` as :data:`DONE_TEXT`; everything else as JSON.
+def default_result_converter(value: Any) -> str | ToolResult:
+    """Strings and ``ToolResult`` values as they are; ``None`` as :data:`DONE_TEXT`; everything else as JSON.
 
     Models, dataclasses, dicts, lists, dates and numbers are JSON already; any other object is
     serialised by its public attributes (instance attributes and slots not starting with ``_``), as
@@ -50,7 +51,7 @@ def default_result_converter(value: Any) -> str:
     ``str()`` if its class defines one; otherwise it cannot be sent and this raises ``TypeError``,
     never falling back to a ``<... object at 0x...>`` text that tells the model nothing.
     """
-    if isinstance(value, str):
+    if isinstance(value, (str, ToolResult)):
         return value
     if value is None:
         return DONE_TEXT
@@ -61,13 +62,20 @@ def default_result_converter(value: Any) -> str:
         raise TypeError(str(exc).removeprefix("Error serializing to JSON: ")) from exc
 
 
-def convert_result(tool_name: str, value: Any, converter: ResultConverter = default_result_converter) -> str:
-    """``converter(value)``; a failure is the tool's error (it ran, but what it returned cannot be sent)."""
+def convert_result(
+    tool_name: str, value: Any, converter: ResultConverter = default_result_converter
+) -> str | ToolResult:
+    """``converter(value)``; a failure is the tool's error (it ran, but what it returned cannot be sent).
+
+    A ``ToolResult`` is passed through without the converter: it is already what the model is sent.
+    """
+    if isinstance(value, ToolResult):
+        return value
     try:
         result = converter(value)
     except Exception as exc:
         raise _unsendable(tool_name, exc) from exc
-    if not isinstance(result, str):
+    if not isinstance(result, (str, ToolResult)):
         raise _unsendable(tool_name, TypeError(f"the result converter returned a {type(result).__name__}"))
     return result
 
@@ -75,7 +83,7 @@ def convert_result(tool_name: str, value: Any, converter: ResultConverter = defa
 def _unsendable(tool_name: str, exc: Exception) -> ToolExecutionError:
     return ToolExecutionError(
         f"Tool '{tool_name}' ran, but its result cannot be sent to the model: {exc}. "
-        "Return a str, dict, list, dataclass or pydantic model, or give the tool a result converter.",
+        "Return a str, dict, list, dataclass, pydantic model or ToolResult, or give the tool a result converter.",
         tool_name=tool_name,
     )
 

@@ -10,6 +10,7 @@ from pydantic import BaseModel
 from typing_extensions import Self
 
 from ..errors import ToolError
+from ..messages import ToolResult
 from ._execution import tool_execution_error
 from ._results import ResultConverter, convert_result, default_result_converter
 from ._signature import ToolSignature
@@ -94,8 +95,9 @@ class FunctionToolCallback(ToolCallback):
     functions are awaited in ``acall`` (``call`` runs them on an event loop). Exceptions from the
     function become :class:`~chatclient.errors.ToolExecutionError`; a ``ToolError`` the function
     raises on purpose passes through unchanged. What the function returns goes through the spec's
-    result converter (``None`` is a success, ``"Done"``); a result that cannot be converted is the
-    tool's error too, saying that the tool ran.
+    result converter (``None`` is a success, ``"Done"``), except a ``ToolResult``, which is passed
+    through as it is; a result that cannot be converted is the tool's error too, saying that the
+    tool ran.
     """
 
     def __init__(self, spec: ToolSpec, target: Callable[..., Any] | None = None) -> None:
@@ -123,7 +125,7 @@ class FunctionToolCallback(ToolCallback):
     def validate_arguments(self, arguments: str) -> None:
         self.spec.signature.parse(arguments, self.spec.name)
 
-    def call(self, arguments: str, context: ToolContext | None = None) -> str:
+    def call(self, arguments: str, context: ToolContext | None = None) -> str | ToolResult:
         if self.is_async:
             return super().call(arguments, context)
         args, kwargs = self._prepare(arguments, context)
@@ -135,7 +137,7 @@ class FunctionToolCallback(ToolCallback):
             raise tool_execution_error(self.name, exc) from exc
         return convert_result(self.name, value, self.spec.result_converter)
 
-    async def acall(self, arguments: str, context: ToolContext | None = None) -> str:
+    async def acall(self, arguments: str, context: ToolContext | None = None) -> str | ToolResult:
         if not self.is_async:
             return await super().acall(arguments, context)
         args, kwargs = self._prepare(arguments, context)
