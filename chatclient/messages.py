@@ -197,9 +197,11 @@ class FilePart(_Media):
         return cls(data=base64.b64encode(data).decode("ascii"), media_type=media_type, filename=filename)
 
     def as_text(self) -> str:
-        name = self.filename or self.url or "file"
-        kind = f"{self.media_type}{self._size()}" if self.media_type else self._size().lstrip(", ")
-        return f"[file {name}: {kind}]" if kind else f"[file {name}]"
+        name = self.filename or self.url
+        kind = f"{self.media_type}{self._size()}" if self.media_type else self._size().removeprefix(", ")
+        if name and kind:
+            return f"[file {name}: {kind}]"
+        return f"[file {name}]" if name else f"[file: {kind}]"
 
 
 ToolResultPart = Annotated[

@@ -25,6 +25,7 @@ __all__ = [
     "default_result_converter",
 ]
 
+
 class ToolSpec:
     """A function tool minus the object it is bound to: built once, shared by every callback.
 
