@@ -124,8 +124,8 @@ def _tool_results(message: ToolResponseMessage) -> Iterable[dict[str, Any]]:
 _INLINE_IMAGES = frozenset({"image/png", "image/jpeg"})
 """Inline image types every Ollama server decodes; other types would fail the request."""
 _LEFT_OUT_NOTE = (
-    "[Note: an image or file the tool returned is shown above only as a placeholder: "
-    "this API takes inline PNG and JPEG images only, so you cannot see it.]"
+    "[Note: images or files the tool returned are shown above by placeholder only: "
+    "this API takes inline PNG and JPEG images only, so you cannot see their content.]"
 )
 
 

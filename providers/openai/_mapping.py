@@ -140,8 +140,8 @@ def _messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
 
 
 _MEDIA_NOTE = (
-    "[Note: the tool also returned {what}, shown above only as a placeholder: "
-    "tool results in this API carry text only, so you cannot see it.]"
+    "[Note: the tool also returned {what}, shown above by placeholder only: "
+    "tool results in this API carry text only, so you cannot see their content.]"
 )
 
 

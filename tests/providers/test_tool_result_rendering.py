@@ -172,8 +172,8 @@ class TestChatCompletions:
     def test_text_only_with_placeholders_and_a_note(self) -> None:
         content = self.tool_message(history(EVERY_KIND))["content"]
         assert content == (
-            f"{EVERY_KIND.text}\n[Note: the tool also returned 3 images and 3 files, shown above only as a "
-            "placeholder: tool results in this API carry text only, so you cannot see it.]"
+            f"{EVERY_KIND.text}\n[Note: the tool also returned 3 images and 3 files, shown above by placeholder "
+            "only: tool results in this API carry text only, so you cannot see their content.]"
         )
 
     def test_text_and_json_parts_need_no_note(self) -> None:
@@ -206,8 +206,8 @@ class TestOllama:
             "[file notes.txt: text/plain, 11 bytes]",
             PLACEHOLDER_ZIP,
             PLACEHOLDER_BMP,
-            "[Note: an image or file the tool returned is shown above only as a placeholder: "
-            "this API takes inline PNG and JPEG images only, so you cannot see it.]",
+            "[Note: images or files the tool returned are shown above by placeholder only: "
+            "this API takes inline PNG and JPEG images only, so you cannot see their content.]",
         ]
 
     def test_only_inline_images_need_no_note(self) -> None:
@@ -256,8 +256,8 @@ EXPECTED = {
         {"type": "input_image", "image_url": f"data:image/png;base64,{b64(PNG)}", "detail": "auto"},
     ],
     "openai-chat": (
-        f"{CHART.text}\n[Note: the tool also returned 1 image, shown above only as a placeholder: tool results "
-        "in this API carry text only, so you cannot see it.]"
+        f"{CHART.text}\n[Note: the tool also returned 1 image, shown above by placeholder only: tool results "
+        "in this API carry text only, so you cannot see their content.]"
     ),
     "ollama": ("Q3 chart:", [b64(PNG)]),
 }
