@@ -9,18 +9,27 @@ them when validating, so each accepts every field as a keyword.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import base64
+from collections.abc import Mapping, Sequence
 from typing import Annotated, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
+from pydantic_core import to_json
+from typing_extensions import Self
 
 __all__ = [
     "AssistantMessage",
+    "FilePart",
+    "ImagePart",
+    "JsonPart",
     "Message",
     "SystemMessage",
+    "TextPart",
     "ToolCall",
     "ToolResponse",
     "ToolResponseMessage",
+    "ToolResult",
+    "ToolResultPart",
     "UserMessage",
 ]
 
@@ -99,11 +108,162 @@ class AssistantMessage(BaseModel):
         return bool(self.tool_calls)
 
 
+class TextPart(BaseModel):
+    """Text for the model to read."""
+
+    model_config = _FROZEN
+    type: Literal["text"] = "text"
+    text: str
+
+    def __init__(self, text: str, *, type: Literal["text"] = "text") -> None:
+        super().__init__(text=text, type=type)
+
+    def as_text(self) -> str:
+        return self.text
+
+
+class JsonPart(BaseModel):
+    """A JSON value (a tool's structured output). Sent as JSON text: no provider takes JSON as such."""
+
+    model_config = _FROZEN
+    type: Literal["json"] = "json"
+    value: JsonValue
+
+    def __init__(self, value: JsonValue, *, type: Literal["json"] = "json") -> None:
+        super().__init__(value=value, type=type)
+
+    def as_text(self) -> str:
+        return to_json(self.value).decode()
+
+
+class _Media(BaseModel):
+    """Inline base64 ``data`` or a ``url``, exactly one; ``media_type`` is required with ``data``."""
+
+    model_config = _FROZEN
+    media_type: str | None = None
+    data: str | None = None
+    """The content, base64-encoded (standard alphabet, padded), as every provider takes it."""
+    url: str | None = None
+
+    @model_validator(mode="after")
+    def _one_source(self) -> Self:
+        if (self.data is None) == (self.url is None):
+            raise ValueError(f"{type(self).__name__} needs exactly one of data (base64) or url")
+        if self.data is not None and not self.media_type:
+            raise ValueError(f"{type(self).__name__} with inline data needs its media_type")
+        return self
+
+    @property
+    def data_url(self) -> str:
+        """``url``, or ``data`` as a ``data:`` URL (what the OpenAI APIs take for inline content)."""
+        return self.url if self.url is not None else f"data:{self.media_type};base64,{self.data}"
+
+    def _size(self) -> str:
+        if self.data is None:
+            return ""
+        size = len(self.data) * 3 // 4 - self.data[-2:].count("=")  # decoded size, without decoding
+        return f", {size / 1024:.0f} KB" if size >= 1024 else f", {size} bytes"
+
+
+class ImagePart(_Media):
+    """An image: base64 ``data`` with its ``media_type`` (``image/png``, ``image/jpeg``, ...) or a ``url``."""
+
+    type: Literal["image"] = "image"
+
+    @model_validator(mode="after")
+    def _an_image(self) -> Self:
+        if self.media_type is not None and not self.media_type.startswith("image/"):
+            raise ValueError(f"ImagePart media_type must be image/*, not {self.media_type!r}")
+        return self
+
+    @classmethod
+    def from_bytes(cls, data: bytes, media_type: str) -> ImagePart:
+        return cls(data=base64.b64encode(data).decode("ascii"), media_type=media_type)
+
+    def as_text(self) -> str:
+        if self.url is not None:
+            return f"[image: {self.url}]"
+        return f"[image: {self.media_type}{self._size()}]"
+
+
+class FilePart(_Media):
+    """A document or other file (``application/pdf``, ``text/plain``, ...): base64 ``data`` or a ``url``."""
+
+    type: Literal["file"] = "file"
+    filename: str | None = None
+
+    @classmethod
+    def from_bytes(cls, data: bytes, media_type: str, filename: str | None = None) -> FilePart:
+        return cls(data=base64.b64encode(data).decode("ascii"), media_type=media_type, filename=filename)
+
+    def as_text(self) -> str:
+        name = self.filename or self.url
+        kind = f"{self.media_type}{self._size()}" if self.media_type else self._size().removeprefix(", ")
+        if name and kind:
+            return f"[file {name}: {kind}]"
+        return f"[file {name}]" if name else f"[file: {kind}]"
+
+
+ToolResultPart = Annotated[
+    Union[TextPart, JsonPart, ImagePart, FilePart],  # noqa: UP007
+    Field(discriminator="type"),
+]
+"""One piece of a structured tool result (a discriminated union on ``type``)."""
+
+
+def _parts(parts: Sequence[ToolResultPart | str] | str) -> tuple[ToolResultPart, ...]:
+    if isinstance(parts, str):
+        return (TextPart(parts),)
+    return tuple(TextPart(part) if isinstance(part, str) else part for part in parts)
+
+
+def _text_form(parts: Sequence[ToolResultPart]) -> str:
+    return "\n".join(part.as_text() for part in parts)
+
+
+class ToolResult(BaseModel):
+    """What a tool may return instead of a ``str``: content parts (text, JSON, images, files) and metadata.
+
+    Each provider sends the parts in its own wire format and, where its API cannot carry a kind (an
+    image in a Chat Completions tool message), that part's text form (:meth:`text`) with a note.
+    ``metadata`` is kept with the tool response for the application and never sent to the model.
+    ``is_error`` is the tool's own report of a failure (an MCP tool's ``isError``): the model is told,
+    as for a tool that raised, but the exception processor is not involved.
+
+    ``ToolResult(["Two charts:", ImagePart.from_bytes(png, "image/png")])``; a ``str`` part is a
+    ``TextPart``.
+    """
+
+    model_config = _FROZEN
+    parts: tuple[ToolResultPart, ...] = ()
+    metadata: dict[str, JsonValue] = Field(default_factory=dict)
+    is_error: bool = False
+
+    def __init__(
+        self,
+        parts: Sequence[ToolResultPart | str] | str = (),
+        *,
+        metadata: Mapping[str, JsonValue] | None = None,
+        is_error: bool = False,
+    ) -> None:
+        super().__init__(parts=_parts(parts), metadata=_meta(metadata), is_error=is_error)
+
+    @property
+    def text(self) -> str:
+        """The text form: each part's text, one per line (an image or a file as a short placeholder)."""
+        return _text_form(self.parts)
+
+
 class ToolResponse(BaseModel):
     """The result of one tool call, sent back to the model under the call's ``id``.
 
-    ``is_error`` marks results that report a failure (bad arguments, unknown tool, a tool that raised)
-    so providers that support it (Anthropic's ``is_error``) can say so, and advisors can tell.
+    ``response_data`` is always the result as text: what every provider can send. A tool that returned
+    a :class:`ToolResult` also leaves its ``parts`` here (``response_data`` is then their text form), so
+    a provider that takes images or files sends those, and its ``metadata`` as ``result_metadata``.
+    ``metadata`` is the loop's own record (a confirmation decision, who approved it): kept apart so a
+    tool cannot write it. ``is_error`` marks results that report a failure (bad arguments, unknown
+    tool, a tool that raised) so providers that support it (Anthropic's ``is_error``) can say so, and
+    advisors can tell.
     """
 
     model_config = _FROZEN
@@ -112,6 +272,15 @@ class ToolResponse(BaseModel):
     response_data: str
     is_error: bool = False
     metadata: dict[str, JsonValue] = Field(default_factory=dict)
+    parts: tuple[ToolResultPart, ...] = ()
+    """The structured content, when the tool returned a ``ToolResult``; empty for a text result."""
+    result_metadata: dict[str, JsonValue] = Field(default_factory=dict)
+    """The ``ToolResult``'s metadata: for the application, never sent to the model."""
+
+    @property
+    def content(self) -> tuple[ToolResultPart, ...]:
+        """The parts to send: ``parts``, or the text result as one ``TextPart``."""
+        return self.parts or (TextPart(self.response_data),)
 
 
 class ToolResponseMessage(BaseModel):

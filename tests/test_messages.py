@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -11,11 +13,15 @@ from chatclient import (
     AssistantMessage,
     ChatOptions,
     ChatResponse,
+    FilePart,
     FinishReason,
     Generation,
+    ImagePart,
+    JsonPart,
     Message,
     Prompt,
     SystemMessage,
+    TextPart,
     ToolCall,
     ToolResponse,
     ToolResponseMessage,
@@ -27,7 +33,13 @@ from chatclient.responses import ChatResponseMetadata, GenerationMetadata
 CONVERSATION = TypeAdapter(list[Message])
 
 text = st.text(max_size=40)
-json_scalars = st.none() | st.booleans() | st.integers() | st.text(max_size=10)
+json_scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=10)
+)
 json_values = st.recursive(
     json_scalars,
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
@@ -37,6 +49,20 @@ metadata = st.dictionaries(st.text(max_size=8), json_values, max_size=3)
 tool_calls = st.builds(
     ToolCall, id=st.text(min_size=1, max_size=12), name=text, arguments=text, type=st.just("function")
 )
+base64_data = st.binary(max_size=12).map(lambda b: base64.b64encode(b).decode())
+urls = st.sampled_from(["https://example.com/a.png", "https://example.com/doc.pdf", "data:,x"])
+media = st.one_of(
+    st.builds(ImagePart, data=base64_data, media_type=st.sampled_from(["image/png", "image/jpeg"])),
+    st.builds(ImagePart, url=urls, media_type=st.none() | st.just("image/webp")),
+    st.builds(
+        FilePart,
+        data=base64_data,
+        media_type=st.sampled_from(["application/pdf", "text/plain"]),
+        filename=st.none() | text,
+    ),
+    st.builds(FilePart, url=urls, media_type=st.none() | st.just("application/pdf"), filename=st.none() | text),
+)
+parts = st.lists(st.builds(TextPart, text) | st.builds(JsonPart, json_values) | media, max_size=4)
 messages = st.one_of(
     st.builds(SystemMessage, text, metadata=metadata),
     st.builds(UserMessage, text, metadata=metadata),
@@ -51,6 +77,8 @@ messages = st.one_of(
                 response_data=text,
                 is_error=st.booleans(),
                 metadata=metadata,
+                parts=parts,
+                result_metadata=metadata,
             ),
             min_size=1,
             max_size=3,

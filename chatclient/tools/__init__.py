@@ -1,7 +1,9 @@
-"""Tools: define them (``@tool``, ``FunctionToolCallback``, ``ToolCallback``), run the model's calls
-(``ToolCallingManager`` and its limits), gate them (confirmation policies, decisions) and keep a
-paused state safe (stores, ``seal``/``unseal``, the nonce ledger)."""
+"""Tools: define them (``@tool``, ``FunctionToolCallback``, ``ToolCallback``), return text or a
+``ToolResult`` of parts, run the model's calls (``ToolCallingManager`` and its limits), gate them
+(confirmation policies, decisions) and keep a paused state safe (stores, ``seal``/``unseal``, the
+nonce ledger)."""
 
+from ..messages import FilePart, ImagePart, JsonPart, TextPart, ToolResult, ToolResultPart
 from ._limits import ToolCallLimitPolicy, ToolCallLimits
 from ._processor import DefaultToolExceptionProcessor, ToolExceptionProcessor, rethrowing_exception_processor
 from .callback import ToolCallback, ToolCallbackProvider
@@ -40,10 +42,13 @@ __all__ = [
     "default_nonce_ledger",
     "DEFAULT_DENY_MESSAGE",
     "DefaultToolExceptionProcessor",
+    "FilePart",
     "FunctionToolCallback",
     "FunctionToolCallbackBuilder",
+    "ImagePart",
     "InMemoryNonceLedger",
     "InMemoryPendingToolCallStore",
+    "JsonPart",
     "NonceLedger",
     "PendingCall",
     "PendingToolCalls",
@@ -52,6 +57,7 @@ __all__ = [
     "rethrowing_exception_processor",
     "seal",
     "SqlitePendingToolCallStore",
+    "TextPart",
     "tool",
     "tool_callbacks_from",
     "ToolCallback",
@@ -70,6 +76,8 @@ __all__ = [
     "ToolExecutionResult",
     "ToolLike",
     "ToolMetadata",
+    "ToolResult",
+    "ToolResultPart",
     "ToolSpec",
     "unseal",
 ]

@@ -17,13 +17,15 @@ from typing import TypeAlias
 
 from .._sync import run_sync
 from ..errors import ToolExecutionError
+from ..messages import ToolResult
+from ._results import convert_result
 from .callback import ToolCallback
 from .definition import ToolContext
 
 __all__ = ["Invocation", "Outcome", "arun_all", "run_all", "tool_execution_error"]
 
-Outcome: TypeAlias = str | Exception
-"""A tool's result text, or what the call raised."""
+Outcome: TypeAlias = str | ToolResult | Exception
+"""A tool's result (text or structured), or what the call raised."""
 
 _POOL_WORKERS = 64
 _pool: ThreadPoolExecutor | None = None
@@ -38,7 +40,12 @@ def tool_execution_error(tool_name: str, exc: Exception) -> ToolExecutionError:
 
 @dataclass(frozen=True)
 class Invocation:
-    """One call to run: the tool, the model's raw arguments and the request's context."""
+    """One call to run: the tool, its arguments (blank already turned into ``{}``) and the request's context.
+
+    What a callback returns is checked here, not trusted from its type: a hand-written callback that
+    returns ``None`` (a tool run for its effect) or an object gets the same treatment as a function
+    tool, through the default result converter.
+    """
 
     callback: ToolCallback
     arguments: str
@@ -46,15 +53,17 @@ class Invocation:
 
     def run(self) -> Outcome:
         try:
-            return self.callback.call(self.arguments, self.context)
+            return convert_result(self.callback.name, self.callback.call(self.arguments, self.context))
         except Exception as exc:
             return exc
 
     async def arun(self) -> Outcome:
         try:
             if self.callback.is_async:
-                return await self.callback.acall(self.arguments, self.context)
-            return await asyncio.to_thread(self.callback.call, self.arguments, self.context)
+                value = await self.callback.acall(self.arguments, self.context)
+            else:
+                value = await asyncio.to_thread(self.callback.call, self.arguments, self.context)
+            return convert_result(self.callback.name, value)
         except Exception as exc:
             return exc
 

@@ -14,6 +14,7 @@ from enum import Enum
 
 from ..errors import ConfigurationError, ToolCallLimitExceededError
 from ..messages import AssistantMessage, Message, ToolCall, UserMessage
+from ._results import normalize_arguments
 
 __all__ = ["ToolCallLimitPolicy", "ToolCallLimits", "canonical_arguments"]
 
@@ -95,12 +96,12 @@ class ToolCallLimits:
 def canonical_arguments(arguments: str) -> str:
     """The arguments as compact JSON with sorted keys, so key order and spacing do not matter.
 
-    Blank means ``{}``; text that is not JSON is compared as it is.
+    Blank or ``null`` means ``{}``; text that is not JSON is compared as it is.
     """
-    if not arguments or arguments.isspace():
-        return "{}"
     try:
-        return json.dumps(json.loads(arguments), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        return json.dumps(
+            json.loads(normalize_arguments(arguments)), sort_keys=True, separators=(",", ":"), ensure_ascii=False
+        )
     except (ValueError, RecursionError):
         return arguments
 

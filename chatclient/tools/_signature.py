@@ -20,6 +20,7 @@ from pydantic.json_schema import GenerateJsonSchema
 from pydantic_core import ErrorDetails
 
 from ..errors import ConfigurationError, ToolArgumentsError
+from ._results import normalize_arguments
 from .definition import ToolContext
 
 __all__ = ["ToolSignature"]
@@ -102,10 +103,9 @@ class ToolSignature:
         return self._compile().schema
 
     def parse(self, arguments: str, tool_name: str) -> BaseModel:
-        """Parse and validate the model's raw JSON; blank means no arguments."""
-        text = "{}" if not arguments or arguments.isspace() else arguments
+        """Parse and validate the model's raw JSON; blank or ``null`` means no arguments."""
         try:
-            return self._compile().model.model_validate_json(text)
+            return self._compile().model.model_validate_json(normalize_arguments(arguments))
         except ValidationError as exc:
             raise ToolArgumentsError(_describe(exc, tool_name), tool_name=tool_name) from exc
 

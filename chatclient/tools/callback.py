@@ -7,6 +7,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Sequence
 from typing import Protocol, runtime_checkable
 
+from ..messages import ToolResult
 from .definition import ToolContext, ToolDefinition, ToolMetadata
 
 __all__ = ["ToolCallback", "ToolCallbackProvider"]
@@ -16,7 +17,10 @@ class ToolCallback(ABC):
     """One tool the model may call.
 
     Implement ``call`` (a sync tool) or set ``is_async = True`` and implement ``acall`` (an async
-    tool, e.g. a remote MCP tool); the other one is derived. Both raise
+    tool, e.g. a remote MCP tool); the other one is derived. ``arguments`` is the model's JSON text,
+    ``"{}"`` when it sent none (blank or ``null``). Both return the result as text, or a
+    :class:`chatclient.ToolResult` for structured content (images, files, JSON, metadata); ``None``
+    counts as a success (``"Done"``). Both raise
     :class:`chatclient.ToolArgumentsError` for bad arguments and :class:`chatclient.ToolExecutionError`
     when the tool fails; the :class:`chatclient.tools.ToolCallingManager` decides what the model is told.
     """
@@ -39,12 +43,12 @@ class ToolCallback(ABC):
     def validate_arguments(self, arguments: str) -> None:  # noqa: B027 (an optional hook)
         """Raise ``ToolArgumentsError`` if ``arguments`` would be rejected; the default accepts all."""
 
-    def call(self, arguments: str, context: ToolContext | None = None) -> str:
+    def call(self, arguments: str, context: ToolContext | None = None) -> str | ToolResult:
         from .._sync import run_sync
 
         return run_sync(lambda: self.acall(arguments, context))
 
-    async def acall(self, arguments: str, context: ToolContext | None = None) -> str:
+    async def acall(self, arguments: str, context: ToolContext | None = None) -> str | ToolResult:
         return await asyncio.to_thread(self.call, arguments, context)
 
     def __repr__(self) -> str:

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from typing import Any, TypeAlias
+from typing import Any
 
 from pydantic import BaseModel
-from pydantic_core import to_json
 from typing_extensions import Self
 
 from ..errors import ToolError
+from ..messages import ToolResult
 from ._execution import tool_execution_error
+from ._results import ResultConverter, convert_result, default_result_converter
 from ._signature import ToolSignature
 from .callback import ToolCallback
 from .definition import ToolContext, ToolDefinition, ToolMetadata
@@ -23,16 +24,6 @@ __all__ = [
     "ToolSpec",
     "default_result_converter",
 ]
-
-ResultConverter: TypeAlias = Callable[[Any], str]
-"""Turns what a tool returned into the text the model sees."""
-
-
-def default_result_converter(value: Any) -> str:
-    """Strings as they are; everything else (models, dataclasses, dicts, numbers, ``None``) as JSON."""
-    if isinstance(value, str):
-        return value
-    return to_json(value, fallback=str).decode()
 
 
 class ToolSpec:
@@ -104,7 +95,10 @@ class FunctionToolCallback(ToolCallback):
     Sync functions run directly in ``call`` (``acall`` moves them to a thread); ``async def``
     functions are awaited in ``acall`` (``call`` runs them on an event loop). Exceptions from the
     function become :class:`~chatclient.errors.ToolExecutionError`; a ``ToolError`` the function
-    raises on purpose passes through unchanged.
+    raises on purpose passes through unchanged. What the function returns goes through the spec's
+    result converter (``None`` is a success, ``"Done"``), except a ``ToolResult``, which is passed
+    through as it is; a result that cannot be converted is the tool's error too, saying that the
+    tool ran.
     """
 
     def __init__(self, spec: ToolSpec, target: Callable[..., Any] | None = None) -> None:
@@ -132,27 +126,29 @@ class FunctionToolCallback(ToolCallback):
     def validate_arguments(self, arguments: str) -> None:
         self.spec.signature.parse(arguments, self.spec.name)
 
-    def call(self, arguments: str, context: ToolContext | None = None) -> str:
+    def call(self, arguments: str, context: ToolContext | None = None) -> str | ToolResult:
         if self.is_async:
             return super().call(arguments, context)
         args, kwargs = self._prepare(arguments, context)
         try:
-            return self.spec.result_converter(self._target(*args, **kwargs))
+            value = self._target(*args, **kwargs)
         except ToolError:
             raise
         except Exception as exc:
             raise tool_execution_error(self.name, exc) from exc
+        return convert_result(self.name, value, self.spec.result_converter)
 
-    async def acall(self, arguments: str, context: ToolContext | None = None) -> str:
+    async def acall(self, arguments: str, context: ToolContext | None = None) -> str | ToolResult:
         if not self.is_async:
             return await super().acall(arguments, context)
         args, kwargs = self._prepare(arguments, context)
         try:
-            return self.spec.result_converter(await self._target(*args, **kwargs))
+            value = await self._target(*args, **kwargs)
         except ToolError:
             raise
         except Exception as exc:
             raise tool_execution_error(self.name, exc) from exc
+        return convert_result(self.name, value, self.spec.result_converter)
 
     def _prepare(self, arguments: str, context: ToolContext | None) -> tuple[list[Any], dict[str, Any]]:
         signature = self.spec.signature

@@ -24,11 +24,21 @@ from ..errors import (
     ToolError,
     UnknownToolError,
 )
-from ..messages import AssistantMessage, Message, ToolCall, ToolResponse, ToolResponseMessage, UserMessage
+from ..messages import (
+    AssistantMessage,
+    Message,
+    TextPart,
+    ToolCall,
+    ToolResponse,
+    ToolResponseMessage,
+    ToolResult,
+    UserMessage,
+)
 from ..responses import ChatResponse, FinishReason, Generation, GenerationMetadata
 from ._execution import Invocation, Outcome, arun_all, run_all, tool_execution_error
 from ._limits import ToolCallLimitPolicy, ToolCallLimits, canonical_arguments
 from ._processor import DefaultToolExceptionProcessor, ToolExceptionProcessor
+from ._results import normalize_arguments
 from .callback import ToolCallback
 from .confirmation import (
     DecisionCompleteness,
@@ -113,8 +123,9 @@ class _Plan:
     limit_exceeded: str | None
 
     def invocations(self) -> list[Invocation]:
+        # Normalised here, once, so no callback ever sees a blank or ``null`` arguments string.
         return [
-            Invocation(step.target, step.run_arguments, self.context)
+            Invocation(step.target, normalize_arguments(step.run_arguments), self.context)
             for step in self.steps
             if isinstance(step.target, ToolCallback)
         ]
@@ -247,7 +258,7 @@ class ToolCallingManager:
         if decision.arguments is None or not isinstance(target, ToolCallback):
             return replace(step, record=record)
         try:
-            target.validate_arguments(decision.arguments)
+            target.validate_arguments(normalize_arguments(decision.arguments))
         except ToolArgumentsError as exc:
             raise ToolCallDecisionError(
                 f"The edited arguments for tool call {step.call.id!r} ({step.call.name}) are invalid: {exc}; "
@@ -297,17 +308,17 @@ class ToolCallingManager:
                 return_direct = False
                 continue
             outcome = target if isinstance(target, ToolError) else next(outcomes)
-            if isinstance(outcome, str):
-                if step.arguments is not None:
-                    outcome = _EDITED_NOTE.format(arguments=step.arguments) + outcome
-                responses.append(ToolResponse(id=call.id, name=call.name, response_data=outcome, metadata=metadata))
-                return_direct = return_direct and isinstance(target, ToolCallback) and target.metadata.return_direct
-            else:
+            if isinstance(outcome, Exception):
                 text = self._error_text(call, outcome)
                 responses.append(
                     ToolResponse(id=call.id, name=call.name, response_data=text, is_error=True, metadata=metadata)
                 )
                 return_direct = False
+            else:
+                response = _success(call, outcome, step.arguments, metadata)
+                responses.append(response)
+                direct = isinstance(target, ToolCallback) and target.metadata.return_direct
+                return_direct = return_direct and direct and not response.is_error
         history = (*prompt.messages, plan.message, ToolResponseMessage(responses))
         return ToolExecutionResult(history, return_direct, plan.limit_exceeded)
 
@@ -403,6 +414,25 @@ _ALREADY_DENIED = (
     "Do not ask for it again; answer with what you have."
 )
 _EDITED_NOTE = "Note: the user changed the arguments of this call before it ran; it ran with {arguments}.\n"
+
+
+def _success(
+    call: ToolCall, result: str | ToolResult, edited: str | None, metadata: dict[str, JsonValue]
+) -> ToolResponse:
+    """The response for a call that ran; a person's edit of the arguments is noted first, for the model."""
+    note = "" if edited is None else _EDITED_NOTE.format(arguments=edited)
+    if isinstance(result, str):
+        return ToolResponse(id=call.id, name=call.name, response_data=note + result, metadata=metadata)
+    parts = (TextPart(note.rstrip("\n")), *result.parts) if note else result.parts
+    return ToolResponse(
+        id=call.id,
+        name=call.name,
+        response_data=note + result.text,
+        is_error=result.is_error,
+        metadata=metadata,
+        parts=parts,
+        result_metadata=result.metadata,
+    )
 
 
 def _denied_in_turn(history: Sequence[Message]) -> set[tuple[str, str]]:

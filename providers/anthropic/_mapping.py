@@ -5,6 +5,7 @@ Shared by the sync and async paths, by the httpx2 transport and the official-SDK
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -16,10 +17,14 @@ from chatclient.errors import ConfigurationError, MalformedResponseError, Provid
 from chatclient.events import ModelEvent, ReasoningDelta, TextDelta, ToolCallDelta, ToolCallStarted
 from chatclient.messages import (
     AssistantMessage,
+    FilePart,
+    ImagePart,
     Message,
     SystemMessage,
     ToolCall,
+    ToolResponse,
     ToolResponseMessage,
+    ToolResultPart,
     UserMessage,
 )
 from chatclient.options import ChatOptions, ToolCallingChatOptions
@@ -196,7 +201,7 @@ def _messages(messages: Sequence[Message]) -> tuple[list[str], list[dict[str, An
         elif isinstance(message, AssistantMessage):
             role, blocks = "assistant", _assistant_blocks(message)
         elif isinstance(message, ToolResponseMessage):
-            role, blocks = "user", [_tool_result(r.id, r.response_data, r.is_error) for r in message.responses]
+            role, blocks = "user", [_tool_result(r) for r in message.responses]
         elif isinstance(message, SystemMessage):
             system.append(message.text)
             continue
@@ -240,13 +245,54 @@ def _tool_input(arguments: str) -> Any:
     return value if isinstance(value, dict) else {}
 
 
-def _tool_result(call_id: str, data: str, is_error: bool) -> dict[str, Any]:
-    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": call_id}
-    if data:  # ``content`` is optional; an empty text would be rejected
-        block["content"] = data
-    if is_error:
+def _tool_result(response: ToolResponse) -> dict[str, Any]:
+    """A ``tool_result`` block: a text result as a string, a ``ToolResult``'s parts as content blocks."""
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": response.id}
+    if response.parts:
+        content = [wire for part in response.parts if (wire := _tool_result_content(part)) is not None]
+        if content:
+            block["content"] = content
+    elif response.response_data:  # ``content`` is optional; an empty text would be rejected
+        block["content"] = response.response_data
+    if response.is_error:
         block["is_error"] = True
     return block
+
+
+_IMAGE_MEDIA_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
+"""The inline image types the API accepts; any other is sent as its text placeholder."""
+
+
+def _tool_result_content(part: ToolResultPart) -> dict[str, Any] | None:
+    """One block of a ``tool_result``'s content, which takes ``text``, ``image`` and ``document`` blocks.
+
+    Images: base64 (JPEG, PNG, GIF, WebP) or a URL. Documents: a PDF (base64 or URL) or plain text.
+    Anything else (another image or file type) becomes a text block with the part's placeholder, so
+    the model knows something was returned that it cannot see. Empty texts are dropped: the API
+    rejects empty text blocks.
+    """
+    if isinstance(part, ImagePart):
+        if part.url is not None:
+            return {"type": "image", "source": {"type": "url", "url": part.url}}
+        if part.media_type in _IMAGE_MEDIA_TYPES:
+            return {"type": "image", "source": {"type": "base64", "media_type": part.media_type, "data": part.data}}
+    elif isinstance(part, FilePart):
+        document = _document_source(part)
+        if document is not None:
+            return {"type": "document", "source": document} | ({"title": part.filename} if part.filename else {})
+    text = part.as_text()
+    return {"type": "text", "text": text} if text else None
+
+
+def _document_source(part: FilePart) -> dict[str, Any] | None:
+    if part.url is not None:
+        return {"type": "url", "url": part.url} if part.media_type in (None, "application/pdf") else None
+    if part.media_type == "application/pdf":
+        return {"type": "base64", "media_type": "application/pdf", "data": part.data}
+    if part.media_type == "text/plain" and part.data is not None:
+        text = base64.b64decode(part.data).decode("utf-8", errors="replace")
+        return {"type": "text", "media_type": "text/plain", "data": text}
+    return None
 
 
 def strict_schema(schema: Mapping[str, Any]) -> dict[str, Any]:

@@ -27,9 +27,12 @@ from chatclient.errors import (
 from chatclient.events import ModelEvent, ReasoningDelta, TextDelta, ToolCallDelta, ToolCallStarted
 from chatclient.messages import (
     AssistantMessage,
+    FilePart,
+    ImagePart,
     Message,
     SystemMessage,
     ToolCall,
+    ToolResponse,
     ToolResponseMessage,
     UserMessage,
 )
@@ -124,10 +127,35 @@ def _assistant(message: AssistantMessage) -> dict[str, Any]:
 def _tool_results(message: ToolResponseMessage) -> Iterable[dict[str, Any]]:
     # The 2024 recording sends only role + content; servers since 2025 also read tool_name (which
     # tool answered) and tool_call_id (which call). Older servers ignore unknown fields.
-    return (
-        {"role": "tool", "content": response.response_data, "tool_name": response.name, "tool_call_id": response.id}
-        for response in message.responses
-    )
+    return (_tool_result(response) for response in message.responses)
+
+
+_INLINE_IMAGES = frozenset({"image/png", "image/jpeg"})
+"""Inline image types every Ollama server decodes; other types would fail the request."""
+_LEFT_OUT_NOTE = (
+    "[Note: images or files the tool returned are shown above by placeholder only: "
+    "this API takes inline PNG and JPEG images only, so you cannot see their content.]"
+)
+
+
+def _tool_result(response: ToolResponse) -> dict[str, Any]:
+    """A ``tool`` message; a ``ToolResult``'s inline images go in its ``images`` field.
+
+    Ollama takes images as base64 strings on any message (a vision model sees them), not URLs and
+    not files: an image URL, another image type and a file are left in ``content`` as their text
+    placeholders, with a note that the model cannot see them.
+    """
+    entry: dict[str, Any] = {"role": "tool", "content": response.response_data}
+    inline = [part for part in response.parts if isinstance(part, ImagePart) and part.media_type in _INLINE_IMAGES]
+    if inline:
+        entry["content"] = "\n".join(part.as_text() for part in response.parts if part not in inline)
+        entry["images"] = [part.data for part in inline]
+    left_out = sum(isinstance(part, (ImagePart, FilePart)) for part in response.parts) - len(inline)
+    if left_out:
+        entry["content"] += "\n" + _LEFT_OUT_NOTE
+    entry["tool_name"] = response.name
+    entry["tool_call_id"] = response.id
+    return entry
 
 
 def _arguments_object(arguments: str) -> Any:

@@ -26,7 +26,15 @@ from chatclient.errors import (
     StreamIncompleteError,
 )
 from chatclient.events import ModelEvent, ReasoningDelta, TextDelta, ToolCallDelta, ToolCallStarted
-from chatclient.messages import AssistantMessage, Message, ToolCall, ToolResponseMessage
+from chatclient.messages import (
+    AssistantMessage,
+    FilePart,
+    ImagePart,
+    Message,
+    ToolCall,
+    ToolResponse,
+    ToolResponseMessage,
+)
 from chatclient.options import ChatOptions
 from chatclient.prompt import Prompt
 from chatclient.responses import (
@@ -130,10 +138,31 @@ def _messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
         if isinstance(message, AssistantMessage):
             wire.append(_assistant(message))
         elif isinstance(message, ToolResponseMessage):
-            wire.extend({"role": "tool", "tool_call_id": r.id, "content": r.response_data} for r in message.responses)
+            wire.extend({"role": "tool", "tool_call_id": r.id, "content": _tool_content(r)} for r in message.responses)
         else:
             wire.append({"role": message.role, "content": message.text})
     return wire
+
+
+_MEDIA_NOTE = (
+    "[Note: the tool also returned {what}, shown above by placeholder only: "
+    "tool results in this API carry text only, so you cannot see their content.]"
+)
+
+
+def _tool_content(response: ToolResponse) -> str:
+    """A tool message's content: the result's text form, with a note when images or files were left out.
+
+    Chat Completions takes only text in a ``tool`` message (images go in ``user`` messages only), so
+    a ``ToolResult``'s images and files appear as their placeholders, and the note tells the model
+    it cannot see them rather than letting it guess at their content.
+    """
+    images = sum(isinstance(part, ImagePart) for part in response.parts)
+    files = sum(isinstance(part, FilePart) for part in response.parts)
+    if not images and not files:
+        return response.response_data
+    what = " and ".join(f"{n} {kind}{'s' if n > 1 else ''}" for n, kind in ((images, "image"), (files, "file")) if n)
+    return f"{response.response_data}\n{_MEDIA_NOTE.format(what=what)}"
 
 
 def _assistant(message: AssistantMessage) -> dict[str, Any]:

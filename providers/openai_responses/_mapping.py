@@ -5,6 +5,7 @@ Shared by the sync, async and official-SDK paths of :class:`OpenAIResponsesChatM
 
 from __future__ import annotations
 
+import mimetypes
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -24,10 +25,14 @@ from chatclient.errors import (
 from chatclient.events import ModelEvent, ReasoningDelta, TextDelta, ToolCallDelta, ToolCallStarted
 from chatclient.messages import (
     AssistantMessage,
+    FilePart,
+    ImagePart,
     Message,
     SystemMessage,
     ToolCall,
+    ToolResponse,
     ToolResponseMessage,
+    ToolResultPart,
     UserMessage,
 )
 from chatclient.options import ChatOptions
@@ -229,11 +234,45 @@ def input_items(messages: Sequence[Message], *, store: bool) -> list[dict[str, A
         elif isinstance(message, AssistantMessage):
             _assistant_items(items, message, store)
         elif isinstance(message, ToolResponseMessage):
-            for response in message.responses:
-                items.append({"type": "function_call_output", "call_id": response.id, "output": response.response_data})
+            items.extend(_function_call_output(response) for response in message.responses)
         elif isinstance(message, SystemMessage):
             items.append({"role": "developer", "content": message.text})
     return items
+
+
+def _function_call_output(response: ToolResponse) -> dict[str, Any]:
+    """A ``function_call_output`` item: a text result as a string, a ``ToolResult``'s parts as a list.
+
+    The list takes ``input_text``, ``input_image`` (a URL or a ``data:`` URL) and ``input_file``
+    (``file_data`` as a ``data:`` URL with a filename, or ``file_url``); which file types the model
+    reads is the API's decision (PDF is documented). JSON parts are sent as text, and an image of a
+    type the API does not take (PNG, JPEG, GIF, WebP) as its text placeholder. The API has no
+    error flag for a tool result, so ``is_error`` is carried by the text alone.
+    """
+    output: str | list[dict[str, Any]] = response.response_data
+    if response.parts:
+        output = [wire for part in response.parts if (wire := _output_part(part)) is not None] or ""
+    return {"type": "function_call_output", "call_id": response.id, "output": output}
+
+
+_IMAGE_MEDIA_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+"""The inline image types the API accepts; any other is sent as its text placeholder."""
+
+
+def _output_part(part: ToolResultPart) -> dict[str, Any] | None:
+    if isinstance(part, ImagePart) and (part.url is not None or part.media_type in _IMAGE_MEDIA_TYPES):
+        return {"type": "input_image", "image_url": part.data_url, "detail": "auto"}
+    if isinstance(part, FilePart):
+        if part.url is not None:
+            return {"type": "input_file", "file_url": part.url}
+        return {"type": "input_file", "file_data": part.data_url, "filename": part.filename or _filename(part)}
+    text = part.as_text()
+    return {"type": "input_text", "text": text} if text else None
+
+
+def _filename(part: FilePart) -> str:
+    """A name for an unnamed inline file: the API wants one with ``file_data``, and reads its extension."""
+    return "file" + (mimetypes.guess_extension(part.media_type or "") or "")
 
 
 def _assistant_items(items: list[dict[str, Any]], message: AssistantMessage, store: bool) -> None:

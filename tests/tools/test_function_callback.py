@@ -106,7 +106,7 @@ class TestResults:
         ("value", "text"),
         [
             ("plain text", "plain text"),
-            (None, "null"),
+            (None, "Done"),
             (42, "42"),
             ({"a": [1, 2]}, '{"a":[1,2]}'),
             (Point(x=1, y=2), '{"x":1,"y":2}'),

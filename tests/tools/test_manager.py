@@ -1,10 +1,13 @@
-"""ToolCallingManager: the history it builds, failures reported to the model, concurrency, return_direct."""
+"""ToolCallingManager: the history it builds, failures reported to the model, concurrency, return_direct.
+
+Concurrency is proved without clocks: the calls of a batch meet at a barrier (or an ``asyncio`` gate)
+that opens only once all of them are running, so a manager that ran them one by one fails the test.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -59,18 +62,6 @@ def final_a() -> str:
 @tool(return_direct=True)
 def final_b() -> str:
     return "B"
-
-
-@tool
-def sleepy(seconds: float, label: str) -> str:
-    time.sleep(seconds)
-    return label
-
-
-@tool
-async def asleepy(seconds: float, label: str) -> str:
-    await asyncio.sleep(seconds)
-    return label
 
 
 @tool
@@ -192,10 +183,17 @@ class TestFailuresAreToldToTheModel:
 
     def test_processor_can_rethrow_the_original_exception_after_the_batch_finished(self) -> None:
         finished: list[str] = []
+        raised = threading.Event()
+
+        @tool
+        def fatal() -> str:
+            raised.set()
+            raise ValueError("fatal")
 
         @tool
         def slow_ok() -> str:
-            time.sleep(0.05)
+            """Finishes only after the other call has raised."""
+            assert raised.wait(GUARD)
             finished.append("slow_ok")
             return "ok"
 
@@ -204,9 +202,9 @@ class TestFailuresAreToldToTheModel:
             .exception_processor(DefaultToolExceptionProcessor(rethrow=(ValueError,)))
             .build()
         )
-        response = reply(call("explode", '{"reason": "fatal"}'), call("slow_ok"))
+        response = reply(call("fatal"), call("slow_ok"))
         with pytest.raises(ValueError, match="fatal"):
-            manager.execute_tool_calls(prompt([explode, slow_ok]), response)
+            manager.execute_tool_calls(prompt([fatal, slow_ok]), response)
         assert finished == ["slow_ok"]
 
     async def test_always_rethrowing_processor_on_the_async_path(self) -> None:
@@ -247,54 +245,141 @@ class TestReturnDirect:
         assert result.return_direct is False
 
 
+GUARD = 10.0
+"""Seconds a rendezvous waits before it gives up: a deadlock guard that fails a broken test, never a
+measure of speed (a working run never waits for it)."""
+
+
+class Rendezvous:
+    """No call leaves before all ``parties`` have arrived: a batch passes only if its calls run at once.
+
+    Sync tools wait on a ``threading.Barrier`` in their thread; async tools wait on it from a worker
+    thread, so the event loop stays free for the other async calls of the batch.
+    """
+
+    def __init__(self, parties: int) -> None:
+        self.barrier = threading.Barrier(parties, timeout=GUARD)
+
+    def wait(self) -> None:
+        self.barrier.wait()
+
+    async def await_all(self) -> None:
+        await asyncio.to_thread(self.barrier.wait)
+
+
+@tool
+def meet(label: str, context: ToolContext) -> str:
+    context["rendezvous"].wait()
+    return label
+
+
+@tool
+async def ameet(label: str, context: ToolContext) -> str:
+    await context["rendezvous"].await_all()
+    return label
+
+
+@tool
+async def ameet_on_the_loop(label: str, context: ToolContext) -> str:
+    """Waits with an ``asyncio.Event`` only: the calls must be tasks of one loop, running at once."""
+    gate: LoopGate = context["gate"]
+    await gate.arrive()
+    return label
+
+
+class LoopGate:
+    """Opens when ``parties`` coroutines have arrived; needs no thread, so it proves task concurrency."""
+
+    def __init__(self, parties: int) -> None:
+        self.parties = parties
+        self.arrived = 0
+        self.open = asyncio.Event()
+
+    async def arrive(self) -> None:
+        self.arrived += 1
+        if self.arrived == self.parties:
+            self.open.set()
+        await asyncio.wait_for(self.open.wait(), GUARD)
+
+
+class Relay:
+    """Call ``i`` may finish only after call ``i + 1`` has: results complete in reverse reply order."""
+
+    def __init__(self, n: int) -> None:
+        self.done = [threading.Event() for _ in range(n)]
+
+    def run(self, i: int) -> None:
+        if i + 1 < len(self.done):
+            assert self.done[i + 1].wait(GUARD), f"call {i + 1} never finished"
+        self.done[i].set()
+
+
+@tool
+def relay(i: int, context: ToolContext) -> str:
+    context["relay"].run(i)
+    return f"r{i}"
+
+
+@tool
+async def arelay(i: int, context: ToolContext) -> str:
+    await asyncio.to_thread(context["relay"].run, i)
+    return f"r{i}"
+
+
 class TestConcurrency:
-    DURATIONS = (0.06, 0.01, 0.04, 0.0)
-
-    def ordered_reply(self, name: str) -> ChatResponse:
-        return reply(
-            *(call(name, f'{{"seconds": {s}, "label": "r{i}"}}', id=f"c{i}") for i, s in enumerate(self.DURATIONS))
-        )
-
-    def test_results_keep_the_reply_order_whatever_the_durations_sync(self) -> None:
-        result = MANAGER.execute_tool_calls(prompt([sleepy]), self.ordered_reply("sleepy"))
-        assert results(result) == [(f"c{i}", f"r{i}", False) for i in range(4)]
-
-    async def test_results_keep_the_reply_order_whatever_the_durations_async(self) -> None:
-        result = await MANAGER.aexecute_tool_calls(prompt([asleepy]), self.ordered_reply("asleepy"))
-        assert results(result) == [(f"c{i}", f"r{i}", False) for i in range(4)]
+    @staticmethod
+    def batch(*names: str) -> ChatResponse:
+        return reply(*(call(name, f'{{"label": "{i}"}}', id=f"c{i}") for i, name in enumerate(names)))
 
     @staticmethod
-    def four_sleeps(*names: str) -> ChatResponse:
-        return reply(*(call(name, f'{{"seconds": 0.05, "label": "{i}"}}', id=f"c{i}") for i, name in enumerate(names)))
+    def labels(result: ToolExecutionResult) -> list[str]:
+        return [r.response_data for r in result.tool_responses]
 
-    def timed_sync(self, response: ChatResponse) -> float:
-        start = time.perf_counter()
-        result = MANAGER.execute_tool_calls(prompt([sleepy, asleepy]), response)
-        elapsed = time.perf_counter() - start
-        assert [r.response_data for r in result.tool_responses] == ["0", "1", "2", "3"]
-        return elapsed
+    @staticmethod
+    def meeting(parties: int) -> Prompt:
+        return prompt([meet, ameet], context={"rendezvous": Rendezvous(parties)})
 
-    def test_four_sync_tools_of_50ms_finish_under_150ms_on_the_sync_path(self) -> None:
-        assert self.timed_sync(self.four_sleeps("sleepy", "sleepy", "sleepy", "sleepy")) < 0.15
+    @pytest.mark.parametrize("name", ["relay", "arelay"])
+    def test_results_keep_the_reply_order_when_calls_finish_in_reverse_sync(self, name: str) -> None:
+        response = reply(*(call(name, f'{{"i": {i}}}', id=f"c{i}") for i in range(4)))
+        result = MANAGER.execute_tool_calls(prompt([relay, arelay], context={"relay": Relay(4)}), response)
+        assert results(result) == [(f"c{i}", f"r{i}", False) for i in range(4)]
 
-    def test_four_async_tools_of_50ms_finish_under_150ms_on_the_sync_path(self) -> None:
-        assert self.timed_sync(self.four_sleeps("asleepy", "asleepy", "asleepy", "asleepy")) < 0.15
+    @pytest.mark.parametrize("name", ["relay", "arelay"])
+    async def test_results_keep_the_reply_order_when_calls_finish_in_reverse_async(self, name: str) -> None:
+        response = reply(*(call(name, f'{{"i": {i}}}', id=f"c{i}") for i in range(4)))
+        result = await MANAGER.aexecute_tool_calls(prompt([relay, arelay], context={"relay": Relay(4)}), response)
+        assert results(result) == [(f"c{i}", f"r{i}", False) for i in range(4)]
 
-    def test_mixed_sync_and_async_tools_of_50ms_finish_under_150ms_on_the_sync_path(self) -> None:
-        assert self.timed_sync(self.four_sleeps("sleepy", "asleepy", "sleepy", "asleepy")) < 0.15
+    @pytest.mark.parametrize(
+        "names",
+        [("meet",) * 4, ("ameet",) * 4, ("meet", "ameet", "meet", "ameet")],
+        ids=["sync-tools", "async-tools", "mixed"],
+    )
+    def test_all_calls_of_a_reply_run_at_once_on_the_sync_path(self, names: tuple[str, ...]) -> None:
+        result = MANAGER.execute_tool_calls(self.meeting(4), self.batch(*names))
+        assert self.labels(result) == ["0", "1", "2", "3"]
 
-    def test_sync_path_inside_a_running_loop_with_async_tools_finishes_under_150ms(self) -> None:
-        async def main() -> float:
-            return self.timed_sync(self.four_sleeps("asleepy", "asleepy", "sleepy", "asleepy"))
+    def test_all_calls_run_at_once_on_the_sync_path_inside_a_running_loop(self) -> None:
+        async def main() -> ToolExecutionResult:
+            return MANAGER.execute_tool_calls(self.meeting(4), self.batch("ameet", "ameet", "meet", "ameet"))
 
-        assert asyncio.run(main()) < 0.15
+        assert self.labels(asyncio.run(main())) == ["0", "1", "2", "3"]
 
-    @pytest.mark.parametrize("name", ["sleepy", "asleepy"])
-    async def test_four_tools_of_50ms_finish_under_150ms_on_the_async_path(self, name: str) -> None:
-        start = time.perf_counter()
-        result = await MANAGER.aexecute_tool_calls(prompt([sleepy, asleepy]), self.four_sleeps(*[name] * 4))
-        assert time.perf_counter() - start < 0.15
-        assert [r.response_data for r in result.tool_responses] == ["0", "1", "2", "3"]
+    @pytest.mark.parametrize("name", ["meet", "ameet"])
+    async def test_all_calls_of_a_reply_run_at_once_on_the_async_path(self, name: str) -> None:
+        result = await MANAGER.aexecute_tool_calls(self.meeting(4), self.batch(*[name] * 4))
+        assert self.labels(result) == ["0", "1", "2", "3"]
+
+    async def test_async_tools_are_tasks_of_one_loop_on_the_async_path(self) -> None:
+        p = prompt([ameet_on_the_loop], context={"gate": LoopGate(4)})
+        result = await MANAGER.aexecute_tool_calls(p, self.batch(*["ameet_on_the_loop"] * 4))
+        assert self.labels(result) == ["0", "1", "2", "3"]
+
+    def test_async_tools_share_one_loop_on_the_sync_path(self) -> None:
+        p = prompt([ameet_on_the_loop], context={"gate": LoopGate(4)})
+        result = MANAGER.execute_tool_calls(p, self.batch(*["ameet_on_the_loop"] * 4))
+        assert self.labels(result) == ["0", "1", "2", "3"]
 
     def test_a_single_sync_call_runs_in_the_calling_thread(self) -> None:
         result = MANAGER.execute_tool_calls(prompt([thread_name]), reply(call("thread_name")))
@@ -311,11 +396,13 @@ class TestConcurrency:
 
     async def test_cancelling_the_async_path_cancels_the_running_tools(self) -> None:
         cancelled: list[str] = []
+        both_running = LoopGate(2)
 
         @tool
         async def forever() -> str:
             try:
-                await asyncio.sleep(10)
+                await both_running.arrive()
+                await asyncio.Event().wait()
             except asyncio.CancelledError:
                 cancelled.append("forever")
                 raise
@@ -324,7 +411,7 @@ class TestConcurrency:
         task = asyncio.ensure_future(
             MANAGER.aexecute_tool_calls(prompt([forever]), reply(call("forever", id="a"), call("forever", id="b")))
         )
-        await asyncio.sleep(0.01)
+        await asyncio.wait_for(both_running.open.wait(), GUARD)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
