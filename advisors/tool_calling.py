@@ -246,7 +246,7 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
         context = request.context
         extra = context.get(ContextKeys.TOOL_LOOP_EXTENSIONS)
         hooks = _hooks_of((self, *self.extensions, *extra)) if extra else self._hooks
-        state = LoopState(streaming=streaming, observers=context.get(ContextKeys.OBSERVERS) or NO_OBSERVERS)
+        state = LoopState(streaming=streaming, observers=_observers_of(request))
         return self._flow(request, state, hooks)
 
     def _flow(self, request: ChatClientRequest, state: LoopState, hooks: _Hooks) -> _Flow:
@@ -460,6 +460,7 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
         if not self._applies(request):
             return next_(request)
         manager = self.tool_calling_manager
+        observers = _observers_of(request)
         flow = self._start(request, streaming=False)
         try:
             step = next(flow)
@@ -468,7 +469,9 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
                     if isinstance(step, _ModelRound):
                         outcome: Any = next_(step.request)
                     elif isinstance(step, _RunTools):
-                        outcome = manager.execute_tool_calls(step.prompt, step.response, step.decisions)
+                        outcome = manager.execute_tool_calls(
+                            step.prompt, step.response, step.decisions, observers=observers
+                        )
                     else:
                         outcome = _run_await(step)
                 except Exception as exc:
@@ -483,6 +486,7 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
         if not self._applies(request):
             return await next_(request)
         manager = self.tool_calling_manager
+        observers = _observers_of(request)
         flow = self._start(request, streaming=False)
         try:
             step = next(flow)
@@ -491,7 +495,9 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
                     if isinstance(step, _ModelRound):
                         outcome: Any = await next_(step.request)
                     elif isinstance(step, _RunTools):
-                        outcome = await manager.aexecute_tool_calls(step.prompt, step.response, step.decisions)
+                        outcome = await manager.aexecute_tool_calls(
+                            step.prompt, step.response, step.decisions, observers=observers
+                        )
                     else:
                         outcome = await _await_step(step)
                 except Exception as exc:
@@ -507,6 +513,7 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
             yield from next_(request)
             return
         manager = self.tool_calling_manager
+        observers = _observers_of(request)
         flow = self._start(request, streaming=True)
         try:
             step = next(flow)
@@ -524,7 +531,9 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
                         yield step.event
                         outcome = None
                     elif isinstance(step, _RunTools):
-                        outcome = manager.execute_tool_calls(step.prompt, step.response, step.decisions)
+                        outcome = manager.execute_tool_calls(
+                            step.prompt, step.response, step.decisions, observers=observers
+                        )
                     else:
                         outcome = _run_await(step)
                 except Exception as exc:
@@ -540,6 +549,7 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
                 yield event
             return
         manager = self.tool_calling_manager
+        observers = _observers_of(request)
         flow = self._start(request, streaming=True)
         try:
             step = next(flow)
@@ -557,7 +567,9 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
                         yield step.event
                         outcome = None
                     elif isinstance(step, _RunTools):
-                        outcome = await manager.aexecute_tool_calls(step.prompt, step.response, step.decisions)
+                        outcome = await manager.aexecute_tool_calls(
+                            step.prompt, step.response, step.decisions, observers=observers
+                        )
                     else:
                         outcome = await _await_step(step)
                 except Exception as exc:
@@ -566,6 +578,11 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
                     step = flow.send(outcome)
         except StopIteration as stop:
             yield TurnFinished(stop.value)
+
+
+def _observers_of(request: ChatClientRequest) -> Observers:
+    observers: Observers | None = request.context.get(ContextKeys.OBSERVERS)
+    return observers if observers is not None else NO_OBSERVERS
 
 
 def _run_await(step: _Step) -> Any:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .advisor import ChatClientResponse
-    from .messages import ToolCall, ToolResponse
+    from .messages import ToolCall, ToolResult
     from .prompt import Prompt
     from .responses import ChatResponse
     from .tools.confirmation import PendingCall, PendingToolCalls, ToolCallDecision
@@ -108,11 +108,11 @@ class ChatObserver:
         self,
         token: Any,
         info: ToolInvocationInfo,
-        response: ToolResponse | None,
+        result: str | ToolResult | None,
         error: BaseException | None,
         duration: float,
     ) -> None:
-        pass
+        """``result`` is what the tool returned (``error`` what it raised); ``duration`` in seconds."""
 
     def retry(self, info: RetryInfo) -> None:
         pass
@@ -176,11 +176,11 @@ class Observers:
         self,
         tokens: Sequence[Any],
         info: ToolInvocationInfo,
-        response: ToolResponse | None,
+        result: str | ToolResult | None,
         error: BaseException | None,
         duration: float,
     ) -> None:
-        self._finish("tool_finished", tokens, info, response, error, duration)
+        self._finish("tool_finished", tokens, info, result, error, duration)
 
     def retry(self, info: RetryInfo) -> None:
         self._each("retry", info)

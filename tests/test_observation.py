@@ -180,3 +180,39 @@ def test_a_provider_retry_is_reported_to_the_observers_of_that_request(mode: str
     response, _ = run_spec(mode, client.prompt("hi"))
     assert response.text == "Hi."
     assert [(r.attempt, r.provider) for r in seen] == [(1, "openai")]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_each_tool_invocation_is_reported_with_its_outcome_and_duration(mode: str) -> None:
+    from chatclient.observation import ToolInvocationInfo
+
+    finished: list[tuple[str, str, Any, str | None, bool]] = []
+
+    class Tools(ChatObserver):
+        def tool_started(self, info: ToolInvocationInfo) -> Any:
+            return f"span-{info.call.id}"
+
+        def tool_finished(
+            self, token: Any, info: ToolInvocationInfo, result: Any, error: BaseException | None, duration: float
+        ) -> None:
+            finished.append((token, info.name, result, type(error).__name__ if error else None, duration >= 0))
+
+    @tool
+    def ok(x: int) -> str:
+        """Works."""
+        return f"ok {x}"
+
+    @tool
+    async def broken(x: int) -> str:
+        """Raises."""
+        raise RuntimeError("tool bug")
+
+    calls = [tool_call("ok", {"x": 1}, id="a"), tool_call("broken", {"x": 2}, id="b")]
+    model = ScriptedChatModel([AssistantMessage(None, tool_calls=calls), "Done."])
+    client = ChatClient.builder(model).default_tools(ok, broken).observers(Tools()).build()
+    response, _ = run_spec(mode, client.prompt("go"))
+    assert response.text == "Done."
+    assert sorted(finished) == [
+        ("span-a", "ok", "ok 1", None, True),
+        ("span-b", "broken", None, "ToolExecutionError", True),  # its __cause__ is the RuntimeError
+    ]

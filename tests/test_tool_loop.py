@@ -458,3 +458,35 @@ def test_a_plain_sync_call_stays_on_the_callers_thread_without_an_event_loop() -
     client = ChatClient.builder(ScriptedChatModel(model_reply)).default_tools(where).build()
     assert client.prompt("go").call().content() == "done"
     assert seen == [(threading.current_thread().name, False)] * 3
+
+
+def test_a_blocking_sync_tool_never_stalls_the_event_loop() -> None:
+    """The tool blocks until another task of the same loop releases it: on the loop's thread it
+    would wait forever (here: until the patience runs out, and the test fails)."""
+    release = threading.Event()
+    blocked_on_loop: list[bool] = []
+
+    @tool
+    def waits_for_the_loop() -> str:
+        """Blocks until released."""
+        try:
+            asyncio.get_running_loop()
+            blocked_on_loop.append(True)
+        except RuntimeError:
+            blocked_on_loop.append(False)
+        return "released" if release.wait(10) else "never released"
+
+    async def main() -> str | None:
+        model = ScriptedChatModel([AssistantMessage(None, tool_calls=[tool_call("waits_for_the_loop", {})]), "done"])
+        client = ChatClient.builder(model).default_tools(waits_for_the_loop).build()
+        reply = asyncio.ensure_future(client.prompt("go").acall().chat_client_response())
+        while not blocked_on_loop:
+            await asyncio.sleep(0.001)  # this task keeps running while the tool blocks
+        release.set()
+        await reply
+        result = model.prompts[1].messages[-1]
+        assert isinstance(result, ToolResponseMessage)
+        return result.responses[0].response_data
+
+    assert asyncio.run(main()) == "released"
+    assert blocked_on_loop == [False], "the sync tool ran off the event loop's thread"

@@ -8,16 +8,19 @@ behind an exception.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextvars
 import threading
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
-from typing import TypeAlias
+from typing import TypeAlias, TypeVar
 
 from .._sync import run_sync
 from ..errors import ToolExecutionError
-from ..messages import ToolResult
+from ..messages import ToolCall, ToolResult
+from ..observation import NO_OBSERVERS, Observers, ToolInvocationInfo
 from ._results import convert_result
 from .callback import ToolCallback
 from .definition import ToolContext
@@ -27,7 +30,12 @@ __all__ = ["Invocation", "Outcome", "arun_all", "run_all", "tool_execution_error
 Outcome: TypeAlias = str | ToolResult | Exception
 """A tool's result (text or structured), or what the call raised."""
 
+T = TypeVar("T")
+
 _POOL_WORKERS = 64
+_QUICK_TOOL_WAIT = 0.0005
+"""How long the event loop waits for a lone sync tool before it goes on serving other tasks: a quick
+tool then costs no loop wake-up round trip, and a blocking one holds the loop for this long at most."""
 _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
 
@@ -44,28 +52,78 @@ class Invocation:
 
     What a callback returns is checked here, not trusted from its type: a hand-written callback that
     returns ``None`` (a tool run for its effect) or an object gets the same treatment as a function
-    tool, through the default result converter.
+    tool, through the default result converter. With observers, each run is reported to them.
     """
 
     callback: ToolCallback
     arguments: str
     context: ToolContext
+    call: ToolCall | None = None
+    observers: Observers = NO_OBSERVERS
 
     def run(self) -> Outcome:
+        if self.observers:
+            return self._observed(self._run)
+        return self._run()
+
+    def _run(self) -> Outcome:
         try:
             return convert_result(self.callback.name, self.callback.call(self.arguments, self.context))
         except Exception as exc:
             return exc
 
-    async def arun(self) -> Outcome:
+    async def arun(self, *, alone: bool = False) -> Outcome:
+        """``alone``: the only call of its batch, so a quick sync tool may be waited for briefly."""
+        if not self.observers:
+            return await self._arun(alone)
+        info, tokens, started = self._start()
+        outcome = await self._arun(alone)
+        self._finish(info, tokens, started, outcome)
+        return outcome
+
+    async def _arun(self, alone: bool) -> Outcome:
         try:
             if self.callback.is_async:
                 value = await self.callback.acall(self.arguments, self.context)
             else:
-                value = await asyncio.to_thread(self.callback.call, self.arguments, self.context)
+                value = await off_the_loop(self.callback.call, self.arguments, self.context, quick=alone)
             return convert_result(self.callback.name, value)
         except Exception as exc:
             return exc
+
+    def _observed(self, run: Callable[[], Outcome]) -> Outcome:
+        info, tokens, started = self._start()
+        outcome = run()
+        self._finish(info, tokens, started, outcome)
+        return outcome
+
+    def _start(self) -> tuple[ToolInvocationInfo, list[object], float]:
+        call = self.call or ToolCall(id="", name=self.callback.name, arguments=self.arguments)
+        info = ToolInvocationInfo(call, self.arguments)
+        return info, self.observers.tool_started(info), time.perf_counter()
+
+    def _finish(self, info: ToolInvocationInfo, tokens: list[object], started: float, outcome: Outcome) -> None:
+        duration = time.perf_counter() - started
+        if isinstance(outcome, Exception):
+            self.observers.tool_finished(tokens, info, None, outcome, duration)
+        else:
+            self.observers.tool_finished(tokens, info, outcome, None, duration)
+
+
+async def off_the_loop(fn: Callable[..., T], *args: object, quick: bool = False) -> T:
+    """Run a sync ``fn`` in a worker thread, so it never blocks the event loop.
+
+    With ``quick``, the loop first waits up to ``_QUICK_TOOL_WAIT`` for the result with the GIL
+    released (a quick tool is back by then, without the loop's wake-up round trip); after that it
+    awaits the thread like any other future and goes on serving its other tasks.
+    """
+    future = _default_pool().submit(contextvars.copy_context().run, fn, *args)
+    if quick:
+        try:
+            return future.result(timeout=_QUICK_TOOL_WAIT)
+        except concurrent.futures.TimeoutError:
+            pass
+    return await asyncio.wrap_future(future)
 
 
 def _default_pool() -> ThreadPoolExecutor:
@@ -110,7 +168,10 @@ def run_all(invocations: Sequence[Invocation], executor: Executor | None = None)
 
 
 async def arun_all(invocations: Sequence[Invocation]) -> list[Outcome]:
-    """Async path: every call as a task (sync tools in a worker thread); cancelled together."""
+    """Async path: every call as a task (sync tools in a worker thread); cancelled together. A lone
+    call is simply awaited: no task to schedule."""
+    if len(invocations) == 1:
+        return [await invocations[0].arun(alone=True)]
     tasks = [asyncio.ensure_future(inv.arun()) for inv in invocations]
     try:
         return list(await asyncio.gather(*tasks))

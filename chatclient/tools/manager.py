@@ -34,6 +34,7 @@ from ..messages import (
     ToolResult,
     UserMessage,
 )
+from ..observation import NO_OBSERVERS, Observers
 from ..responses import ChatResponse, FinishReason, Generation, GenerationMetadata
 from ._execution import Invocation, Outcome, arun_all, run_all, tool_execution_error
 from ._limits import ToolCallLimitPolicy, ToolCallLimits, canonical_arguments
@@ -122,10 +123,10 @@ class _Plan:
     context: ToolContext
     limit_exceeded: str | None
 
-    def invocations(self) -> list[Invocation]:
+    def invocations(self, observers: Observers = NO_OBSERVERS) -> list[Invocation]:
         # Normalised here, once, so no callback ever sees a blank or ``null`` arguments string.
         return [
-            Invocation(step.target, normalize_arguments(step.run_arguments), self.context)
+            Invocation(step.target, normalize_arguments(step.run_arguments), self.context, step.call, observers)
             for step in self.steps
             if isinstance(step.target, ToolCallback)
         ]
@@ -177,7 +178,12 @@ class ToolCallingManager:
         return self._policy
 
     def execute_tool_calls(
-        self, prompt: Prompt, chat_response: ChatResponse, decisions: ToolCallDecisions | None = None
+        self,
+        prompt: Prompt,
+        chat_response: ChatResponse,
+        decisions: ToolCallDecisions | None = None,
+        *,
+        observers: Observers = NO_OBSERVERS,
     ) -> ToolExecutionResult:
         """Run the calls of the first generation with tool calls; sync tools run in threads.
 
@@ -188,14 +194,19 @@ class ToolCallingManager:
         whatever the exception processor raises, once the whole batch has finished.
         """
         plan = self._decide(prompt, chat_response, decisions)
-        return self._finish(prompt, plan, run_all(plan.invocations(), self._executor))
+        return self._finish(prompt, plan, run_all(plan.invocations(observers), self._executor))
 
     async def aexecute_tool_calls(
-        self, prompt: Prompt, chat_response: ChatResponse, decisions: ToolCallDecisions | None = None
+        self,
+        prompt: Prompt,
+        chat_response: ChatResponse,
+        decisions: ToolCallDecisions | None = None,
+        *,
+        observers: Observers = NO_OBSERVERS,
     ) -> ToolExecutionResult:
         """As :meth:`execute_tool_calls`; async tools run as tasks, sync tools in worker threads."""
         plan = self._decide(prompt, chat_response, decisions)
-        return self._finish(prompt, plan, await arun_all(plan.invocations()))
+        return self._finish(prompt, plan, await arun_all(plan.invocations(observers)))
 
     def _decide(self, prompt: Prompt, chat_response: ChatResponse, decisions: ToolCallDecisions | None) -> _Plan:
         plan = self._plan(prompt, chat_response)
