@@ -6,6 +6,7 @@ are read back from the assistant messages in the prompt.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -93,10 +94,12 @@ class ToolCallLimits:
         return None
 
 
+@functools.lru_cache(maxsize=4096)
 def canonical_arguments(arguments: str) -> str:
     """The arguments as compact JSON with sorted keys, so key order and spacing do not matter.
 
-    Blank or ``null`` means ``{}``; text that is not JSON is compared as it is.
+    Blank or ``null`` means ``{}``; text that is not JSON is compared as it is. Cached: every round
+    canonicalises the turn's earlier calls again (limits, the denied-call guard, digests).
     """
     try:
         return json.dumps(
