@@ -237,6 +237,11 @@ class ChatModelConformance:
         assert resumed.chat_response is not None and resumed.chat_response.text == "Your flight is booked."
         assert booking.booked == ["VX205"]
         assert self.wire().tool_results(script.bodies[1]) == {"call_b1": "Booked VX205"}
+        from ..errors import PendingStateReusedError
+
+        with pytest.raises(PendingStateReusedError):  # single use: a replayed state runs nothing
+            self._run(mode, client.prompt().resume(pending, ToolCallDecisions.of(ToolCallDecision.allow("call_b1"))))
+        assert booking.booked == ["VX205"]
 
     # ------------------------------------------------------------------ the provider shell's guarantees
 
