@@ -487,14 +487,7 @@ def test_replay_each_interaction(name: str, use_async: bool) -> None:
 
 
 def _run_client(spec: Any, mode: str) -> ChatResponse:
-    if mode == "call":
-        result = spec.call().chat_response()
-    elif mode == "acall":
-        result = asyncio.run(spec.acall().chat_response())
-    elif mode == "stream":
-        result = run_spec("stream", spec)[0].chat_response
-    else:
-        result = run_spec("astream", spec)[0].chat_response
+    result = run_spec(mode, spec)[0].chat_response
     assert isinstance(result, ChatResponse)
     return result
 

@@ -8,7 +8,6 @@ never take an empty stream for an answer.
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import pytest
@@ -50,15 +49,7 @@ def weather_client(base_url: str, calls: list[str], **options: Any) -> ChatClien
 
 def run(client: ChatClient, mode: str) -> ChatResponse:
     """The final reply of the turn (tool rounds included) in one of the four modes."""
-    spec = client.prompt("What's the weather in Paris?")
-    if mode == "call":
-        response = spec.call().chat_response()
-    elif mode == "acall":
-        response = asyncio.run(spec.acall().chat_response())
-    elif mode == "stream":
-        response = run_spec("stream", spec)[0].chat_response
-    else:
-        response = run_spec("astream", spec)[0].chat_response
+    response = run_spec(mode, client.prompt("What's the weather in Paris?"))[0].chat_response
     assert response is not None
     return response
 

@@ -101,14 +101,7 @@ def run_model(model: OpenAIChatModel, prompt: Prompt, mode: str) -> tuple[ChatRe
 
 def run_client(spec: ChatClientRequestSpec, mode: str) -> ChatResponse:
     """The final reply of a whole tool loop, in one of the four modes."""
-    if mode == "call":
-        response = spec.call().chat_response()
-    elif mode == "acall":
-        response = asyncio.run(spec.acall().chat_response())
-    elif mode == "stream":
-        response = run_spec("stream", spec)[0].chat_response
-    else:
-        response = run_spec("astream", spec)[0].chat_response
+    response = run_spec(mode, spec)[0].chat_response
     assert response is not None
     return response
 
