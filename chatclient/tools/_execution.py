@@ -8,7 +8,6 @@ behind an exception.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import contextvars
 import threading
 import time
@@ -33,9 +32,7 @@ Outcome: TypeAlias = str | ToolResult | Exception
 T = TypeVar("T")
 
 _POOL_WORKERS = 64
-_QUICK_TOOL_WAIT = 0.0005
-"""How long the event loop waits for a lone sync tool before it goes on serving other tasks: a quick
-tool then costs no loop wake-up round trip, and a blocking one holds the loop for this long at most."""
+
 _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
 
@@ -72,21 +69,20 @@ class Invocation:
         except Exception as exc:
             return exc
 
-    async def arun(self, *, alone: bool = False) -> Outcome:
-        """``alone``: the only call of its batch, so a quick sync tool may be waited for briefly."""
+    async def arun(self) -> Outcome:
         if not self.observers:
-            return await self._arun(alone)
+            return await self._arun()
         info, tokens, started = self._start()
-        outcome = await self._arun(alone)
+        outcome = await self._arun()
         self._finish(info, tokens, started, outcome)
         return outcome
 
-    async def _arun(self, alone: bool) -> Outcome:
+    async def _arun(self) -> Outcome:
         try:
             if self.callback.is_async:
                 value = await self.callback.acall(self.arguments, self.context)
             else:
-                value = await off_the_loop(self.callback.call, self.arguments, self.context, quick=alone)
+                value = await off_the_loop(self.callback.call, self.arguments, self.context)
             return convert_result(self.callback.name, value)
         except Exception as exc:
             return exc
@@ -110,19 +106,10 @@ class Invocation:
             self.observers.tool_finished(tokens, info, outcome, None, duration)
 
 
-async def off_the_loop(fn: Callable[..., T], *args: object, quick: bool = False) -> T:
-    """Run a sync ``fn`` in a worker thread, so it never blocks the event loop.
-
-    With ``quick``, the loop first waits up to ``_QUICK_TOOL_WAIT`` for the result with the GIL
-    released (a quick tool is back by then, without the loop's wake-up round trip); after that it
-    awaits the thread like any other future and goes on serving its other tasks.
-    """
+async def off_the_loop(fn: Callable[..., T], *args: object) -> T:
+    """Run a sync ``fn`` in a worker thread of the shared pool, so it never blocks the event loop
+    (a sync tool may block for as long as it likes; the loop goes on serving its other tasks)."""
     future = _default_pool().submit(contextvars.copy_context().run, fn, *args)
-    if quick:
-        try:
-            return future.result(timeout=_QUICK_TOOL_WAIT)
-        except concurrent.futures.TimeoutError:
-            pass
     return await asyncio.wrap_future(future)
 
 
@@ -171,7 +158,7 @@ async def arun_all(invocations: Sequence[Invocation]) -> list[Outcome]:
     """Async path: every call as a task (sync tools in a worker thread); cancelled together. A lone
     call is simply awaited: no task to schedule."""
     if len(invocations) == 1:
-        return [await invocations[0].arun(alone=True)]
+        return [await invocations[0].arun()]
     tasks = [asyncio.ensure_future(inv.arun()) for inv in invocations]
     try:
         return list(await asyncio.gather(*tasks))
