@@ -3,11 +3,12 @@
 No recorded exchange has a multimodal user message, so the request bodies are checked against the
 shapes each API's documentation gives, kind by kind; a kind an API cannot take is refused before
 any request, naming the provider and the kind; and one request per provider through ``ChatClient``
-(call and stream, over a mock transport) shows the parts reach the wire.
+(call, stream and their async twins, over a mock transport) shows the parts reach the wire.
 """
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import re
@@ -17,6 +18,7 @@ import httpx2
 import pytest
 
 from chatclient import ChatClient, ChatModel, ConfigurationError, FilePart, ImagePart, Usage, UserMessage
+from chatclient.client import ChatClientRequestSpec
 from chatclient.messages import MediaPart
 from chatclient.options import ChatOptions
 from chatclient.prompt import Prompt
@@ -279,23 +281,40 @@ def model_seeing(provider: str, mode: str, bodies: list[Any]) -> ChatModel:
     return model
 
 
-@pytest.mark.parametrize("mode", ["call", "stream"])
+def run(spec: ChatClientRequestSpec, mode: str) -> str | None:
+    async def astream() -> str:
+        return "".join([piece async for piece in spec.astream().content()])
+
+    if mode == "call":
+        return spec.call().content()
+    if mode == "stream":
+        return "".join(spec.stream().content())
+    if mode == "acall":
+        return asyncio.run(spec.acall().content())
+    return asyncio.run(astream())
+
+
+MODES = ["call", "stream", "acall", "astream"]
+
+
+@pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("provider", list(PROVIDERS))
 def test_the_spec_sends_the_media_with_the_user_text(provider: str, mode: str) -> None:
     bodies: list[Any] = []
-    spec = ChatClient.create(model_seeing(provider, mode, bodies)).prompt().user("Describe it", media=[PHOTO])
-    text = spec.call().content() if mode == "call" else "".join(spec.stream().content())
-    assert text == "A cat."
+    wire_mode = "stream" if "stream" in mode else "call"
+    spec = ChatClient.create(model_seeing(provider, wire_mode, bodies)).prompt().user("Describe it", media=[PHOTO])
+    assert run(spec, mode) == "A cat."
     assert PROVIDERS[provider][1](bodies[0]) == EXPECTED[provider]
 
 
-@pytest.mark.parametrize("mode", ["call", "stream"])
+@pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("provider", list(PROVIDERS))
 def test_a_kind_the_api_cannot_take_fails_before_any_request(provider: str, mode: str) -> None:
     bodies: list[Any] = []
-    spec = ChatClient.create(model_seeing(provider, mode, bodies)).prompt().user("Read it", media=[REFUSED[provider]])
+    wire_mode = "stream" if "stream" in mode else "call"
+    spec = ChatClient.create(model_seeing(provider, wire_mode, bodies)).prompt().user("Read", media=[REFUSED[provider]])
     with pytest.raises(ConfigurationError, match=f"^{NAMES[provider]} cannot take "):
-        spec.call().content() if mode == "call" else "".join(spec.stream().content())
+        run(spec, mode)
     assert bodies == []
 
 
