@@ -299,12 +299,17 @@ _TAKES = (
 )
 
 
+def _untaken_image_type(part: ImagePart | FilePart) -> bool:
+    """An image declared as a type the API does not take: refused by URL too (the API would reject it)."""
+    return isinstance(part, ImagePart) and part.media_type is not None and part.media_type not in _IMAGE_MEDIA_TYPES
+
+
 def _user_blocks(message: UserMessage) -> list[dict[str, Any]]:
     """A user message's blocks: its images and documents first (the API's guidance: a model reads
     them best before the question), then the text (dropped when empty: the API rejects it)."""
     blocks: list[dict[str, Any]] = []
     for part in message.media:
-        block = _media_block(part)
+        block = None if _untaken_image_type(part) else _media_block(part)
         if block is None:
             raise unsupported_media("Anthropic", part, _TAKES)
         blocks.append(block)

@@ -284,7 +284,9 @@ def _user_content(message: UserMessage) -> list[dict[str, Any]]:
     model reads is the API's decision: PDF, text and office documents are documented)."""
     content: list[dict[str, Any]] = [{"type": "input_text", "text": message.text}] if message.text else []
     for part in message.media:
-        wire = _media_input(part)
+        # An image URL may declare its type too: one the API does not take is refused either way.
+        declared = part.media_type if isinstance(part, ImagePart) else None
+        wire = _media_input(part) if declared is None or declared in _IMAGE_MEDIA_TYPES else None
         if wire is None:
             raise unsupported_media("OpenAI Responses", part, "the API takes PNG, JPEG, WebP and GIF images")
         content.append(wire)

@@ -144,9 +144,10 @@ class TestResponses:
     def test_a_text_only_user_message_is_unchanged(self) -> None:
         assert self.content(user(text="hi")) == {"role": "user", "content": "hi"}
 
-    def test_an_image_type_the_api_cannot_take_is_refused(self) -> None:
+    @pytest.mark.parametrize("part", [BMP, ImagePart(url="https://example.com/a.bmp", media_type="image/bmp")])
+    def test_an_image_type_the_api_cannot_take_is_refused(self, part: MediaPart) -> None:
         with pytest.raises(ConfigurationError, match=r"^OpenAI Responses cannot take an image of type image/bmp"):
-            self.content(user(BMP))
+            self.content(user(part))
 
 
 class TestAnthropic:
@@ -187,6 +188,10 @@ class TestAnthropic:
         ("part", "kind"),
         [
             (BMP, "an image of type image/bmp as base64 data"),
+            (
+                ImagePart(url="https://example.com/a.bmp", media_type="image/bmp"),
+                "an image of type image/bmp by URL (https://example.com/a.bmp)",
+            ),
             (
                 FilePart(url="https://example.com/notes.txt", media_type="text/plain"),
                 "a document of type text/plain by URL",
