@@ -16,7 +16,7 @@ from typing_extensions import Self
 
 from .advisor import Advisor, ChatClientRequest, ContextKeys, ToolAdvisor
 from .errors import ConfigurationError
-from .messages import Message, SystemMessage, UserMessage
+from .messages import MediaPart, Message, SystemMessage, UserMessage
 from .model import ChatModel
 from .observation import NO_OBSERVERS, ChatObserver, Observers
 from .options import ChatOptions, ToolCallingChatOptions
@@ -78,6 +78,7 @@ class ChatClientRequestSpec:
     client: ChatClient
     system_text: str | None = None
     user_text: str | None = None
+    user_media: tuple[MediaPart, ...] = ()
     message_list: tuple[Message, ...] = ()
     tool_callbacks: tuple[ToolCallback, ...] = ()
     tool_providers: tuple[ToolCallbackProvider, ...] = ()
@@ -96,8 +97,9 @@ class ChatClientRequestSpec:
     def system(self, text: str) -> ChatClientRequestSpec:
         return replace(self, system_text=text)
 
-    def user(self, text: str) -> ChatClientRequestSpec:
-        return replace(self, user_text=text)
+    def user(self, text: str, *, media: Sequence[MediaPart] = ()) -> ChatClientRequestSpec:
+        """The user's text, with any images and documents to send with it (``ImagePart``, ``FilePart``)."""
+        return replace(self, user_text=text, user_media=tuple(media))
 
     def messages(self, *messages: Message | Sequence[Message]) -> ChatClientRequestSpec:
         """Conversation messages placed after the system text and before the user text."""
@@ -194,7 +196,7 @@ class ChatClientRequestSpec:
             messages.append(SystemMessage(self.system_text))
         messages.extend(self.message_list)
         if self.user_text is not None:
-            messages.append(UserMessage(self.user_text))
+            messages.append(UserMessage(self.user_text, media=self.user_media))
         if not messages:
             raise ConfigurationError("The request has no messages: give it a user or system text, or messages")
         return messages

@@ -22,6 +22,7 @@ __all__ = [
     "FilePart",
     "ImagePart",
     "JsonPart",
+    "MediaPart",
     "Message",
     "SystemMessage",
     "TextPart",
@@ -50,20 +51,6 @@ class SystemMessage(BaseModel):
 
     def __init__(
         self, text: str, *, metadata: Mapping[str, JsonValue] | None = None, role: Literal["system"] = "system"
-    ) -> None:
-        super().__init__(text=text, metadata=_meta(metadata), role=role)
-
-
-class UserMessage(BaseModel):
-    """What the user said. A new ``UserMessage`` starts a new *turn* (tool-call limits count per turn)."""
-
-    model_config = _FROZEN
-    role: Literal["user"] = "user"
-    text: str
-    metadata: dict[str, JsonValue] = Field(default_factory=dict)
-
-    def __init__(
-        self, text: str, *, metadata: Mapping[str, JsonValue] | None = None, role: Literal["user"] = "user"
     ) -> None:
         super().__init__(text=text, metadata=_meta(metadata), role=role)
 
@@ -202,6 +189,36 @@ class FilePart(_Media):
         if name and kind:
             return f"[file {name}: {kind}]"
         return f"[file {name}]" if name else f"[file: {kind}]"
+
+
+MediaPart = Annotated[Union[ImagePart, FilePart], Field(discriminator="type")]  # noqa: UP007
+"""An image or a document a user message carries besides its text (a discriminated union on ``type``)."""
+
+
+class UserMessage(BaseModel):
+    """What the user said, with any images and documents (``media``) sent with it.
+
+    A new ``UserMessage`` starts a new *turn* (tool-call limits count per turn).
+    ``UserMessage("What is in this picture?", media=[ImagePart.from_bytes(png, "image/png")])``: the
+    parts are the ones tool results use; each provider sends them as its API documents, and raises
+    ``ConfigurationError`` before any request for a kind its API cannot take.
+    """
+
+    model_config = _FROZEN
+    role: Literal["user"] = "user"
+    text: str
+    metadata: dict[str, JsonValue] = Field(default_factory=dict)
+    media: tuple[MediaPart, ...] = ()
+
+    def __init__(
+        self,
+        text: str,
+        *,
+        media: Sequence[MediaPart] = (),
+        metadata: Mapping[str, JsonValue] | None = None,
+        role: Literal["user"] = "user",
+    ) -> None:
+        super().__init__(text=text, media=tuple(media), metadata=_meta(metadata), role=role)
 
 
 ToolResultPart = Annotated[

@@ -66,6 +66,7 @@ parts = st.lists(st.builds(TextPart, text) | st.builds(JsonPart, json_values) | 
 messages = st.one_of(
     st.builds(SystemMessage, text, metadata=metadata),
     st.builds(UserMessage, text, metadata=metadata),
+    st.builds(UserMessage, text, media=st.lists(media, max_size=3), metadata=metadata),
     st.builds(AssistantMessage, st.none() | text, tool_calls=st.lists(tool_calls, max_size=3), metadata=metadata),
     st.builds(
         ToolResponseMessage,
@@ -155,3 +156,23 @@ def test_usage_adds_field_by_field() -> None:
 def test_unknown_role_is_rejected() -> None:
     with pytest.raises(ValidationError):
         CONVERSATION.validate_python([{"role": "robot", "text": "x"}])
+
+
+def test_a_user_message_carries_images_and_documents_and_round_trips() -> None:
+    photo = ImagePart.from_bytes(b"\x89PNG", "image/png")
+    report = FilePart(url="https://example.com/report.pdf", media_type="application/pdf")
+    message = UserMessage("What is in these?", media=[photo, report])
+    assert message.media == (photo, report)
+    assert CONVERSATION.validate_json(CONVERSATION.dump_json([message])) == [message]
+    assert UserMessage("hi").media == ()
+
+
+def test_a_user_message_stored_before_media_existed_still_loads() -> None:
+    assert CONVERSATION.validate_json(b'[{"role":"user","text":"hi","metadata":{}}]') == [UserMessage("hi")]
+
+
+def test_user_media_takes_images_and_files_only() -> None:
+    with pytest.raises(ValidationError):
+        UserMessage("x", media=[TextPart("not media")])  # type: ignore[list-item]
+    with pytest.raises(ValidationError, match="exactly one of data"):
+        CONVERSATION.validate_python([{"role": "user", "text": "x", "media": [{"type": "image"}]}])

@@ -39,6 +39,7 @@ from chatclient.responses import (
 )
 from chatclient.tools.definition import ToolDefinition
 from providers._http import ErrorDetails, error_from_response
+from providers._media import unsupported_media
 from providers._tool_rendering import TOOL_RENDERINGS
 
 from .options import AnthropicChatOptions
@@ -197,7 +198,7 @@ def _messages(messages: Sequence[Message]) -> tuple[list[str], list[dict[str, An
     out: list[dict[str, Any]] = []
     for message in messages:
         if isinstance(message, UserMessage):
-            role, blocks = "user", [{"type": "text", "text": message.text}]
+            role, blocks = "user", _user_blocks(message)
         elif isinstance(message, AssistantMessage):
             role, blocks = "assistant", _assistant_blocks(message)
         elif isinstance(message, ToolResponseMessage):
@@ -271,17 +272,50 @@ def _tool_result_content(part: ToolResultPart) -> dict[str, Any] | None:
     the model knows something was returned that it cannot see. Empty texts are dropped: the API
     rejects empty text blocks.
     """
+    if isinstance(part, (ImagePart, FilePart)) and (block := _media_block(part)) is not None:
+        return block
+    text = part.as_text()
+    return {"type": "text", "text": text} if text else None
+
+
+def _media_block(part: ImagePart | FilePart) -> dict[str, Any] | None:
+    """The ``image`` or ``document`` block for ``part`` (tool results and user messages take the same
+    ones), or ``None`` for a kind the API does not take."""
     if isinstance(part, ImagePart):
         if part.url is not None:
             return {"type": "image", "source": {"type": "url", "url": part.url}}
         if part.media_type in _IMAGE_MEDIA_TYPES:
             return {"type": "image", "source": {"type": "base64", "media_type": part.media_type, "data": part.data}}
-    elif isinstance(part, FilePart):
-        document = _document_source(part)
-        if document is not None:
-            return {"type": "document", "source": document} | ({"title": part.filename} if part.filename else {})
-    text = part.as_text()
-    return {"type": "text", "text": text} if text else None
+        return None
+    document = _document_source(part)
+    if document is None:
+        return None
+    return {"type": "document", "source": document} | ({"title": part.filename} if part.filename else {})
+
+
+_TAKES = (
+    "the API takes JPEG, PNG, GIF and WebP images (URL or base64), PDF documents (URL or base64) "
+    "and plain text documents (base64)"
+)
+
+
+def _untaken_image_type(part: ImagePart | FilePart) -> bool:
+    """An image declared as a type the API does not take: refused by URL too (the API would reject it)."""
+    return isinstance(part, ImagePart) and part.media_type is not None and part.media_type not in _IMAGE_MEDIA_TYPES
+
+
+def _user_blocks(message: UserMessage) -> list[dict[str, Any]]:
+    """A user message's blocks: its images and documents first (the API's guidance: a model reads
+    them best before the question), then the text (dropped when empty: the API rejects it)."""
+    blocks: list[dict[str, Any]] = []
+    for part in message.media:
+        block = None if _untaken_image_type(part) else _media_block(part)
+        if block is None:
+            raise unsupported_media("Anthropic", part, _TAKES)
+        blocks.append(block)
+    if message.text or not blocks:
+        blocks.append({"type": "text", "text": message.text})
+    return blocks
 
 
 def _document_source(part: FilePart) -> dict[str, Any] | None:

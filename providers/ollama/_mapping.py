@@ -51,6 +51,7 @@ from chatclient.tools.definition import ToolDefinition
 from providers._tool_rendering import TOOL_RENDERINGS
 
 from .._http import ErrorDetails, error_from_response
+from .._media import unsupported_media
 
 __all__ = [
     "PROVIDER",
@@ -101,7 +102,9 @@ def build_request(prompt: Prompt, options: ChatOptions | None, *, stream: bool) 
 def _messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for message in messages:
-        if isinstance(message, (UserMessage, SystemMessage)):
+        if isinstance(message, UserMessage) and message.media:
+            out.append(_user(message))
+        elif isinstance(message, (UserMessage, SystemMessage)):
             out.append({"role": message.role, "content": message.text})
         elif isinstance(message, AssistantMessage):
             out.append(_assistant(message))
@@ -146,7 +149,7 @@ def _tool_result(response: ToolResponse) -> dict[str, Any]:
     placeholders, with a note that the model cannot see them.
     """
     entry: dict[str, Any] = {"role": "tool", "content": response.response_data}
-    inline = [part for part in response.parts if isinstance(part, ImagePart) and part.media_type in _INLINE_IMAGES]
+    inline = [part for part in response.parts if isinstance(part, ImagePart) and _inline_image(part)]
     if inline:
         entry["content"] = "\n".join(part.as_text() for part in response.parts if part not in inline)
         entry["images"] = [part.data for part in inline]
@@ -156,6 +159,23 @@ def _tool_result(response: ToolResponse) -> dict[str, Any]:
     entry["tool_name"] = response.name
     entry["tool_call_id"] = response.id
     return entry
+
+
+def _inline_image(part: ImagePart) -> bool:
+    """Whether the API takes ``part`` in a message's ``images`` (tool results and user messages alike)."""
+    return part.data is not None and part.media_type in _INLINE_IMAGES
+
+
+def _user(message: UserMessage) -> dict[str, Any]:
+    """A user message with its images as base64 strings in ``images``. Nothing else can go: the API
+    takes no image URLs (fetching them is the application's call) and no documents."""
+    images: list[str] = []
+    for part in message.media:
+        if not (isinstance(part, ImagePart) and _inline_image(part)):
+            raise unsupported_media("Ollama", part, "its /api/chat takes base64 PNG and JPEG images only")
+        assert part.data is not None  # _inline_image checked it
+        images.append(part.data)
+    return {"role": "user", "content": message.text, "images": images}
 
 
 def _arguments_object(arguments: str) -> Any:

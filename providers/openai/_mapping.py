@@ -34,6 +34,7 @@ from chatclient.messages import (
     ToolCall,
     ToolResponse,
     ToolResponseMessage,
+    UserMessage,
 )
 from chatclient.options import ChatOptions
 from chatclient.prompt import Prompt
@@ -47,6 +48,7 @@ from chatclient.responses import (
 )
 from chatclient.tools.definition import ToolDefinition
 from providers._http import ErrorDetails
+from providers._media import unsupported_media
 from providers._tool_rendering import TOOL_RENDERINGS
 
 __all__ = [
@@ -139,9 +141,35 @@ def _messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
             wire.append(_assistant(message))
         elif isinstance(message, ToolResponseMessage):
             wire.extend({"role": "tool", "tool_call_id": r.id, "content": _tool_content(r)} for r in message.responses)
+        elif isinstance(message, UserMessage) and message.media:
+            wire.append({"role": "user", "content": _user_content(message)})
         else:
             wire.append({"role": message.role, "content": message.text})
     return wire
+
+
+_IMAGE_MEDIA_TYPES = frozenset({"image/png", "image/jpeg", "image/webp", "image/gif"})
+_TAKES = (
+    "Chat Completions takes PNG, JPEG, WebP and GIF images (URL or base64) and PDF documents as base64 "
+    "data only; send a text file's contents as text, or use the Responses API for other files"
+)
+
+
+def _user_content(message: UserMessage) -> list[dict[str, Any]]:
+    """A user message's content parts: its text, then an ``image_url`` part per image (a URL or a
+    ``data:`` URL) and a ``file`` part per PDF (``file_data`` as a ``data:`` URL with a filename), as
+    the API documents them. File URLs and non-PDF files are refused: the API takes neither."""
+    content: list[dict[str, Any]] = [{"type": "text", "text": message.text}] if message.text else []
+    for part in message.media:
+        # An image URL without a declared type is the API's to read; inline data always has its type.
+        if isinstance(part, ImagePart) and (part.media_type or "image/png") in _IMAGE_MEDIA_TYPES:
+            content.append({"type": "image_url", "image_url": {"url": part.data_url}})
+        elif isinstance(part, FilePart) and part.data is not None and part.media_type == "application/pdf":
+            file = {"filename": part.filename or "document.pdf", "file_data": part.data_url}
+            content.append({"type": "file", "file": file})
+        else:
+            raise unsupported_media("OpenAI Chat Completions", part, _TAKES)
+    return content
 
 
 _MEDIA_NOTE = (

@@ -48,6 +48,7 @@ from chatclient.responses import (
 from chatclient.tools.callback import ToolCallback
 from chatclient.tools.definition import ToolDefinition
 from providers._http import ErrorDetails
+from providers._media import unsupported_media
 from providers._tool_rendering import TOOL_RENDERINGS
 
 __all__ = [
@@ -230,7 +231,7 @@ def input_items(messages: Sequence[Message], *, store: bool) -> list[dict[str, A
     items: list[dict[str, Any]] = []
     for message in messages:
         if isinstance(message, UserMessage):
-            items.append({"role": "user", "content": message.text})
+            items.append({"role": "user", "content": _user_content(message) if message.media else message.text})
         elif isinstance(message, AssistantMessage):
             _assistant_items(items, message, store)
         elif isinstance(message, ToolResponseMessage):
@@ -260,14 +261,36 @@ _IMAGE_MEDIA_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/w
 
 
 def _output_part(part: ToolResultPart) -> dict[str, Any] | None:
-    if isinstance(part, ImagePart) and (part.url is not None or part.media_type in _IMAGE_MEDIA_TYPES):
-        return {"type": "input_image", "image_url": part.data_url, "detail": "auto"}
-    if isinstance(part, FilePart):
-        if part.url is not None:
-            return {"type": "input_file", "file_url": part.url}
-        return {"type": "input_file", "file_data": part.data_url, "filename": part.filename or _filename(part)}
+    if isinstance(part, (ImagePart, FilePart)) and (wire := _media_input(part)) is not None:
+        return wire
     text = part.as_text()
     return {"type": "input_text", "text": text} if text else None
+
+
+def _media_input(part: ImagePart | FilePart) -> dict[str, Any] | None:
+    """The ``input_image`` or ``input_file`` for ``part`` (tool results and user messages take the
+    same ones), or ``None`` for an inline image of a type the API does not take."""
+    if isinstance(part, ImagePart):
+        if part.url is not None or part.media_type in _IMAGE_MEDIA_TYPES:
+            return {"type": "input_image", "image_url": part.data_url, "detail": "auto"}
+        return None
+    if part.url is not None:
+        return {"type": "input_file", "file_url": part.url}
+    return {"type": "input_file", "file_data": part.data_url, "filename": part.filename or _filename(part)}
+
+
+def _user_content(message: UserMessage) -> list[dict[str, Any]]:
+    """A user message's content: ``input_text``, then its images and files (which file types the
+    model reads is the API's decision: PDF, text and office documents are documented)."""
+    content: list[dict[str, Any]] = [{"type": "input_text", "text": message.text}] if message.text else []
+    for part in message.media:
+        # An image URL may declare its type too: one the API does not take is refused either way.
+        declared = part.media_type if isinstance(part, ImagePart) else None
+        wire = _media_input(part) if declared is None or declared in _IMAGE_MEDIA_TYPES else None
+        if wire is None:
+            raise unsupported_media("OpenAI Responses", part, "the API takes PNG, JPEG, WebP and GIF images")
+        content.append(wire)
+    return content
 
 
 def _filename(part: FilePart) -> str:
