@@ -29,6 +29,7 @@ from .response_spec import (
 )
 from .tools.callback import ToolCallback, ToolCallbackProvider
 from .tools.confirmation import PendingToolCalls, ToolCallDecisions
+from .tools.pending import PendingToolCallStore, StoredPendingToolCalls
 from .tools.resolve import ToolLike, aresolve_providers, check_unique, resolve_providers, split_tools
 
 if TYPE_CHECKING:
@@ -87,7 +88,7 @@ class ChatClientRequestSpec:
     advisor_list: tuple[Advisor, ...] = ()
     advisor_params: Mapping[str, Any] = field(default_factory=dict)
     chat_options: ChatOptions | None = None
-    resume_state: tuple[PendingToolCalls, ToolCallDecisions] | None = None
+    resume_state: tuple[PendingToolCalls | StoredPendingToolCalls, ToolCallDecisions] | None = None
     extension_list: tuple[ToolLoopExtension, ...] = ()
     observer_set: Observers = NO_OBSERVERS
 
@@ -152,6 +153,18 @@ class ChatClientRequestSpec:
         concurrently), then the loop goes on to the answer; it is the same turn, with the same id.
         """
         return replace(self, resume_state=(pending, decisions))
+
+    def resume_from(
+        self, store: PendingToolCallStore, state_id: str, decisions: ToolCallDecisions
+    ) -> ChatClientRequestSpec:
+        """As :meth:`resume`, for a state saved in ``store`` under ``state_id``: the state is taken
+        from the store only after the decisions passed every check — they fit the reply, and each
+        approver may decide (see ``ToolCallAuthorizer``) — so a refused decision
+        (``ToolCallUnauthorizedError``, nothing ran) leaves it there for the right person. Of several
+        resumes of one id, the store's atomic take lets exactly one run; the others raise
+        ``PendingStateNotFoundError`` and run nothing.
+        """
+        return replace(self, resume_state=(StoredPendingToolCalls(store, state_id), decisions))
 
     # ------------------------------------------------------------------ terminals (lazy)
 
