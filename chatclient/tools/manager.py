@@ -277,6 +277,7 @@ class ToolCallingManager:
                 "nothing ran"
             )
         decided: list[tuple[_Step, ToolCallDecision, bool]] = []
+        refused: list[tuple[_Step, ToolCallDecision, str]] = []
         missing: list[str] = []
         for step in plan.steps:
             decision = decisions.get(step.call.id)
@@ -287,12 +288,13 @@ class ToolCallingManager:
                     missing.append(step.call.id)
                     continue
             decided.append((self._decided(step, decision), decision, given))
+            if given and (why := self._refusal(step, decided[-1][0], decision)) is not None:
+                refused.append((decided[-1][0], decision, why))
         if missing:
             raise ToolCallDecisionError(
                 f"No decision for tool call(s) {missing}: every call of the paused reply needs one "
                 f"({self._completeness.name}); nothing ran"
             )
-        refused = [(s, d, why) for s, d, given in decided if given and (why := self._refusal(s, d)) is not None]
         if refused:
             if observers:
                 for step, decision, why in refused:
@@ -304,8 +306,9 @@ class ToolCallingManager:
                 observers.decision_made(_record(step, decision, given, outcome))
         return replace(plan, steps=tuple(step for step, _, _ in decided))
 
-    def _refusal(self, step: _Step, decision: ToolCallDecision) -> str | None:
-        """Why this approver may not make this decision, or ``None``; calls that needed no person are free."""
+    def _refusal(self, step: _Step, decided: _Step, decision: ToolCallDecision) -> str | None:
+        """Why this approver may not make this decision (on ``step``, which becomes ``decided``), or
+        ``None``; calls that needed no person are free."""
         if not step.gated:
             return None
         if decision.approver is None and self._require_approver:
@@ -313,7 +316,7 @@ class ToolCallingManager:
         if not decision.allowed and not self._authorize_denials:
             return None
         tool = step.target if isinstance(step.target, ToolCallback) else None
-        request = DecisionRequest(decision.approver, step.run_call, tool, decision.allowed, decision.reason)
+        request = DecisionRequest(decision.approver, decided.run_call, tool, decision.allowed, decision.reason)
         return self._authorizer.refusal(request)
 
     def _default_decision(self, step: _Step) -> ToolCallDecision | None:
