@@ -164,6 +164,11 @@ class ChatClientRequestSpec:
         resumes of one id, the store's atomic take lets exactly one run; the others raise
         ``PendingStateNotFoundError`` and run nothing.
         """
+        if not callable(getattr(store, "peek", None)):
+            raise ConfigurationError(
+                f"{type(store).__name__} has no peek(state_id): resume_from reads the state before it takes it, "
+                "so the store must implement PendingToolCallStore.peek"
+            )
         return replace(self, resume_state=(StoredPendingToolCalls(store, state_id), decisions))
 
     # ------------------------------------------------------------------ terminals (lazy)

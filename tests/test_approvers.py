@@ -15,6 +15,7 @@ from chatclient import (
     AssistantMessage,
     ChatClient,
     ChatClientResponse,
+    ConfigurationError,
     PendingStateExpiredError,
     PendingStateNotFoundError,
     PendingStateReusedError,
@@ -251,6 +252,19 @@ def test_resume_from_an_unknown_id_runs_nothing(store: Any) -> None:
     with pytest.raises(PendingStateNotFoundError):
         client.prompt().resume_from(store, "no-such-id", allow("refund", ANA)).call().content()
     assert shop.ran == []
+
+
+def test_resume_from_a_store_without_peek_is_a_clear_error() -> None:
+    class TakeOnly:
+        def save(self, pending: PendingToolCalls) -> str:
+            return "id"
+
+        def take(self, state_id: str) -> PendingToolCalls:
+            raise AssertionError("never taken")
+
+    client = client_for(Shop(), "refund")
+    with pytest.raises(ConfigurationError, match="TakeOnly has no peek"):
+        client.prompt().resume_from(TakeOnly(), "id", allow("refund", ANA))  # type: ignore[arg-type]
 
 
 def test_peek_leaves_the_state_and_honours_expiry(store: Any, monkeypatch: pytest.MonkeyPatch) -> None:

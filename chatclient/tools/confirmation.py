@@ -13,7 +13,8 @@ The flow (Spring AI 2.1's, made safe):
 What makes it safe: a :class:`PendingToolCalls` is bound to the exact calls by a digest (reply id,
 call ids, names, canonical arguments) and may carry an expiry; decisions must name exactly the
 paused calls; stores hand a state out once; a state that travels through a client can be sealed
-with an HMAC (see :mod:`chatclient.tools.pending`).
+with an HMAC (see :mod:`chatclient.tools.pending`). Who may decide is checked before anything runs
+(see :mod:`chatclient.tools.approval`), and every decision is reported to the observers.
 """
 
 from __future__ import annotations
