@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from advisors import ToolCallingAdvisor
 from chatclient import (
@@ -15,6 +17,7 @@ from chatclient import (
     AssistantMessage,
     ChatClient,
     ChatClientResponse,
+    ChatResponse,
     ConfigurationError,
     PendingStateExpiredError,
     PendingStateNotFoundError,
@@ -25,8 +28,10 @@ from chatclient import (
     ToolCallDecision,
     ToolCallDecisionError,
     ToolCallDecisions,
+    ToolCallingChatOptions,
     ToolCallUnauthorizedError,
     ToolResponseMessage,
+    UserMessage,
     awaiting_decision,
     tool,
 )
@@ -42,6 +47,7 @@ from chatclient.tools import (
     ToolCallAuthorizer,
     ToolCallingManager,
     approval,
+    resolve_tools,
 )
 from chatclient.turn import turn_messages
 
@@ -464,3 +470,47 @@ def test_the_approver_recorded_with_the_tool_result_is_the_principals_id() -> No
     resumed = client.prompt().resume(pause(client), allow("refund", ANA, reason="ok")).call().chat_client_response()
     results = [m for m in turn_messages(resumed) if isinstance(m, ToolResponseMessage)]
     assert results[0].responses[0].metadata == {"decision": "allow", "approver": "ana", "reason": "ok"}
+
+
+# ------------------------------------------------------------------------- property: authorized or nothing runs
+
+gates = st.sampled_from(["none", "anyone", "manager"])
+plans = st.lists(st.tuples(gates, st.booleans()), min_size=1, max_size=5)
+"""Per call: its gate, and whether the decision allows it."""
+
+
+@settings(max_examples=80, deadline=None)
+@given(plans, st.sampled_from([ANA, BOB, None]))
+def test_nothing_runs_unless_every_decision_is_authorized(plan: list[tuple[str, bool]], approver: Any) -> None:
+    ran: list[str] = []
+
+    def make(gate: str, index: int) -> Any:
+        confirmation: Any = {"none": False, "anyone": True, "manager": "manager"}[gate]
+
+        @tool(name=f"t{index}", description="A tool", requires_confirmation=confirmation)
+        def body() -> str:
+            ran.append(f"t{index}")
+            return "ok"
+
+        return body
+
+    tools = [make(gate, i) for i, (gate, _) in enumerate(plan)]
+    calls = [ToolCall(id=f"c{i}", name=f"t{i}", arguments="{}") for i in range(len(plan))]
+    reply = ChatResponse.of(AssistantMessage("", tool_calls=calls), id="r")
+    prompt = Prompt([UserMessage("go")], ToolCallingChatOptions(tool_callbacks=resolve_tools(tools)))
+    decisions = ToolCallDecisions.of(
+        [ToolCallDecision.allow(f"c{i}") if ok else ToolCallDecision.deny(f"c{i}") for i, (_, ok) in enumerate(plan)],
+        approver=approver,
+    )
+    is_manager = "manager" in approval.roles_of(approver)
+    unauthorized = [f"c{i}" for i, (gate, ok) in enumerate(plan) if ok and gate == "manager" and not is_manager]
+    manager = ToolCallingManager.builder().build()
+    if unauthorized:
+        with pytest.raises(ToolCallUnauthorizedError) as refused:
+            manager.execute_tool_calls(prompt, reply, decisions)
+        assert [r[0] for r in refused.value.refused] == unauthorized
+        assert ran == []
+    else:
+        manager.execute_tool_calls(prompt, reply, decisions)
+        assert sorted(ran) == sorted(f"t{i}" for i, (_, ok) in enumerate(plan) if ok)
+
