@@ -151,6 +151,9 @@ class ChatClientRequestSpec:
         this request's system and user texts and messages are not added, and advisors outside the
         loop see the prompt the turn began with. The decided calls run first (allowed ones
         concurrently), then the loop goes on to the answer; it is the same turn, with the same id.
+        Decisions an approver may not make raise ``ToolCallUnauthorizedError`` before anything runs
+        and the state may be resumed again; a state already taken from its store is then gone from
+        it, so resume stored states with :meth:`resume_from`.
         """
         return replace(self, resume_state=(pending, decisions))
 
