@@ -38,7 +38,7 @@ from chatclient.advisor import (
     StreamNext,
     ToolAdvisor,
 )
-from chatclient.errors import AdvisorChainError, ToolCallDecisionError
+from chatclient.errors import AdvisorChainError, PendingStateTamperedError, ToolCallDecisionError
 from chatclient.events import (
     RoundFinished,
     StreamEvent,
@@ -60,7 +60,7 @@ from chatclient.tools.confirmation import (
     ToolCallConfirmationRequired,
     ToolCallDecisions,
 )
-from chatclient.tools.pending import NonceLedger, default_nonce_ledger, redeem
+from chatclient.tools.pending import NonceLedger, StoredPendingToolCalls, default_nonce_ledger, redeem
 from chatclient.turn import Turn
 
 __all__ = ["LoopState", "ToolCallingAdvisor", "ToolLoopExtension"]
@@ -267,13 +267,18 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
         request: ChatClientRequest,
         state: LoopState,
         hooks: _Hooks,
-        pending: PendingToolCalls,
+        source: PendingToolCalls | StoredPendingToolCalls,
         decisions: ToolCallDecisions,
     ) -> _Flow:
         """Run the decided calls of a paused reply — against the tools its round had — then go on
-        as after any tool round. The state is redeemed first, so it runs once."""
+        as after any tool round. The state is redeemed first, so it runs once; a state still in its
+        store is taken only once the decisions (and who made them) passed every check."""
+        stored = source if isinstance(source, StoredPendingToolCalls) else None
+        pending = stored.peek() if stored is not None else source
+        assert isinstance(pending, PendingToolCalls)
         pending.verify()
-        redeem(pending, self.nonce_ledger)
+        if stored is None:
+            redeem(pending, self.nonce_ledger)
         state.turn_id = pending.turn_id or _new_turn_id()
         state.turn_start = pending.turn_start
         state.round = pending.round
@@ -284,17 +289,17 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
         observers = state.observers
         if observers:
             observers.turn_resumed(pending)
-            for call in pending.calls:
-                decision = decisions.get(call.id)
-                if decision is not None:
-                    observers.decision_made(call, decision)
         paused_round = request.with_prompt(request.prompt.with_messages(state.history))
         round_request = yield from _apply(hooks.before_call, paused_round, state)
         paused = pending.paused_response()
+        run_prompt = round_request.prompt.with_messages(state.history)
+        if stored is not None:
+            self.tool_calling_manager.check_decisions(run_prompt, paused, decisions, observers=observers)
+            if stored.take() != pending:  # of two resumes that passed the checks, the store picks one
+                raise PendingStateTamperedError("The stored pending state changed while it was resumed; nothing ran")
+            redeem(pending, self.nonce_ledger)
         try:
-            result: ToolExecutionResult = yield _RunTools(
-                round_request.prompt.with_messages(state.history), paused, decisions
-            )
+            result: ToolExecutionResult = yield _RunTools(run_prompt, paused, decisions)
         except ToolCallDecisionError:
             self.nonce_ledger.release(pending.nonce)  # nothing ran: the state may be resumed again
             raise

@@ -60,6 +60,7 @@ from .errors import (
     ToolArgumentsError,
     ToolCallDecisionError,
     ToolCallLimitExceededError,
+    ToolCallUnauthorizedError,
     ToolError,
     ToolExecutionError,
     UnknownToolError,
@@ -83,6 +84,7 @@ from .options import ChatOptions, ToolCallingChatOptions
 from .prompt import Prompt
 from .responses import ChatResponse, FinishReason, Generation, Usage
 from .tools import (
+    Approver,
     PendingToolCalls,
     ToolCallback,
     ToolCallbackProvider,
@@ -101,6 +103,7 @@ __all__ = [
     "AdvisorOrder",
     "APIConnectionError",
     "APITimeoutError",
+    "Approver",
     "AssistantMessage",
     "AsyncCallAdvisor",
     "AsyncCallNext",
@@ -160,6 +163,7 @@ __all__ = [
     "ToolCallDecisions",
     "ToolCallingChatOptions",
     "ToolCallLimitExceededError",
+    "ToolCallUnauthorizedError",
     "ToolContext",
     "ToolError",
     "ToolExecutionError",

@@ -29,6 +29,7 @@ from .response_spec import (
 )
 from .tools.callback import ToolCallback, ToolCallbackProvider
 from .tools.confirmation import PendingToolCalls, ToolCallDecisions
+from .tools.pending import PendingToolCallStore, StoredPendingToolCalls
 from .tools.resolve import ToolLike, aresolve_providers, check_unique, resolve_providers, split_tools
 
 if TYPE_CHECKING:
@@ -88,7 +89,7 @@ class ChatClientRequestSpec:
     advisor_list: tuple[Advisor, ...] = ()
     advisor_params: Mapping[str, Any] = field(default_factory=dict)
     chat_options: ChatOptions | None = None
-    resume_state: tuple[PendingToolCalls, ToolCallDecisions] | None = None
+    resume_state: tuple[PendingToolCalls | StoredPendingToolCalls, ToolCallDecisions] | None = None
     extension_list: tuple[ToolLoopExtension, ...] = ()
     observer_set: Observers = NO_OBSERVERS
 
@@ -152,8 +153,28 @@ class ChatClientRequestSpec:
         this request's system and user texts and messages are not added, and advisors outside the
         loop see the prompt the turn began with. The decided calls run first (allowed ones
         concurrently), then the loop goes on to the answer; it is the same turn, with the same id.
+        Decisions an approver may not make raise ``ToolCallUnauthorizedError`` before anything runs
+        and the state may be resumed again; a state already taken from its store is then gone from
+        it, so resume stored states with :meth:`resume_from`.
         """
         return replace(self, resume_state=(pending, decisions))
+
+    def resume_from(
+        self, store: PendingToolCallStore, state_id: str, decisions: ToolCallDecisions
+    ) -> ChatClientRequestSpec:
+        """As :meth:`resume`, for a state saved in ``store`` under ``state_id``: the state is taken
+        from the store only after the decisions passed every check — they fit the reply, and each
+        approver may decide (see ``ToolCallAuthorizer``) — so a refused decision
+        (``ToolCallUnauthorizedError``, nothing ran) leaves it there for the right person. Of several
+        resumes of one id, the store's atomic take lets exactly one run; the others raise
+        ``PendingStateNotFoundError`` and run nothing.
+        """
+        if not callable(getattr(store, "peek", None)):
+            raise ConfigurationError(
+                f"{type(store).__name__} has no peek(state_id): resume_from reads the state before it takes it, "
+                "so the store must implement PendingToolCallStore.peek"
+            )
+        return replace(self, resume_state=(StoredPendingToolCalls(store, state_id), decisions))
 
     # ------------------------------------------------------------------ terminals (lazy)
 

@@ -69,6 +69,7 @@ __all__ = [
     "ToolArgumentsError",
     "ToolCallDecisionError",
     "ToolCallLimitExceededError",
+    "ToolCallUnauthorizedError",
     "ToolError",
     "ToolExecutionError",
     "UnknownToolError",
@@ -278,3 +279,20 @@ class ToolCallLimitExceededError(ToolError):
         self.limit = limit
         self.kind = kind
         super().__init__(message, tool_name=tool_name)
+
+
+class ToolCallUnauthorizedError(ToolCallDecisionError):
+    """An approver may not make a decision they gave (or a decision has no approver where one is
+    required). Raised before any call of the paused reply runs; the pending state stays redeemable,
+    so the right person can still decide.
+
+    ``refused`` holds ``(call_id, tool_name, why)`` for every refused decision; ``call_id``,
+    ``tool_name`` and ``approver`` name the first.
+    """
+
+    def __init__(self, message: str, *, approver: str | None, refused: list[tuple[str, str, str]]) -> None:
+        self.approver = approver
+        self.refused = refused
+        self.call_id: str | None = refused[0][0] if refused else None
+        self.tool_name: str | None = refused[0][1] if refused else None
+        super().__init__(message)

@@ -6,8 +6,9 @@ matching ``*_finished`` method gets it back, so an observer keeps no table of it
 
 Points: a client call (``call``/``stream``/``acall``/``astream``, and resumes), each model round
 (the prompt sent, the response or the error), each tool invocation (start, end or error, duration),
-each retry of a provider request, and the confirmation pause, each decision (approver and reason)
-and the resume. With no observer registered nothing of this runs: the chain is built without it.
+each retry of a provider request, and the confirmation pause, each decision (allowed, denied or
+refused as unauthorized; approver, reason, time: a :class:`DecisionRecord`) and the resume. With
+no observer registered nothing of this runs: the chain is built without it.
 
 Observers run inline on the request's path: keep them quick, and do not raise (an observer that
 raises is logged and skipped, so instrumentation never breaks a request).
@@ -20,18 +21,20 @@ import logging
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from .advisor import ChatClientResponse
     from .messages import ToolCall, ToolResult
     from .prompt import Prompt
     from .responses import ChatResponse
-    from .tools.confirmation import PendingCall, PendingToolCalls, ToolCallDecision
+    from .tools.confirmation import PendingToolCalls, ToolCallDecision
 
 __all__ = [
     "CallInfo",
     "ChatObserver",
+    "DecisionOutcome",
+    "DecisionRecord",
     "ModelCallInfo",
     "Observers",
     "RetryInfo",
@@ -82,6 +85,38 @@ class RetryInfo:
     provider: str | None = None
 
 
+DecisionOutcome = Literal["allowed", "denied", "refused"]
+
+
+@dataclass(frozen=True, slots=True)
+class DecisionRecord:
+    """One decision on a paused call, as an audit log keeps it.
+
+    ``outcome`` is ``"allowed"`` or ``"denied"`` for a decision that took effect, ``"refused"`` for
+    one the authorizer turned down (then ``refusal`` says why, and nothing of the reply ran).
+    ``approver`` is the principal as the application gave it, ``approver_id`` what is recorded.
+    """
+
+    call_id: str
+    tool: str
+    outcome: DecisionOutcome
+    approver_id: str | None
+    reason: str | None
+    at: float
+    """When it was decided on (``time.time()``)."""
+    arguments: str
+    """The arguments the call runs (or would have run) with: the edited ones, if edited."""
+    requires_confirmation: bool
+    decision: ToolCallDecision | None
+    """The decision as given; ``None`` for one filled in by the completeness policy."""
+    approver: object | None = None
+    refusal: str | None = None
+
+    def __str__(self) -> str:
+        why = f" ({self.refusal})" if self.refusal else ""
+        return f"{self.outcome} {self.tool}({self.call_id}) by {self.approver_id or 'nobody'}{why}"
+
+
 class ChatObserver:
     """Override the points you need; every method is a no-op."""
 
@@ -120,8 +155,8 @@ class ChatObserver:
     def turn_paused(self, pending: PendingToolCalls) -> None:
         pass
 
-    def decision_made(self, call: PendingCall, decision: ToolCallDecision) -> None:
-        pass
+    def decision_made(self, record: DecisionRecord) -> None:
+        """Every decision on a paused call: allowed, denied, or refused as unauthorized."""
 
     def turn_resumed(self, pending: PendingToolCalls) -> None:
         pass
@@ -188,8 +223,8 @@ class Observers:
     def turn_paused(self, pending: PendingToolCalls) -> None:
         self._each("turn_paused", pending)
 
-    def decision_made(self, call: PendingCall, decision: ToolCallDecision) -> None:
-        self._each("decision_made", call, decision)
+    def decision_made(self, record: DecisionRecord) -> None:
+        self._each("decision_made", record)
 
     def turn_resumed(self, pending: PendingToolCalls) -> None:
         self._each("turn_resumed", pending)

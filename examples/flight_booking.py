@@ -160,7 +160,7 @@ def client_story() -> None:
         ToolCallDecision.allow("call_status"),
         ToolCallDecision.allow("call_book", approver="agent@example.com", reason="customer confirmed by phone"),
     )
-    answer = client.prompt().resume(store.take(state_id), decisions).call().content()
+    answer = client.prompt().resume_from(store, state_id, decisions).call().content()
     print(f"[client] resumed: {answer}")
     print(f"[client] {tools.counts()}")
 

@@ -35,6 +35,18 @@ EXPECTED = {
         "[client] resumed: Flight VX205 is on time; Booked VX205",
         "[client] flightStatusCount=1 bookFlightCount=1",
     ],
+    "approvers.py": [
+        "paused; awaiting ['call_refund']; refunds=0",
+        "audit: refused tool=refund call=call_refund approver=bob@support reason='customer sent photos' "
+        "refusal=\"needs role 'manager'\" at=",
+        "refused: Not authorized: approver 'bob@support' may not decide tool call(s) 'call_refund' (refund): "
+        "needs role 'manager'. Nothing ran",
+        "after the refusal: refunds=0; state still stored: ['call_refund']",
+        "audit: allowed tool=refund call=call_refund approver=ana@support reason='customer sent photos' "
+        "refusal=None at=",
+        "resumed by the manager: Order A17 arrived damaged; Refunded 120 EUR on A17; refunds=1",
+        "a replay finds nothing; refunds=1",
+    ],
     "provider_tour.py": ["answer: The temperature in Tokyo is currently 20.0 degrees Celsius."],
     "loop_extensions.py": [
         "  [calling balance {\"account\": \"main\"}]",

@@ -19,6 +19,7 @@ from chatclient import (
 from chatclient.observation import (
     CallInfo,
     ChatObserver,
+    DecisionRecord,
     ModelCallInfo,
     Observers,
     RetryInfo,
@@ -51,8 +52,8 @@ class Log(ChatObserver):
     def turn_paused(self, pending: Any) -> None:
         self.lines.append(f"paused {pending.awaiting_ids}")
 
-    def decision_made(self, call: Any, decision: Any) -> None:
-        self.lines.append(f"decision {call.id} {'allow' if decision.allowed else 'deny'} by {decision.approver}")
+    def decision_made(self, record: DecisionRecord) -> None:
+        self.lines.append(f"decision {record.call_id} {record.outcome} by {record.approver_id}")
 
     def turn_resumed(self, pending: Any) -> None:
         self.lines.append("resumed")
@@ -96,7 +97,7 @@ def test_an_observer_sees_calls_model_rounds_the_pause_each_decision_and_the_res
         "call end call-token None",
         f"call {mode} resumed",
         "resumed",
-        "decision b1 allow by ana",
+        "decision b1 allowed by ana",
         "model 3 messages",
         "model end int ok",
         "call end call-token Done.",

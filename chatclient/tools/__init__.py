@@ -6,6 +6,7 @@ nonce ledger)."""
 from ..messages import FilePart, ImagePart, JsonPart, TextPart, ToolResult, ToolResultPart
 from ._limits import ToolCallLimitPolicy, ToolCallLimits
 from ._processor import DefaultToolExceptionProcessor, ToolExceptionProcessor, rethrowing_exception_processor
+from .approval import Approver, DecisionRequest, ToolCallAuthorizer
 from .callback import ToolCallback, ToolCallbackProvider
 from .confirmation import (
     DEFAULT_DENY_MESSAGE,
@@ -29,6 +30,7 @@ from .pending import (
     NonceLedger,
     PendingToolCallStore,
     SqlitePendingToolCallStore,
+    StoredPendingToolCalls,
     default_nonce_ledger,
     seal,
     unseal,
@@ -36,6 +38,10 @@ from .pending import (
 from .resolve import ToolLike, resolve_tools
 
 __all__ = [
+    "Approver",
+    "DecisionRequest",
+    "StoredPendingToolCalls",
+    "ToolCallAuthorizer",
     "awaiting_decision",
     "ConfirmationSettings",
     "DecisionCompleteness",

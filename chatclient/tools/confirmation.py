@@ -13,7 +13,8 @@ The flow (Spring AI 2.1's, made safe):
 What makes it safe: a :class:`PendingToolCalls` is bound to the exact calls by a digest (reply id,
 call ids, names, canonical arguments) and may carry an expiry; decisions must name exactly the
 paused calls; stores hand a state out once; a state that travels through a client can be sealed
-with an HMAC (see :mod:`chatclient.tools.pending`).
+with an HMAC (see :mod:`chatclient.tools.pending`). Who may decide is checked before anything runs
+(see :mod:`chatclient.tools.approval`), and every decision is reported to the observers.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import secrets
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from functools import cache
 from typing import Any, Final
@@ -36,6 +37,7 @@ from ..errors import ChatClientError, PendingStateExpiredError, PendingStateTamp
 from ..messages import AssistantMessage, Message, ToolCall, UserMessage
 from ..responses import ChatResponse, Usage
 from ._limits import canonical_arguments
+from .approval import approver_id
 from .callback import ToolCallback
 
 __all__ = [
@@ -162,12 +164,14 @@ class ToolCallDecision:
     """For a denial: the tool result the model sees (default :data:`DEFAULT_DENY_MESSAGE`)."""
     arguments: str | None = None
     """For an allow: edited arguments (raw JSON) to run the call with instead of the model's."""
-    approver: str | None = None
+    approver: object | None = None
+    """Who decided: a ``str``, an ``Approver``, or the application's own principal (see
+    ``ToolCallAuthorizer``); its id is recorded with the tool result."""
     reason: str | None = None
 
     @classmethod
     def allow(
-        cls, id: str, *, arguments: str | Mapping[str, Any] | None = None, approver: str | None = None,
+        cls, id: str, *, arguments: str | Mapping[str, Any] | None = None, approver: object | None = None,
         reason: str | None = None,
     ) -> ToolCallDecision:  # fmt: skip
         edited = json.dumps(arguments) if isinstance(arguments, Mapping) else arguments
@@ -175,7 +179,7 @@ class ToolCallDecision:
 
     @classmethod
     def deny(
-        cls, id: str, message: str | None = None, *, approver: str | None = None, reason: str | None = None
+        cls, id: str, message: str | None = None, *, approver: object | None = None, reason: str | None = None
     ) -> ToolCallDecision:
         return cls(id, False, message=message, approver=approver, reason=reason)
 
@@ -189,7 +193,7 @@ class ToolCallDecision:
         if self.arguments is not None:
             record["edited_arguments"] = self.arguments
         if self.approver is not None:
-            record["approver"] = self.approver
+            record["approver"] = approver_id(self.approver)
         if self.reason is not None:
             record["reason"] = self.reason
         return record
@@ -203,10 +207,15 @@ class ToolCallDecisions:
     by_id: Mapping[str, ToolCallDecision] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, *decisions: ToolCallDecision | Iterable[ToolCallDecision]) -> ToolCallDecisions:
+    def of(
+        cls, *decisions: ToolCallDecision | Iterable[ToolCallDecision], approver: object | None = None
+    ) -> ToolCallDecisions:
+        """The decisions; ``approver`` (the authenticated person) is given to each that names none."""
         flat: list[ToolCallDecision] = []
         for item in decisions:
             flat.extend([item] if isinstance(item, ToolCallDecision) else item)
+        if approver is not None:
+            flat = [d if d.approver is not None else replace(d, approver=approver) for d in flat]
         duplicated = sorted(call_id for call_id, n in Counter(d.id for d in flat).items() if n > 1)
         if duplicated:
             raise ToolCallDecisionError(f"More than one decision for tool call(s) {duplicated}; nothing ran")

@@ -9,7 +9,7 @@ from typing import Any, TypeVar, overload
 
 from ..errors import ConfigurationError
 from .callback import ToolCallback
-from .definition import ToolMetadata
+from .definition import Confirmation, ToolMetadata
 from .function import FunctionToolCallback, ToolSpec
 
 __all__ = ["spec_of", "tool", "tool_callbacks_from"]
@@ -30,7 +30,7 @@ def tool(
     name: str | None = None,
     description: str | None = None,
     return_direct: bool = False,
-    requires_confirmation: bool = False,
+    requires_confirmation: Confirmation = False,
 ) -> Callable[[F], F]: ...
 
 
@@ -41,14 +41,16 @@ def tool(
     name: str | None = None,
     description: str | None = None,
     return_direct: bool = False,
-    requires_confirmation: bool = False,
+    requires_confirmation: Confirmation = False,
 ) -> F | Callable[[F], F]:
     """Mark a function (sync or ``async def``, plain or a method) as a tool.
 
     The function is returned unchanged, still directly callable, with a :class:`ToolSpec` attached.
     ``name`` defaults to the function's name and ``description`` to its docstring. The argument
     schema is built from the type hints on first use. Methods become tools of each instance: pass the
-    instance to ``tools=``.
+    instance to ``tools=``. ``requires_confirmation`` gates each call for a person's decision: ``True``
+    (anyone may decide), a role name (``"manager"``: only an approver holding it may), or a predicate
+    over the ``DecisionRequest``.
     """
 
     def decorate(fn: F) -> F:
@@ -61,7 +63,7 @@ def tool(
             fn,
             name=name,
             description=description,
-            metadata=ToolMetadata(return_direct=return_direct, requires_confirmation=requires_confirmation),
+            metadata=ToolMetadata.of(return_direct=return_direct, requires_confirmation=requires_confirmation),
             skip_self=True,
         )
         setattr(fn, _SPEC_ATTRIBUTE, spec)

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
-__all__ = ["ToolContext", "ToolDefinition", "ToolMetadata"]
+__all__ = ["Confirmation", "ToolContext", "ToolDefinition", "ToolMetadata"]
+
+Confirmation = bool | str | Callable[[Any], bool]
+"""``@tool(requires_confirmation=...)``: ``True``, a role the approver must hold, or a predicate over
+the ``DecisionRequest`` that says whether the approver may decide."""
 
 
 def _no_arguments_schema() -> dict[str, JsonValue]:
@@ -31,6 +35,22 @@ class ToolMetadata(BaseModel):
     """The tool's result is the answer: the loop returns it without asking the model again."""
     requires_confirmation: bool = False
     """A person must allow each call before it runs (see tool call confirmation)."""
+    approved_by: str | Callable[[Any], bool] | None = None
+    """Who may decide on a call: a role the approver must hold, or a predicate over the
+    ``DecisionRequest``; ``None`` lets anyone decide (see ``ToolCallAuthorizer``)."""
+
+    @classmethod
+    def of(cls, *, return_direct: bool = False, requires_confirmation: Confirmation = False) -> ToolMetadata:
+        """Metadata from ``@tool``'s flags: ``requires_confirmation`` may be a role or a predicate."""
+        if isinstance(requires_confirmation, bool):
+            return cls(return_direct=return_direct, requires_confirmation=requires_confirmation)
+        if isinstance(requires_confirmation, str) and not requires_confirmation.strip():
+            raise ValueError("requires_confirmation names a role: give a non-empty role name")
+        if not isinstance(requires_confirmation, str) and not callable(requires_confirmation):
+            raise TypeError(
+                f"requires_confirmation is True/False, a role name or a predicate, not {requires_confirmation!r}"
+            )
+        return cls(return_direct=return_direct, requires_confirmation=True, approved_by=requires_confirmation)
 
 
 class ToolContext(Mapping[str, Any]):

@@ -7,6 +7,7 @@ reply's order).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, replace
@@ -21,6 +22,7 @@ from ..errors import (
     ToolArgumentsError,
     ToolCallDecisionError,
     ToolCallLimitExceededError,
+    ToolCallUnauthorizedError,
     ToolError,
     UnknownToolError,
 )
@@ -34,12 +36,13 @@ from ..messages import (
     ToolResult,
     UserMessage,
 )
-from ..observation import NO_OBSERVERS, Observers
+from ..observation import NO_OBSERVERS, DecisionOutcome, DecisionRecord, Observers
 from ..responses import ChatResponse, FinishReason, Generation, GenerationMetadata
 from ._execution import Invocation, Outcome, arun_all, run_all, tool_execution_error
 from ._limits import ToolCallLimitPolicy, ToolCallLimits, canonical_arguments
 from ._processor import DefaultToolExceptionProcessor, ToolExceptionProcessor
 from ._results import normalize_arguments
+from .approval import DecisionRequest, ToolCallAuthorizer, approver_id
 from .callback import ToolCallback
 from .confirmation import (
     DecisionCompleteness,
@@ -115,6 +118,11 @@ class _Step:
     def run_arguments(self) -> str:
         return self.call.arguments if self.arguments is None else self.arguments
 
+    @property
+    def run_call(self) -> ToolCall:
+        """The call as it runs: with a person's edited arguments, if any."""
+        return self.call if self.arguments is None else self.call.model_copy(update={"arguments": self.arguments})
+
 
 @dataclass(frozen=True)
 class _Plan:
@@ -148,12 +156,21 @@ class ToolCallingManager:
         confirmation_policy: ToolCallConfirmationPolicy | None = None,
         decision_completeness: DecisionCompleteness = DecisionCompleteness.ALL_REQUIRED,
         pending_expires_in: float | None = None,
+        decision_authorizer: ToolCallAuthorizer | None = None,
+        require_approver: bool | None = None,
+        authorize_denials: bool = False,
     ) -> None:
         """``executor`` runs sync tools in the sync path (default: a shared pool of 64 threads).
 
         ``confirmation_policy`` defaults to ``ToolCallConfirmationPolicy.default()`` (tool metadata,
         plus the tool names and the on/off switch of the environment settings);
         ``pending_expires_in`` (seconds) stamps an expiry on every paused state.
+
+        Decisions on gated calls are authorized by the tools' own rules (``requires_confirmation=
+        "role"`` or a predicate) and ``decision_authorizer``, all of which must agree.
+        ``require_approver`` refuses a decision that names no approver (default: when an authorizer
+        is given); ``authorize_denials`` puts denials through the authorizer too (default: anyone
+        may deny).
         """
         self._limits = limits or ToolCallLimits()
         self._exception_processor = exception_processor or DefaultToolExceptionProcessor()
@@ -161,6 +178,10 @@ class ToolCallingManager:
         self._policy = confirmation_policy or ToolCallConfirmationPolicy.default()
         self._completeness = decision_completeness
         self._pending_expires_in = pending_expires_in
+        metadata_rules = ToolCallAuthorizer.from_tool_metadata()
+        self._authorizer = metadata_rules & decision_authorizer if decision_authorizer else metadata_rules
+        self._require_approver = decision_authorizer is not None if require_approver is None else require_approver
+        self._authorize_denials = authorize_denials
 
     @staticmethod
     def builder() -> ToolCallingManagerBuilder:
@@ -193,7 +214,7 @@ class ToolCallingManager:
         or ``ToolCallDecisionError`` when the decisions do not fit the reply. Afterwards it raises
         whatever the exception processor raises, once the whole batch has finished.
         """
-        plan = self._decide(prompt, chat_response, decisions)
+        plan = self._decide(prompt, chat_response, decisions, observers)
         return self._finish(prompt, plan, run_all(plan.invocations(observers), self._executor))
 
     async def aexecute_tool_calls(
@@ -205,13 +226,28 @@ class ToolCallingManager:
         observers: Observers = NO_OBSERVERS,
     ) -> ToolExecutionResult:
         """As :meth:`execute_tool_calls`; async tools run as tasks, sync tools in worker threads."""
-        plan = self._decide(prompt, chat_response, decisions)
+        plan = self._decide(prompt, chat_response, decisions, observers)
         return self._finish(prompt, plan, await arun_all(plan.invocations(observers)))
 
-    def _decide(self, prompt: Prompt, chat_response: ChatResponse, decisions: ToolCallDecisions | None) -> _Plan:
+    def check_decisions(
+        self,
+        prompt: Prompt,
+        chat_response: ChatResponse,
+        decisions: ToolCallDecisions,
+        *,
+        observers: Observers = NO_OBSERVERS,
+    ) -> None:
+        """Every check a resume makes before anything runs (the decisions fit the reply, edits are
+        valid, each approver may decide) without running anything; refusals are reported to
+        ``observers``. Raises ``ToolCallDecisionError`` (``ToolCallUnauthorizedError`` for a refusal)."""
+        self._apply_decisions(self._plan(prompt, chat_response), decisions, observers, report_applied=False)
+
+    def _decide(
+        self, prompt: Prompt, chat_response: ChatResponse, decisions: ToolCallDecisions | None, observers: Observers
+    ) -> _Plan:
         plan = self._plan(prompt, chat_response)
         if decisions is not None:
-            return self._apply_decisions(plan, decisions)
+            return self._apply_decisions(plan, decisions, observers)
         if any(step.gated for step in plan.steps):
             raise ToolCallConfirmationRequired(self._pending(prompt, plan, chat_response), chat_response)
         return plan
@@ -228,8 +264,11 @@ class ToolCallingManager:
             expires_in=self._pending_expires_in,
         )
 
-    def _apply_decisions(self, plan: _Plan, decisions: ToolCallDecisions) -> _Plan:
-        """Every check before anything runs: unknown, missing, invalid edits, edits that need a person."""
+    def _apply_decisions(
+        self, plan: _Plan, decisions: ToolCallDecisions, observers: Observers, *, report_applied: bool = True
+    ) -> _Plan:
+        """Every check before anything runs: unknown, missing, invalid edits, edits that need a
+        person, approvers who may not decide; then each decision is reported to ``observers``."""
         ids = [step.call.id for step in plan.steps]
         unknown = sorted(set(decisions.by_id) - set(ids))
         if unknown:
@@ -237,22 +276,48 @@ class ToolCallingManager:
                 f"Decisions for tool calls that are not in the paused reply: {unknown} (the reply has {ids}); "
                 "nothing ran"
             )
-        steps: list[_Step] = []
+        decided: list[tuple[_Step, ToolCallDecision, bool]] = []
+        refused: list[tuple[_Step, ToolCallDecision, str]] = []
         missing: list[str] = []
         for step in plan.steps:
             decision = decisions.get(step.call.id)
+            given = decision is not None
             if decision is None:
                 decision = self._default_decision(step)
                 if decision is None:
                     missing.append(step.call.id)
                     continue
-            steps.append(self._decided(step, decision))
+            decided.append((self._decided(step, decision), decision, given))
+            if given and (why := self._refusal(step, decided[-1][0], decision)) is not None:
+                refused.append((decided[-1][0], decision, why))
         if missing:
             raise ToolCallDecisionError(
                 f"No decision for tool call(s) {missing}: every call of the paused reply needs one "
                 f"({self._completeness.name}); nothing ran"
             )
-        return replace(plan, steps=tuple(steps))
+        if refused:
+            if observers:
+                for step, decision, why in refused:
+                    observers.decision_made(_record(step, decision, True, "refused", why))
+            raise _unauthorized(refused)
+        if observers and report_applied:
+            for step, decision, given in decided:
+                outcome: DecisionOutcome = "allowed" if decision.allowed else "denied"
+                observers.decision_made(_record(step, decision, given, outcome))
+        return replace(plan, steps=tuple(step for step, _, _ in decided))
+
+    def _refusal(self, step: _Step, decided: _Step, decision: ToolCallDecision) -> str | None:
+        """Why this approver may not make this decision (on ``step``, which becomes ``decided``), or
+        ``None``; calls that needed no person are free."""
+        if not step.gated:
+            return None
+        if decision.approver is None and self._require_approver:
+            return "the decision names no approver"
+        if not decision.allowed and not self._authorize_denials:
+            return None
+        tool = step.target if isinstance(step.target, ToolCallback) else None
+        request = DecisionRequest(decision.approver, decided.run_call, tool, decision.allowed, decision.reason)
+        return self._authorizer.refusal(request)
 
     def _default_decision(self, step: _Step) -> ToolCallDecision | None:
         if self._completeness is DecisionCompleteness.MISSING_MEANS_DENY:
@@ -357,6 +422,9 @@ class ToolCallingManagerBuilder:
         self._policy: ToolCallConfirmationPolicy | None = None
         self._completeness = DecisionCompleteness.ALL_REQUIRED
         self._pending_expires_in: float | None = None
+        self._authorizers: tuple[ToolCallAuthorizer, ...] = ()
+        self._require_approver: bool | None = None
+        self._authorize_denials = False
 
     def max_calls_per_tool(self, limit: int) -> Self:
         """Calls allowed per tool per turn (default 40)."""
@@ -409,8 +477,29 @@ class ToolCallingManagerBuilder:
         self._pending_expires_in = seconds
         return self
 
+    def decision_authorizer(self, *authorizers: ToolCallAuthorizer) -> Self:
+        """Who may decide on gated calls; several authorizers (and the tools' own rules) must all
+        agree. Turns on ``require_approver`` unless it is set."""
+        self._authorizers = (*self._authorizers, *authorizers)
+        return self
+
+    def require_approver(self, required: bool = True) -> Self:
+        """Refuse a decision on a gated call that names no approver (``False`` for applications that
+        authorize elsewhere and pass no principal)."""
+        self._require_approver = required
+        return self
+
+    def authorize_denials(self, authorize: bool = True) -> Self:
+        """Put denials through the authorizer too (default: anyone may deny a call)."""
+        self._authorize_denials = authorize
+        return self
+
     def build(self) -> ToolCallingManager:
+        authorizers = self._authorizers
         return ToolCallingManager(
+            decision_authorizer=ToolCallAuthorizer.all_of(*authorizers) if authorizers else None,
+            require_approver=self._require_approver,
+            authorize_denials=self._authorize_denials,
             limits=self._limits,
             exception_processor=self._exception_processor,
             executor=self._executor,
@@ -418,6 +507,37 @@ class ToolCallingManagerBuilder:
             decision_completeness=self._completeness,
             pending_expires_in=self._pending_expires_in,
         )
+
+
+def _record(
+    step: _Step, decision: ToolCallDecision, given: bool, outcome: DecisionOutcome, refusal: str | None = None
+) -> DecisionRecord:
+    """What the audit seam is told about one decision."""
+    return DecisionRecord(
+        call_id=step.call.id,
+        tool=step.call.name,
+        outcome=outcome,
+        approver_id=approver_id(decision.approver),
+        reason=decision.reason,
+        at=time.time(),
+        arguments=step.run_arguments,
+        requires_confirmation=step.gated,
+        decision=decision if given else None,
+        approver=decision.approver,
+        refusal=refusal,
+    )
+
+
+def _unauthorized(refused: Sequence[tuple[_Step, ToolCallDecision, str]]) -> ToolCallUnauthorizedError:
+    first = refused[0][1].approver
+    who = f"approver {approver_id(first)!r}" if first is not None else "a decision without an approver"
+    calls = "; ".join(f"{s.call.id!r} ({s.call.name}): {why}" for s, _, why in refused)
+    return ToolCallUnauthorizedError(
+        f"Not authorized: {who} may not decide tool call(s) {calls}. Nothing ran; the paused state can "
+        "still be resumed by someone who may decide",
+        approver=approver_id(first),
+        refused=[(s.call.id, s.call.name, why) for s, _, why in refused],
+    )
 
 
 _ALREADY_DENIED = (

@@ -1,9 +1,11 @@
 """Keeping paused tool calls safe between the pause and the resume.
 
 - :class:`PendingToolCallStore`: save a :class:`PendingToolCalls` under a random id and take it back
-  exactly once (atomic), before it expires. :class:`InMemoryPendingToolCallStore` for one process,
-  :class:`SqlitePendingToolCallStore` for several processes or a restart; implement the protocol
-  for other stores.
+  exactly once (atomic), before it expires; ``peek`` reads it without taking it, so a resume can
+  check the decisions (and who made them) before it takes the state
+  (``spec.resume_from(store, state_id, decisions)``). :class:`InMemoryPendingToolCallStore` for one
+  process, :class:`SqlitePendingToolCallStore` for several processes or a restart; implement the
+  protocol for other stores.
 - :func:`seal` / :func:`unseal`: when the state must travel through an untrusted client (a browser,
   a mobile app), seal it with an application secret; ``unseal`` rejects anything altered or forged.
 - :class:`NonceLedger`: every state carries a random nonce, and a resume redeems it once, so the same
@@ -19,6 +21,7 @@ import hmac
 import secrets
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
@@ -35,12 +38,15 @@ from .confirmation import PendingToolCalls
 if TYPE_CHECKING:
     import sqlite3
 
+    from ..messages import Message
+
 __all__ = [
     "InMemoryNonceLedger",
     "InMemoryPendingToolCallStore",
     "NonceLedger",
     "PendingToolCallStore",
     "SqlitePendingToolCallStore",
+    "StoredPendingToolCalls",
     "default_nonce_ledger",
     "redeem",
     "seal",
@@ -62,6 +68,31 @@ class PendingToolCallStore(Protocol):
         Raises ``PendingStateNotFoundError`` (unknown or already taken) or ``PendingStateExpiredError``.
         """
         ...
+
+    def peek(self, state_id: str) -> PendingToolCalls:
+        """Return the state without removing it; raises as ``take`` does. A peeked state is not yet
+        the caller's: only a successful ``take`` is."""
+        ...
+
+
+@dataclass(frozen=True)
+class StoredPendingToolCalls:
+    """A paused state still in its store, for ``spec.resume_from``: the resume peeks at it, checks
+    the decisions and who made them, and only then takes it, so a refused decision leaves it there
+    for the right person, while the store's take still lets exactly one resume win."""
+
+    store: PendingToolCallStore
+    state_id: str
+
+    def peek(self) -> PendingToolCalls:
+        return self.store.peek(self.state_id)
+
+    def take(self) -> PendingToolCalls:
+        return self.store.take(self.state_id)
+
+    @property
+    def turn_request(self) -> tuple[Message, ...]:
+        return self.peek().turn_request
 
 
 def _new_id() -> str:
@@ -96,6 +127,14 @@ class InMemoryPendingToolCallStore:
     def take(self, state_id: str) -> PendingToolCalls:
         with self._lock:
             entry = self._states.pop(state_id, None)
+        if entry is None:
+            raise PendingStateNotFoundError("No pending tool calls under this id (unknown, or already resumed)")
+        _check_expiry(entry[1])
+        return entry[0]
+
+    def peek(self, state_id: str) -> PendingToolCalls:
+        with self._lock:
+            entry = self._states.get(state_id)
         if entry is None:
             raise PendingStateNotFoundError("No pending tool calls under this id (unknown, or already resumed)")
         _check_expiry(entry[1])
@@ -153,6 +192,17 @@ class SqlitePendingToolCallStore:
         row = (
             self._connect()
             .execute("DELETE FROM chatclient_pending_tool_calls WHERE id = ? RETURNING state, expires_at", (state_id,))
+            .fetchone()
+        )
+        if row is None:
+            raise PendingStateNotFoundError("No pending tool calls under this id (unknown, or already resumed)")
+        _check_expiry(row[1])
+        return PendingToolCalls.model_validate_json(row[0])
+
+    def peek(self, state_id: str) -> PendingToolCalls:
+        row = (
+            self._connect()
+            .execute("SELECT state, expires_at FROM chatclient_pending_tool_calls WHERE id = ?", (state_id,))
             .fetchone()
         )
         if row is None:
