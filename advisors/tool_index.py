@@ -63,11 +63,26 @@ def _parameter_names(definition: ToolDefinition) -> str:
 
 class Bm25Index:
     """BM25 (Lucene's variant: k1 = 1.2, b = 0.75) over each tool's name, description and
-    parameter names; name words count ``name_boost`` times, since a name says most about a tool."""
+    parameter names; name words count ``name_boost`` times, since a name says most about a tool.
 
-    def __init__(self, definitions: Sequence[ToolDefinition], *, name_boost: int = 2, k1: float = 1.2, b: float = 0.75):
+    A hit's score is then multiplied by ``1 + name_coverage_weight * (share of the tool's name words
+    the query holds)``: "weather" names all of ``weather`` but a quarter of ``fleet_route_weather_alert``,
+    so the near miss falls under the cut that tool search applies.
+    """
+
+    def __init__(
+        self,
+        definitions: Sequence[ToolDefinition],
+        *,
+        name_boost: int = 2,
+        name_coverage_weight: float = 2.0,
+        k1: float = 1.2,
+        b: float = 0.75,
+    ) -> None:
         self._names = [d.name for d in definitions]
         self._k1, self._b = k1, b
+        self._coverage_weight = name_coverage_weight
+        self._name_words = [frozenset(tokenize(d.name)) for d in definitions]
         docs = [
             tokenize(d.name) * name_boost + tokenize(d.description) + tokenize(_parameter_names(d))
             for d in definitions
@@ -86,7 +101,8 @@ class Bm25Index:
     def search(self, query: str, k: int) -> list[tuple[str, float]]:
         scores: dict[int, float] = {}
         k1, b, average = self._k1, self._b, self._average or 1.0
-        for term in set(tokenize(query)):
+        words = set(tokenize(query))
+        for term in words:
             idf = self._idf.get(term)
             if idf is None:
                 continue
@@ -94,6 +110,11 @@ class Bm25Index:
                 tf = self._terms[index][term]
                 norm = k1 * (1 - b + b * self._lengths[index] / average)
                 scores[index] = scores.get(index, 0.0) + idf * tf * (k1 + 1) / (tf + norm)
+        if self._coverage_weight:
+            for index, score in scores.items():
+                name = self._name_words[index]
+                if name:
+                    scores[index] = score * (1 + self._coverage_weight * len(name & words) / len(name))
         best = sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:k]
         return [(self._names[i], score) for i, score in best]
 
