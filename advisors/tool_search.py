@@ -101,7 +101,7 @@ def _names_in(text: str) -> list[str]:
     return [name.strip() for name in text[len(_FOUND_PREFIX) :].split(",") if name.strip()]
 
 
-@dataclass(frozen=True)
+@dataclass
 class _Catalogue:
     """One request's tools, with what tool search needs of them (built once per tool set)."""
 
@@ -110,6 +110,8 @@ class _Catalogue:
     definition_tokens: int
     bypass: bool
     index: ToolIndex | None
+    search_tool: ToolCallback | None = None
+    """One per catalogue, so what providers cache per tool stays cached from round to round."""
 
 
 class _SearchTool(ToolCallback):
@@ -225,7 +227,9 @@ class ToolSearchExtension(ToolLoopExtension):
         found = found_tool_names(turn_messages, tool_name=options.tool_name, accumulate=options.accumulate)
         names = dict.fromkeys([*(n for n in catalogue.by_name if n in options.always_on), *found])
         chosen = [catalogue.by_name[n] for n in names if n in catalogue.by_name and n != options.tool_name]
-        return (_SearchTool(catalogue, options), *chosen)
+        if catalogue.search_tool is None:
+            catalogue.search_tool = _SearchTool(catalogue, options)
+        return (catalogue.search_tool, *chosen)
 
     def _catalogue(self, callbacks: tuple[ToolCallback, ...]) -> _Catalogue:
         cached = self._catalogues.get(callbacks)
