@@ -18,12 +18,12 @@ import json
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from typing_extensions import Self
 
 from chatclient.advisor import AdvisorOrder, ChatClientRequest, ChatClientResponse
-from chatclient.errors import ToolArgumentsError
+from chatclient.errors import ConfigurationError, ToolArgumentsError
 from chatclient.messages import AssistantMessage, Message, SystemMessage, ToolResponseMessage
 from chatclient.options import ToolCallingChatOptions
 from chatclient.tools import ToolCallback, ToolCallingManager, ToolContext, ToolDefinition
@@ -181,6 +181,7 @@ class ToolSearchExtension(ToolLoopExtension):
     def __init__(self, options: ToolSearchOptions | None = None) -> None:
         self.options = options or ToolSearchOptions()
         self._catalogues: dict[tuple[ToolCallback, ...], _Catalogue] = {}
+        self._by_definitions: dict[tuple[str, ...], _Catalogue] = {}
         self._lock = threading.Lock()
 
     # ------------------------------------------------------------------ hooks
@@ -232,24 +233,30 @@ class ToolSearchExtension(ToolLoopExtension):
         return (catalogue.search_tool, *chosen)
 
     def _catalogue(self, callbacks: tuple[ToolCallback, ...]) -> _Catalogue:
+        """Cached by the tools themselves, then by their definitions: a source that hands out new
+        callback objects per request (an MCP server) still gets its index built once."""
         cached = self._catalogues.get(callbacks)
         if cached is not None:
             return cached
         options = self.options
         definitions = [c.definition for c in callbacks]
-        tokens = sum(options.token_counter(json.dumps(d.model_dump(), separators=(",", ":"))) for d in definitions)
-        bypass = tokens < options.bypass_below_tokens
-        catalogue = _Catalogue(
-            callbacks,
-            {c.name: c for c in callbacks},
-            tokens,
-            bypass,
-            None if bypass else options.index(definitions),
-        )
+        texts = tuple(json.dumps(d.model_dump(), separators=(",", ":")) for d in definitions)
+        by_name = {c.name: c for c in callbacks}
+        if options.tool_name in by_name:
+            raise ConfigurationError(
+                f"A tool is named {options.tool_name!r}, like the search tool: rename it, or name the search "
+                "tool otherwise (ToolSearchToolCallingAdvisor.builder().search_tool(name=...))"
+            )
+        same = self._by_definitions.get(texts)
+        if same is not None:
+            catalogue = _Catalogue(callbacks, by_name, same.definition_tokens, same.bypass, same.index)
+        else:
+            tokens = sum(options.token_counter(text) for text in texts)
+            bypass = tokens < options.bypass_below_tokens
+            catalogue = _Catalogue(callbacks, by_name, tokens, bypass, None if bypass else options.index(definitions))
         with self._lock:
-            if len(self._catalogues) >= self._CACHE_SIZE:
-                self._catalogues.pop(next(iter(self._catalogues)))
-            self._catalogues[callbacks] = catalogue
+            _bounded_put(self._catalogues, callbacks, catalogue, self._CACHE_SIZE)
+            _bounded_put(self._by_definitions, texts, catalogue, self._CACHE_SIZE)
         return catalogue
 
     # ------------------------------------------------------------------ reporting
@@ -275,6 +282,16 @@ class ToolSearchExtension(ToolLoopExtension):
             else:
                 offered = self.offered(catalogue, turn[:position])
                 rounds[number] = _Round(len(offered), [t.name for t in offered])
+
+
+K = TypeVar("K")
+
+
+def _bounded_put(cache: dict[K, _Catalogue], key: K, value: _Catalogue, size: int) -> None:
+    """Insert, dropping the oldest entry when full (a catalogue rarely changes: no LRU needed)."""
+    if len(cache) >= size:
+        cache.pop(next(iter(cache)))
+    cache[key] = value
 
 
 def _with_suffix(messages: Sequence[Message], suffix: str) -> tuple[Message, ...]:

@@ -95,30 +95,43 @@ def parse(wire: str, body: dict[str, Any]) -> Parsed:
     return Parsed(offered, calls, results)
 
 
-def decide(parsed: Parsed, round_: int) -> tuple[str | None, list[tuple[str, str, dict[str, Any]]]]:
+STYLES = ("per-need", "combined", "sequential")
+"""How the model searches: one query per need in one reply (the default), one query for every need,
+or one search per reply interleaved with calls (Spring's demo flow)."""
+
+
+def decide(
+    parsed: Parsed, round_: int, style: str = "per-need"
+) -> tuple[str | None, list[tuple[str, str, dict[str, Any]]]]:
     """(text, calls) of the next reply, as a capable model would write it."""
     done = {name for call_id, name, _ in parsed.calls if call_id in parsed.results}
     if all(need in done for need, _, _ in NEEDS):
         return ANSWER, []
     offered = set(parsed.offered)
     searched = [args.get("query") for _, name, args in parsed.calls if name == "tool_search"]
+    phase = ["currentTime"] if "currentTime" not in done else [n for n in ("weather", "clothing") if n not in done]
     lacking = [n for n in NEEDS if n[0] not in done and n[0] not in offered]
+    if style == "sequential" and all(name in offered for name in phase):
+        lacking = []  # call what this step needs first; search for the rest later
     if lacking:
         if "tool_search" not in offered:
             return "I do not have the tools for this.", []
         queries = []
         for _, first, second in lacking:
-            if first not in searched:
+            if first not in searched and (style != "combined" or round_ > 1):
                 queries.append(first)
             elif second not in searched:
                 queries.append(second)
             else:
                 return "I could not find the tools for this.", []  # gives up: the turn is incomplete
+        if style == "combined" and round_ == 1:
+            queries = [" ".join(first for _, first, _ in lacking)]
+        elif style == "sequential":
+            queries = queries[:1]
         return None, [(f"call_{round_}_{i}", "tool_search", {"query": q}) for i, q in enumerate(queries)]
     if "currentTime" not in done:
         return None, [(f"call_{round_}_0", "currentTime", {})]
-    todo = [n for n in ("weather", "clothing") if n not in done]
-    return None, [(f"call_{round_}_{i}", n, {"location": LOCATION, "time": NOW}) for i, n in enumerate(todo)]
+    return None, [(f"call_{round_}_{i}", n, {"location": LOCATION, "time": NOW}) for i, n in enumerate(phase)]
 
 
 @dataclass
@@ -134,8 +147,9 @@ class Turn:
 class ScriptedBackend:
     """Serves one wire through a mock transport; records each request body and the replies' cost."""
 
-    def __init__(self, wire: str, count: Callable[[str], int]) -> None:
+    def __init__(self, wire: str, count: Callable[[str], int], style: str = "per-need") -> None:
         self.wire = wire
+        self.style = style
         self.base_url = OPENAI_BASE if wire == "openai" else ANTHROPIC_BASE
         self.count = count
         self.turn = Turn()
@@ -146,7 +160,7 @@ class ScriptedBackend:
         turn.bodies.append(json.dumps(body, separators=(",", ":"), ensure_ascii=False))
         parsed = parse(self.wire, body)
         turn.offered.append(len(parsed.offered))
-        text, calls = decide(parsed, len(turn.bodies))
+        text, calls = decide(parsed, len(turn.bodies), self.style)
         for _, name, _ in calls:
             if name not in parsed.offered:
                 turn.violations.append(name)
@@ -180,10 +194,10 @@ def tools_of(size: int) -> list[ToolCallback]:
     ]
 
 
-def run_turn(wire: str, size: int, search: bool, count: Callable[[str], int]) -> Turn:
+def run_turn(wire: str, size: int, search: bool, count: Callable[[str], int], style: str = "per-need") -> Turn:
     from .libs.chatclient_lib import make_model
 
-    backend = ScriptedBackend(wire, count)
+    backend = ScriptedBackend(wire, count, style)
     builder = ChatClient.builder(make_model(wire, backend)).default_tools(tools_of(size))  # type: ignore[arg-type]
     if search:
         builder = builder.default_advisors(ToolSearchToolCallingAdvisor())
@@ -231,6 +245,23 @@ def savings_table(count: Callable[[str], int]) -> tuple[list[str], list[str]]:
                 f"{s:,} ({len(searched.bodies)}) | {offered} | {saving:.0%} | "
                 f"{'' if target is None else f'≥ {target:.0%} '}{verdict} |"
             )
+    return lines, failures
+
+
+def styles_table(count: Callable[[str], int]) -> tuple[list[str], list[str]]:
+    """The saving whatever the model's search style (OpenAI format; reported, not gated on saving)."""
+    sizes = (28, 100, 200)
+    lines = ["| search style | " + " | ".join(f"{n} tools (calls)" for n in sizes) + " |", "|---" * 4 + "|"]
+    failures: list[str] = []
+    for style in STYLES:
+        cells = []
+        for size in sizes:
+            plain, searched = run_turn("openai", size, False, count), run_turn("openai", size, True, count, style)
+            if not searched.complete or searched.violations:
+                failures.append(f"{style} search at {size} tools: incomplete or called tools not offered")
+            saving = 1 - turn_tokens(searched, count) / turn_tokens(plain, count)
+            cells.append(f"{saving:.0%} ({len(searched.bodies)})")
+        lines.append(f"| {style} | " + " | ".join(cells) + " |")
     return lines, failures
 
 
@@ -303,6 +334,10 @@ def main(argv: list[str] | None = None) -> int:
     savings, failures = savings_table(count)
     print("### Tool search: tokens per turn (o200k_base), plain tool loop vs ToolSearchToolCallingAdvisor()\n")
     print("\n".join(savings))
+    styles, style_failures = styles_table(count)
+    failures += style_failures
+    print("\n### Whatever the model's search style (OpenAI format)\n")
+    print("\n".join(styles))
     print("\n### The bypass estimate\n")
     print("\n".join(estimate_check(count)))
     print("\n### CPU per round\n")

@@ -28,6 +28,7 @@ from chatclient import (
     awaiting_decision,
     turn_messages,
 )
+from chatclient.errors import ConfigurationError
 from chatclient.prompt import Prompt
 from chatclient.testing import MODES, ScriptedChatModel, tool_call
 from chatclient.testing.advisor_kit import run_spec
@@ -254,3 +255,25 @@ def test_embedding_index_uses_the_users_function() -> None:
 
     index = EmbeddingIndex.factory(embed)(_definitions())
     assert index.search("clothing", 2)[0][0] == "clothing_shops"
+
+
+def test_a_source_that_hands_out_new_callbacks_per_request_reuses_the_index() -> None:
+    built: list[int] = []
+
+    def counting(definitions: Sequence[ToolDefinition]) -> Bm25Index:
+        built.append(len(definitions))
+        return Bm25Index(definitions)
+
+    advisor = ToolSearchToolCallingAdvisor.builder().index(counting).build()
+    for _ in range(2):
+        model = capable([WEATHER])
+        ChatClient.builder(model).default_advisors(advisor).default_tools(catalogue()).build().prompt("x").call().content()
+        assert offered_names(model)[1] == ["tool_search", "weather"]
+    assert built == [42]
+
+
+def test_a_tool_named_like_the_search_tool_is_refused() -> None:
+    clash = FunctionToolCallback.builder("tool_search", lambda query="": "mine").build()
+    client = searching(ScriptedChatModel(["hi"]), [*catalogue(), clash])
+    with pytest.raises(ConfigurationError, match="like the search tool"):
+        client.prompt("x").call().content()
