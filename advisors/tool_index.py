@@ -11,6 +11,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 from typing import Protocol
 
 from chatclient.tools import ToolDefinition
@@ -50,10 +51,16 @@ def _fold(word: str) -> str:
     return word
 
 
+@lru_cache(maxsize=8192)
+def _terms(raw: str) -> tuple[str, ...]:
+    """One raw word's terms; cached, since a catalogue repeats its words many times over."""
+    words = (w.lower() for w in _CAMEL.split(raw) if w)
+    return tuple(_fold(w) for w in words if w not in _STOP_WORDS)
+
+
 def tokenize(text: str) -> list[str]:
     """Words of ``text``: camelCase and snake_case split, lower-cased, stop words dropped, plurals folded."""
-    words = (part for raw in _WORD.findall(text.replace("_", " ")) for part in _CAMEL.split(raw))
-    return [_fold(w) for w in (w.lower() for w in words if w) if w not in _STOP_WORDS]
+    return [term for raw in _WORD.findall(text.replace("_", " ")) for term in _terms(raw)]
 
 
 def _parameter_names(definition: ToolDefinition) -> str:

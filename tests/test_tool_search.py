@@ -159,7 +159,8 @@ def test_a_found_gated_tool_pauses_and_resumes_against_the_same_offered_set(mode
     assert [(r["round"], r["offered"]) for r in rounds] == [(1, 1), (2, 3), (3, 3)]
 
 
-def test_return_direct_found_tool_ends_the_turn_with_its_result() -> None:
+@pytest.mark.parametrize("mode", MODES)
+def test_return_direct_found_tool_ends_the_turn_with_its_result(mode: str) -> None:
     model = capable([WEATHER])
     client = (
         ChatClient.builder(model)
@@ -167,7 +168,7 @@ def test_return_direct_found_tool_ends_the_turn_with_its_result() -> None:
         .default_tools(catalogue(direct="weather"))
         .build()
     )
-    response = client.prompt("Weather in Landsmeer?").call().chat_client_response()
+    response, _ = run_spec(mode, client.prompt("Weather in Landsmeer?"))
     assert response.chat_response is not None and response.chat_response.text == "weather for Landsmeer: ok"
     assert model.calls == 2
     assert [r["offered"] for r in report_of(response)["rounds"]] == [1, 2]
