@@ -219,8 +219,8 @@ def definition_tokens(size: int, count: Callable[[str], int]) -> int:
 def savings_table(count: Callable[[str], int]) -> tuple[list[str], list[str]]:
     lines = [
         "| wire | tools | definition tokens | plain: tokens (calls) | search: tokens (calls) | offered per round | "
-        "saving | target |",
-        "|---|---|---|---|---|---|---|---|",
+        "saving | target | with Anthropic's hidden tool prompt |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     failures: list[str] = []
     for wire in WIRES:
@@ -243,7 +243,8 @@ def savings_table(count: Callable[[str], int]) -> tuple[list[str], list[str]]:
             lines.append(
                 f"| {wire} | {size} | {definition_tokens(size, count):,} | {p:,} ({len(plain.bodies)}) | "
                 f"{s:,} ({len(searched.bodies)}) | {offered} | {saving:.0%} | "
-                f"{'' if target is None else f'≥ {target:.0%} '}{verdict} |"
+                f"{'' if target is None else f'≥ {target:.0%} '}{verdict} | "
+                f"{hidden_saving(wire, plain, searched, p, s)} |"
             )
     return lines, failures
 
@@ -263,6 +264,20 @@ def styles_table(count: Callable[[str], int]) -> tuple[list[str], list[str]]:
             cells.append(f"{saving:.0%} ({len(searched.bodies)})")
         lines.append(f"| {style} | " + " | ".join(cells) + " |")
     return lines, failures
+
+
+ANTHROPIC_HIDDEN_TOOL_PROMPT = 346
+"""Tokens Anthropic adds to every request that offers tools (tool_choice auto), per its pricing docs."""
+
+
+def hidden_saving(wire: str, plain: Turn, searched: Turn, p: int, s: int) -> str:
+    """The saving once Anthropic's hidden tool prompt is counted (reported, not gated)."""
+    if wire != "anthropic":
+        return ""
+    hidden = ANTHROPIC_HIDDEN_TOOL_PROMPT
+    p_hidden = p + hidden * sum(1 for n in plain.offered if n)
+    s_hidden = s + hidden * sum(1 for n in searched.offered if n)
+    return f"{1 - s_hidden / p_hidden:.0%}"
 
 
 def _median_us(fn: Callable[[], object], repeat: int) -> float:
