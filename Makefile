@@ -57,3 +57,8 @@ bench: $(BENCH_VENV)/.stamp-bench
 
 bench-quick: $(BENCH_VENV)/.stamp-bench
 	$(BENCH_BIN)/python -m benchmarks.run --quick $(BENCH_ARGS)
+
+# Tool search: tokens per turn with and without it (deterministic); exits 1 when a target is missed.
+.PHONY: bench-tool-search
+bench-tool-search: $(BENCH_VENV)/.stamp-bench
+	$(BENCH_BIN)/python -m benchmarks.tool_search $(BENCH_ARGS)

@@ -63,6 +63,12 @@ EXPECTED = {
         "[astream] answer='You have 1,024 EUR.'",
         "-> tool calls ['account_balance']",
     ],
+    "tool_search.py": [
+        "search: Wear a rain jacket; Zeeman and HEMA are open until 18:00.",
+        "  round 1: 1 of 100 definitions: ['tool_search']",
+        "  round 2: 3 of 100 definitions: ['tool_search', 'weather', 'clothing_shops']",
+        "saved: 98% of the definition tokens, with 1 more model call",
+    ],
 }
 
 

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from pydantic import BaseModel
 from typing_extensions import Self
 
-from ..errors import ToolError
+from ..errors import ConfigurationError, ToolError
 from ..messages import ToolResult
 from ._execution import tool_execution_error
+from ._json_schema import SchemaSignature
 from ._results import ResultConverter, convert_result, default_result_converter
 from ._signature import ToolSignature
 from .callback import ToolCallback
@@ -53,6 +54,7 @@ class ToolSpec:
         description: str | None = None,
         metadata: ToolMetadata | None = None,
         input_type: type[BaseModel] | None = None,
+        input_schema: Mapping[str, Any] | None = None,
         result_converter: ResultConverter | None = None,
         skip_self: bool = False,
     ) -> None:
@@ -64,7 +66,13 @@ class ToolSpec:
         self.description = description or doc or self.name
         self.metadata = metadata or ToolMetadata()
         self.result_converter = result_converter or default_result_converter
-        self.signature = ToolSignature(fn, input_type=input_type, skip_self=skip_self)
+        self.signature: ToolSignature | SchemaSignature
+        if input_schema is not None:
+            if input_type is not None:
+                raise ConfigurationError(f"Tool {self.name!r}: give input_type or input_schema, not both")
+            self.signature = SchemaSignature(fn, input_schema)
+        else:
+            self.signature = ToolSignature(fn, input_type=input_type, skip_self=skip_self)
         self._definition: ToolDefinition | None = None
         self._callback: FunctionToolCallback | None = None
 
@@ -152,7 +160,7 @@ class FunctionToolCallback(ToolCallback):
 
     def _prepare(self, arguments: str, context: ToolContext | None) -> tuple[list[Any], dict[str, Any]]:
         signature = self.spec.signature
-        parsed = signature.parse(arguments, self.spec.name)
+        parsed: Any = signature.parse(arguments, self.spec.name)
         return signature.call_args(parsed, context if context is not None else ToolContext())
 
 
@@ -160,8 +168,11 @@ class FunctionToolCallbackBuilder:
     """Fluent construction of a :class:`FunctionToolCallback`, as in Spring AI.
 
     With ``input_type(Model)`` the function takes one ``Model`` argument (plus, optionally, a second
-    parameter that receives the ``ToolContext``) and the schema is the model's. Without it the
-    schema comes from the function's signature, as for ``@tool``.
+    parameter that receives the ``ToolContext``) and the schema is the model's. With
+    ``input_schema(schema)`` (a JSON schema from a catalogue, an MCP server, a config file) the
+    function takes the validated arguments as one ``dict`` (plus, optionally, the ``ToolContext``);
+    validation needs the ``jsonschema`` extra. Without either the schema comes from the function's
+    signature, as for ``@tool``.
     """
 
     def __init__(self, name: str, fn: Callable[..., Any]) -> None:
@@ -169,6 +180,7 @@ class FunctionToolCallbackBuilder:
         self._fn = fn
         self._description: str | None = None
         self._input_type: type[BaseModel] | None = None
+        self._input_schema: Mapping[str, Any] | None = None
         self._return_direct = False
         self._requires_confirmation = False
         self._result_converter: ResultConverter | None = None
@@ -179,6 +191,11 @@ class FunctionToolCallbackBuilder:
 
     def input_type(self, input_type: type[BaseModel]) -> Self:
         self._input_type = input_type
+        return self
+
+    def input_schema(self, schema: Mapping[str, Any]) -> Self:
+        """The arguments' JSON schema, sent as it is and checked before every call."""
+        self._input_schema = schema
         return self
 
     def return_direct(self, return_direct: bool = True) -> Self:
@@ -200,6 +217,7 @@ class FunctionToolCallbackBuilder:
             description=self._description,
             metadata=ToolMetadata(return_direct=self._return_direct, requires_confirmation=self._requires_confirmation),
             input_type=self._input_type,
+            input_schema=self._input_schema,
             result_converter=self._result_converter,
         )
         return FunctionToolCallback(spec)
