@@ -16,6 +16,7 @@ from typing import Any
 import httpx2
 
 from chatclient.errors import APIConnectionError, APITimeoutError, ProviderError
+from providers._bridge import watch_response
 from providers._http import error_from_response, parse_json
 
 from ._mapping import PROVIDER, error_details
@@ -84,6 +85,7 @@ class SdkTransport:
             response: httpx2.Response = self.client.post(PATH, body=body, cast_to=httpx2.Response, stream=True)
         except Exception as exc:
             raise map_sdk_error(exc) from exc
+        watch_response(response)
         try:
             yield response
         except httpx2.HTTPError as exc:

@@ -21,6 +21,7 @@ from chatclient.events import ModelEvent
 from chatclient.model import ChatModel
 from chatclient.prompt import Prompt
 from chatclient.responses import ChatResponse
+from providers._bridge import iterate_in_thread
 from providers._http import ModelLifecycle, ProviderHttp, RetryPolicy, Secret, parse_json
 from providers._stream import aiter_sse, iter_sse
 
@@ -34,7 +35,6 @@ DEFAULT_MODEL = "gpt-4o-mini"
 PATH = "/chat/completions"
 
 _CREDENTIAL_HEADERS = frozenset({"authorization", "api-key", "x-api-key", "proxy-authorization"})
-_END = object()
 
 
 def _host(url: str) -> str:
@@ -205,13 +205,9 @@ class OpenAIChatModel(ModelLifecycle, ChatModel):
 
     async def astream(self, prompt: Prompt) -> AsyncIterator[ModelEvent]:
         if self._sdk is not None and self._sdk.async_client is None:
-            # Only a sync SDK client: pull its stream from a worker thread, event by event.
-            pulled = self.stream(prompt)
-            try:
-                while (event := await asyncio.to_thread(next, pulled, _END)) is not _END:
-                    yield event  # type: ignore[misc]
-            finally:
-                await asyncio.to_thread(pulled.close)
+            # Only a sync SDK client: its stream is read in a worker thread, event by event.
+            async for event in iterate_in_thread(lambda: self.stream(prompt)):
+                yield event
             return
         body = self._body(prompt, stream=True)
         async with self._aopen(body) as response:

@@ -14,6 +14,7 @@ from typing import Any
 import httpx2
 
 from chatclient.errors import APIConnectionError, APITimeoutError, ProviderError
+from providers._bridge import watch_response
 from providers._http import error_from_response, parse_json
 
 from ._mapping import PROVIDER, error_details
@@ -94,6 +95,7 @@ def sdk_stream(client: Any, body: dict[str, Any]) -> Iterator[httpx2.Response]:
         if mapped is None:
             raise
         raise mapped from exc
+    watch_response(response)
     try:
         yield response
     except httpx2.HTTPError as exc:

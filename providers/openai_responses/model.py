@@ -15,6 +15,7 @@ from chatclient.events import ModelEvent
 from chatclient.model import ChatModel
 from chatclient.prompt import Prompt
 from chatclient.responses import ChatResponse
+from providers._bridge import iterate_in_thread
 from providers._http import ModelLifecycle, ProviderHttp, RetryPolicy, Secret
 from providers._stream import aiter_sse, iter_sse
 
@@ -132,7 +133,7 @@ class OpenAIResponsesChatModel(ModelLifecycle, ChatModel):
 
     async def astream(self, prompt: Prompt) -> AsyncIterator[ModelEvent]:
         if self._sdk is not None and not self._sdk_async:
-            async for model_event in _threaded(self.stream(prompt)):
+            async for model_event in iterate_in_thread(lambda: self.stream(prompt)):
                 yield model_event
             return
         body = self._body(prompt, stream=True)
@@ -145,15 +146,3 @@ class OpenAIResponsesChatModel(ModelLifecycle, ChatModel):
                 for model_event in parser.feed(event):
                     yield model_event
             parser.finish()
-
-
-async def _threaded(events: Generator[ModelEvent, None, None]) -> AsyncIterator[ModelEvent]:
-    """A sync stream (a sync SDK client's) read in a worker thread, one event at a time."""
-    try:
-        while True:
-            event = await asyncio.to_thread(next, events, None)
-            if event is None:
-                return
-            yield event
-    finally:
-        await asyncio.to_thread(events.close)
