@@ -399,7 +399,8 @@ class _Output:
     def __init__(self) -> None:
         self.texts: list[str] = []
         self.saw_message = False
-        self.refusal = False
+        self.refusal: list[str] = []
+        """A refusal's text: kept out of the answer, in ``metadata["refusal"]`` (as Chat Completions)."""
         self.calls: list[ToolCall] = []
         self.item_ids: dict[str, JsonValue] = {}
         self.reasoning: list[JsonValue] = []
@@ -415,8 +416,7 @@ class _Output:
                     if part.get("type") == "output_text" and isinstance(part.get("text"), str):
                         self.texts.append(part["text"])
                     elif part.get("type") == "refusal" and isinstance(part.get("refusal"), str):
-                        self.refusal = True
-                        self.texts.append(part["refusal"])
+                        self.refusal.append(part["refusal"])
         elif kind == "function_call":
             self.calls.append(function_call(item))
             if isinstance(item.get("id"), str):
@@ -430,7 +430,15 @@ class _Output:
             metadata[REASONING_KEY] = self.reasoning
         if self.item_ids:
             metadata[ITEM_IDS_KEY] = self.item_ids
+        if self.refusal:
+            metadata["refusal"] = "".join(self.refusal)
         return metadata
+
+    def text(self) -> str | None:
+        """The answer: ``None`` without a message item, or when the message was only a refusal."""
+        if not self.saw_message or (self.refusal and not self.texts):
+            return None
+        return "".join(self.texts)
 
 
 def function_call(item: Mapping[str, Any]) -> ToolCall:
@@ -444,9 +452,11 @@ def function_call(item: Mapping[str, Any]) -> ToolCall:
 
 
 def _generation_meta(reason: FinishReason, raw: str, refusal: bool) -> GenerationMetadata:
+    """A refusal finishes with ``CONTENT_FILTER``, whatever the status said (the rule of every provider)."""
     extra: dict[str, JsonValue] = {"raw_finish_reason": raw}
     if refusal:
         extra["refusal"] = True
+        reason = FinishReason.CONTENT_FILTER
     return GenerationMetadata(finish_reason=reason, extra=extra)
 
 
@@ -470,13 +480,9 @@ def parse_response(data: Any, headers: Mapping[str, str]) -> ChatResponse:
     for item in data["output"]:
         output.add(item)
     reason, raw = _finish(status, data.get("incomplete_details"), bool(output.calls))
-    message = AssistantMessage(
-        "".join(output.texts) if output.saw_message else None,
-        tool_calls=output.calls,
-        metadata=output.metadata(),
-    )
+    message = AssistantMessage(output.text(), tool_calls=output.calls, metadata=output.metadata())
     return ChatResponse(
-        [Generation(message, _generation_meta(reason, raw, output.refusal))],
+        [Generation(message, _generation_meta(reason, raw, bool(output.refusal)))],
         _response_metadata(data, parse_usage(data.get("usage")), headers.get("x-request-id")),
     )
 
@@ -549,8 +555,12 @@ class StreamParser:
         return [TextDelta(delta)] if delta else []
 
     def _refusal_delta(self, data: dict[str, Any]) -> list[ModelEvent]:
-        self._output.refusal = True
-        return self._text_delta(data)
+        """Collected for the closing chunk's metadata, not streamed as answer text."""
+        delta = data.get("delta")
+        if not isinstance(delta, str):
+            raise MalformedResponseError(f"A refusal delta without text: {data!r}", provider=PROVIDER)
+        self._output.refusal.append(delta)
+        return []
 
     def _reasoning_delta(self, data: dict[str, Any]) -> list[ModelEvent]:
         delta = data.get("delta")
@@ -628,7 +638,7 @@ class StreamParser:
         reason, raw = _finish(response.get("status"), response.get("incomplete_details"), bool(output.calls))
         message = AssistantMessage(None, metadata=output.metadata())
         metadata = _response_metadata(response, parse_usage(response.get("usage")), self._request_id)
-        return [ChatResponse((Generation(message, _generation_meta(reason, raw, output.refusal)),), metadata)]
+        return [ChatResponse((Generation(message, _generation_meta(reason, raw, bool(output.refusal))),), metadata)]
 
     def _failed(self, data: dict[str, Any]) -> list[ModelEvent]:
         response = data.get("response")
