@@ -38,6 +38,7 @@ from chatclient.responses import (
     Usage,
 )
 from chatclient.tools.definition import ToolDefinition
+from providers._extras import apply_extra_body
 from providers._http import ErrorDetails, error_from_response
 from providers._tool_rendering import TOOL_RENDERINGS
 
@@ -137,7 +138,7 @@ def build_request(prompt: Prompt, options: ChatOptions | None, *, stream: bool) 
         _add_anthropic(body, anthropic)
     if stream:
         body["stream"] = True
-    return body
+    return apply_extra_body(body, opts)
 
 
 def _add_sampling(body: dict[str, Any], opts: ChatOptions) -> None:
@@ -158,8 +159,6 @@ def _add_anthropic(body: dict[str, Any], anthropic: AnthropicChatOptions) -> Non
         body["metadata"] = {"user_id": anthropic.user_id}
     if anthropic.service_tier is not None:
         body["service_tier"] = anthropic.service_tier
-    if anthropic.extra_body:
-        body.update(anthropic.extra_body)
 
 
 def _add_tools(body: dict[str, Any], opts: ToolCallingChatOptions, anthropic: AnthropicChatOptions | None) -> None:

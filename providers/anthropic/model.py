@@ -23,6 +23,7 @@ from chatclient.options import ChatOptions
 from chatclient.prompt import Prompt
 from chatclient.responses import ChatResponse
 from providers._bridge import iterate_in_thread, watch_response
+from providers._extras import extra_headers
 from providers._http import ModelLifecycle, ProviderHttp, RetryPolicy, Secret, error_from_response, parse_json
 from providers._stream import aiter_sse, iter_sse
 
@@ -100,7 +101,11 @@ class AnthropicChatModel(ModelLifecycle, ChatModel):
         options = self.options_for(prompt)
         body = build_request(prompt, options, stream=stream)
         key = _header_key(options)
-        return body, options, None if key == self._default_headers else _version_headers(key)
+        headers = None if key == self._default_headers else _version_headers(key)
+        extra = extra_headers(options)
+        if extra:
+            headers = {**(headers or {}), **extra}
+        return body, options, headers
 
     # ------------------------------------------------------------------ ChatModel
 
@@ -163,7 +168,7 @@ class AnthropicChatModel(ModelLifecycle, ChatModel):
         return self._sdk
 
     def _sdk_kwargs(self, options: ChatOptions) -> dict[str, Any]:
-        return {"options": {"headers": _override_headers(options)}}
+        return {"options": {"headers": {**_override_headers(options), **(extra_headers(options) or {})}}}
 
     def _sdk_post(self, body: dict[str, Any], options: ChatOptions) -> tuple[Any, httpx2.Headers]:
         client = self._sync_sdk()

@@ -46,6 +46,7 @@ from chatclient.responses import (
     Usage,
 )
 from chatclient.tools.definition import ToolDefinition
+from providers._extras import apply_extra_body
 from providers._http import ErrorDetails
 from providers._tool_rendering import TOOL_RENDERINGS
 
@@ -112,10 +113,7 @@ def build_request(
     for name in ("service_tier", "store", "metadata"):
         if (value := getattr(options, name, None)) is not None:
             body[name] = value
-    extra = getattr(options, "extra_body", None)
-    if extra:
-        body.update(extra)
-    return body
+    return apply_extra_body(body, options)
 
 
 def _sampling(body: dict[str, Any], options: ChatOptions, openai_platform: bool) -> None:

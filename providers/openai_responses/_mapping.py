@@ -47,10 +47,12 @@ from chatclient.responses import (
 )
 from chatclient.tools.callback import ToolCallback
 from chatclient.tools.definition import ToolDefinition
+from providers._extras import apply_extra_body
 from providers._http import ErrorDetails
 from providers._tool_rendering import TOOL_RENDERINGS
 
 __all__ = [
+    "BUILTIN_ITEMS_KEY",
     "ITEM_IDS_KEY",
     "PROVIDER",
     "REASONING_KEY",
@@ -67,6 +69,11 @@ REASONING_KEY = "openai_responses.reasoning"
 (stateless requests need their ``encrypted_content``)."""
 ITEM_IDS_KEY = "openai_responses.item_ids"
 """``AssistantMessage.metadata`` key: ``call_id`` → ``fc_…`` item id, sent back when ``store`` is on."""
+BUILTIN_ITEMS_KEY = "openai_responses.builtin_items"
+"""``AssistantMessage.metadata`` key: the output items of the API's built-in tools (``web_search_call``,
+``file_search_call``, ``code_interpreter_call``, and every item type this mapping does not model),
+in their order, sent back as they came after the turn's reasoning items."""
+_MODELLED_ITEMS = frozenset({"message", "function_call", "reasoning"})
 
 _ENCRYPTED_REASONING = "reasoning.encrypted_content"
 _REASONING_MODEL = re.compile(r"(?:^|/)(?:o\d|gpt-5(?!(?:\.\d+)?-chat)|gpt-oss|codex)", re.IGNORECASE)
@@ -93,7 +100,7 @@ def build_request(prompt: Prompt, options: ChatOptions, *, stream: bool) -> dict
     text = _text_config(options)
     if text:
         body["text"] = text
-    return body
+    return apply_extra_body(body, options)
 
 
 def _uses_reasoning(options: ChatOptions, messages: Sequence[Message]) -> bool:
@@ -135,6 +142,9 @@ def _add_tools(body: dict[str, Any], options: ChatOptions) -> None:
         # Rendered once per tool set and strict mode, then reused by every call and round.
         strict = bool(getattr(options, "strict_tools", None))
         body["tools"] = TOOL_RENDERINGS.render(callbacks, _render_tools, strict)
+    builtin = getattr(options, "builtin_tools", None)
+    if builtin:
+        body["tools"] = [*body.get("tools", ()), *builtin]
     choice: str | None = getattr(options, "tool_choice", None)
     if choice is not None:
         body["tool_choice"] = choice if choice in ("auto", "none", "required") else {"type": "function", "name": choice}
@@ -284,6 +294,9 @@ def _assistant_items(items: list[dict[str, Any]], message: AssistantMessage, sto
         for entry in reasoning:
             if isinstance(entry, dict):
                 items.append(_reasoning_item(entry, store))
+    builtin = metadata.get(BUILTIN_ITEMS_KEY)
+    if isinstance(builtin, list):
+        items.extend(item for item in builtin if isinstance(item, dict))
     if message.text:
         items.append({"role": "assistant", "content": [{"type": "output_text", "text": message.text}]})
     ids = metadata.get(ITEM_IDS_KEY) if store else None
@@ -394,7 +407,7 @@ def event_error(error: Any, *, default: type[ProviderError] = ProviderError) -> 
 class _Output:
     """What the typed ``output[]`` items of one response amount to."""
 
-    __slots__ = ("calls", "item_ids", "reasoning", "refusal", "saw_message", "texts")
+    __slots__ = ("builtin", "calls", "item_ids", "reasoning", "refusal", "saw_message", "texts")
 
     def __init__(self) -> None:
         self.texts: list[str] = []
@@ -404,6 +417,7 @@ class _Output:
         self.calls: list[ToolCall] = []
         self.item_ids: dict[str, JsonValue] = {}
         self.reasoning: list[JsonValue] = []
+        self.builtin: list[JsonValue] = []
 
     def add(self, item: Any) -> None:
         if not isinstance(item, dict):
@@ -423,6 +437,8 @@ class _Output:
                 self.item_ids[item["call_id"]] = item["id"]
         elif kind == "reasoning":
             self.reasoning.append(item)
+        else:  # a built-in tool's item (web search, file search, code interpreter ...): kept, sent back
+            self.builtin.append(item)
 
     def metadata(self) -> dict[str, JsonValue]:
         metadata: dict[str, JsonValue] = {}
@@ -430,6 +446,8 @@ class _Output:
             metadata[REASONING_KEY] = self.reasoning
         if self.item_ids:
             metadata[ITEM_IDS_KEY] = self.item_ids
+        if self.builtin:
+            metadata[BUILTIN_ITEMS_KEY] = self.builtin
         if self.refusal:
             metadata["refusal"] = "".join(self.refusal)
         return metadata
@@ -625,6 +643,8 @@ class StreamParser:
         kind = item.get("type")
         if kind == "reasoning":
             self._output.reasoning.append(item)
+        elif kind not in _MODELLED_ITEMS:
+            self._output.builtin.append(item)
         elif kind == "function_call" and _str(item.get("call_id")) not in self._args:
             return self._start_call(item, data.get("output_index"))
         return []
