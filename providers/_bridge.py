@@ -57,7 +57,14 @@ class _Abort:
 
 
 def _shut_down(response: Any) -> None:
-    """Shut the response's socket down (safe from any thread, unlike closing the response)."""
+    """Shut the response's socket down (safe from any thread, unlike closing the response).
+
+    Only for HTTP/1.x, where the connection carries this one stream: an HTTP/2 connection carries
+    others too, so there the worker closes the stream (a reset of that stream alone) once its
+    pending read returns.
+    """
+    if not str(getattr(response, "http_version", "")).startswith("HTTP/1"):
+        return
     extensions = getattr(response, "extensions", None) or {}
     stream = extensions.get("network_stream")
     sock = stream.get_extra_info("socket") if stream is not None else None

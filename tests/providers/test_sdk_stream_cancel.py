@@ -155,3 +155,43 @@ def test_an_astream_closed_early_closes_the_stream_too() -> None:
             assert await asyncio.to_thread(server.closed.wait, HOLD)
 
         asyncio.run(scenario())
+
+
+def test_the_bridge_hands_over_events_and_errors_and_closes_the_iterator_in_its_own_thread() -> None:
+    from providers._bridge import iterate_in_thread
+
+    closed_in: list[int] = []
+    closed = threading.Event()
+
+    def events(fail: bool) -> Iterator[int]:
+        try:
+            yield 1
+            yield 2
+            if fail:
+                raise ValueError("boom")
+            yield 3
+        finally:
+            closed_in.append(threading.get_ident())
+            closed.set()
+
+    async def failing() -> list[int]:
+        got: list[int] = []
+        with pytest.raises(ValueError, match="boom"):
+            async for event in iterate_in_thread(lambda: events(True)):
+                got.append(event)
+        return got
+
+    async def left_early() -> list[int]:
+        got: list[int] = []
+        stream = iterate_in_thread(lambda: events(False))
+        async for event in stream:
+            got.append(event)
+            break
+        await stream.aclose()  # type: ignore[attr-defined]
+        return got
+
+    assert asyncio.run(failing()) == [1, 2]
+    assert closed.wait(HOLD) and closed_in[-1] != threading.get_ident()
+    closed.clear()
+    assert asyncio.run(left_early()) == [1]
+    assert closed.wait(HOLD) and closed_in[-1] != threading.get_ident(), "closed by the worker, not the loop"
