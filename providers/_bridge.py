@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import queue
 import socket
 import threading
@@ -29,6 +30,7 @@ T = TypeVar("T")
 _STOP = object()
 _END = object()
 _local = threading.local()
+_log = logging.getLogger("chatclient.providers")
 
 
 class _Abort:
@@ -113,7 +115,10 @@ def _work(make: Callable[[], Iterator[Any]], requests: queue.SimpleQueue[Any], a
     finally:
         close = getattr(events, "close", None)
         if close is not None:
-            close()  # in the thread that ran it: runs its ``finally`` (closing the response)
+            try:
+                close()  # in the thread that ran it: runs its ``finally`` (closing the response)
+            except Exception:  # the reader is gone: nobody to raise it to
+                _log.debug("closing an abandoned stream failed", exc_info=True)
         _local.abort = None
 
 
