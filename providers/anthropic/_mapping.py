@@ -38,6 +38,7 @@ from chatclient.responses import (
     Usage,
 )
 from chatclient.tools.definition import ToolDefinition
+from providers._extras import apply_extra_body
 from providers._http import ErrorDetails, error_from_response
 from providers._media import unsupported_media
 from providers._tool_rendering import TOOL_RENDERINGS
@@ -54,6 +55,7 @@ __all__ = [
     "finish_reason",
     "parse_response",
     "parse_usage",
+    "SERVER_BLOCKS_METADATA_KEY",
 ]
 
 PROVIDER = "anthropic"
@@ -64,6 +66,13 @@ THINKING_METADATA_KEY = "anthropic_thinking_blocks"
 
 The API requires them to be sent back unchanged (with their signatures) in the assistant turn that
 precedes the tool results, so they travel with the message and are replayed by ``build_request``."""
+
+SERVER_BLOCKS_METADATA_KEY = "anthropic_server_blocks"
+"""``AssistantMessage.metadata`` key holding the reply's blocks of server-run tools (``server_tool_use``,
+``web_search_tool_result``, ``code_execution_tool_result``...: every block type this mapping does not
+model), in their order. They are sent back in the assistant turn after its thinking blocks and
+before its text, so the next request carries the searches and results the answer was built on."""
+_MODELLED_BLOCKS = frozenset({"text", "tool_use", "thinking", "redacted_thinking"})
 
 _EPHEMERAL: dict[str, Any] = {"type": "ephemeral"}
 
@@ -130,7 +139,7 @@ def build_request(prompt: Prompt, options: ChatOptions | None, *, stream: bool) 
         _add_anthropic(body, anthropic)
     if stream:
         body["stream"] = True
-    return body
+    return apply_extra_body(body, opts)
 
 
 def _add_sampling(body: dict[str, Any], opts: ChatOptions) -> None:
@@ -151,8 +160,6 @@ def _add_anthropic(body: dict[str, Any], anthropic: AnthropicChatOptions) -> Non
         body["metadata"] = {"user_id": anthropic.user_id}
     if anthropic.service_tier is not None:
         body["service_tier"] = anthropic.service_tier
-    if anthropic.extra_body:
-        body.update(anthropic.extra_body)
 
 
 def _add_tools(body: dict[str, Any], opts: ToolCallingChatOptions, anthropic: AnthropicChatOptions | None) -> None:
@@ -226,6 +233,9 @@ def _assistant_blocks(message: AssistantMessage) -> list[dict[str, Any]]:
     thinking = message.metadata.get(THINKING_METADATA_KEY)
     if isinstance(thinking, list):
         blocks.extend(block for block in thinking if isinstance(block, dict))
+    server_blocks = message.metadata.get(SERVER_BLOCKS_METADATA_KEY)
+    if isinstance(server_blocks, list):
+        blocks.extend(block for block in server_blocks if isinstance(block, dict))
     if message.text:  # empty text blocks are rejected by the API
         blocks.append({"type": "text", "text": message.text})
     for call in message.tool_calls:
@@ -366,11 +376,14 @@ def parse_usage(usage: Mapping[str, Any]) -> Usage:
     (``input + cache_creation + cache_read``), so the cache counts are subsets of it as with OpenAI."""
     cache_write = _int(usage.get("cache_creation_input_tokens"))
     cache_read = _int(usage.get("cache_read_input_tokens"))
+    details = usage.get("output_tokens_details")
+    thinking = _int(details.get("thinking_tokens")) if isinstance(details, dict) else 0
     return Usage(
         prompt_tokens=_int(usage.get("input_tokens")) + cache_write + cache_read,
         completion_tokens=_int(usage.get("output_tokens")),
         cache_read_tokens=cache_read,
         cache_write_tokens=cache_write,
+        reasoning_tokens=thinking,  # a part of output_tokens, as OpenAI's reasoning_tokens
     )
 
 
@@ -399,6 +412,7 @@ def parse_response(data: Any, headers: Mapping[str, str] | httpx2.Headers | None
     texts: list[str] = []
     calls: list[ToolCall] = []
     thinking: list[JsonValue] = []
+    server_blocks: list[JsonValue] = []
     saw_text = False
     for block in content:
         if not isinstance(block, dict):
@@ -412,8 +426,9 @@ def parse_response(data: Any, headers: Mapping[str, str] | httpx2.Headers | None
             calls.append(ToolCall(id=_str(block, "id", data), name=_str(block, "name", data), arguments=arguments))
         elif kind in ("thinking", "redacted_thinking"):
             thinking.append(block)
-        # Other block types (server tool use and results, ...) are not part of the chat model.
-    metadata: dict[str, JsonValue] = {THINKING_METADATA_KEY: thinking} if thinking else {}
+        else:  # server tool use and results, and block types yet to come: kept, to be sent back
+            server_blocks.append(block)
+    metadata = _blocks_metadata(thinking, server_blocks)
     message = AssistantMessage("".join(texts) if saw_text else None, tool_calls=calls, metadata=metadata)
     raw_reason = data.get("stop_reason")
     generation = Generation(
@@ -434,6 +449,15 @@ def parse_response(data: Any, headers: Mapping[str, str] | httpx2.Headers | None
             extra=_response_extra(request_id),
         ),
     )
+
+
+def _blocks_metadata(thinking: list[JsonValue], server_blocks: list[JsonValue]) -> dict[str, JsonValue]:
+    metadata: dict[str, JsonValue] = {}
+    if thinking:
+        metadata[THINKING_METADATA_KEY] = thinking
+    if server_blocks:
+        metadata[SERVER_BLOCKS_METADATA_KEY] = server_blocks
+    return metadata
 
 
 def _str(block: Mapping[str, Any], key: str, body: Any) -> str:
@@ -477,6 +501,16 @@ def stream_error(data: Mapping[str, Any], request_id: str | None = None) -> Prov
 # ------------------------------------------------------------------------------------------------ stream
 
 
+def _tool_arguments(text: str, data: Any) -> Any:
+    """The input a server tool's ``input_json_delta`` pieces add up to."""
+    try:
+        return pydantic_core.from_json(text)
+    except ValueError as exc:
+        raise MalformedResponseError(
+            f"A server tool's input is not JSON: {text[:200]!r}", provider=PROVIDER, body=data
+        ) from exc
+
+
 class StreamParser:
     """Turns the SSE events of one streamed reply into model events, keeping state across events.
 
@@ -495,6 +529,7 @@ class StreamParser:
         "_blocks",
         "_meta",
         "_request_id",
+        "_server_blocks",
         "_thinking",
         "_usage",
         "done",
@@ -506,6 +541,7 @@ class StreamParser:
         self._blocks: dict[int, dict[str, Any]] = {}
         """Block index → {"type", and "id" for tool_use, or the parts of a thinking block}."""
         self._thinking: list[JsonValue] = []
+        self._server_blocks: list[JsonValue] = []
         self._usage: dict[str, Any] = {}
         self.done = False
         """True once ``message_stop`` was seen."""
@@ -569,6 +605,9 @@ class StreamParser:
             return [ReasoningDelta(text)] if isinstance(text, str) and text else []
         if kind == "redacted_thinking":
             self._thinking.append(block)
+        elif kind not in _MODELLED_BLOCKS:
+            # A server tool's block: its input may follow as input_json_delta pieces.
+            self._blocks[index] = {"type": "server", "block": dict(block), "json": []}
         return []
 
     def _delta(self, data: dict[str, Any]) -> list[ModelEvent]:
@@ -581,6 +620,9 @@ class StreamParser:
             return [TextDelta(text)] if text else []
         if kind == "input_json_delta":
             block = self._blocks.get(data["index"])
+            if block is not None and block["type"] == "server":
+                block["json"].append(delta["partial_json"])
+                return []
             if block is None or block["type"] != "tool_use":
                 raise MalformedResponseError(
                     f"input_json_delta for block {data['index']!r}, which is not a tool_use block",
@@ -605,6 +647,11 @@ class StreamParser:
             self._thinking.append(
                 {"type": "thinking", "thinking": "".join(block["thinking"]), "signature": block["signature"]}
             )
+        elif block is not None and block["type"] == "server":
+            server_block = block["block"]
+            if block["json"]:
+                server_block["input"] = _tool_arguments("".join(block["json"]), data)
+            self._server_blocks.append(server_block)
 
     def _message_delta(self, data: dict[str, Any]) -> ChatResponse:
         delta = data.get("delta") or {}
@@ -613,7 +660,7 @@ class StreamParser:
             # Cumulative; older API versions sent only output_tokens here, so merge over message_start's.
             self._usage.update((k, v) for k, v in usage.items() if v is not None)
         raw_reason = delta.get("stop_reason")
-        metadata: dict[str, JsonValue] = {THINKING_METADATA_KEY: list(self._thinking)} if self._thinking else {}
+        metadata = _blocks_metadata(list(self._thinking), list(self._server_blocks))
         generation = Generation(
             AssistantMessage(None, metadata=metadata),
             GenerationMetadata(

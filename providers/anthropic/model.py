@@ -22,6 +22,8 @@ from chatclient.model import ChatModel
 from chatclient.options import ChatOptions
 from chatclient.prompt import Prompt
 from chatclient.responses import ChatResponse
+from providers._bridge import iterate_in_thread, watch_response
+from providers._extras import extra_headers
 from providers._http import ModelLifecycle, ProviderHttp, RetryPolicy, Secret, error_from_response, parse_json
 from providers._stream import aiter_sse, iter_sse
 
@@ -99,7 +101,11 @@ class AnthropicChatModel(ModelLifecycle, ChatModel):
         options = self.options_for(prompt)
         body = build_request(prompt, options, stream=stream)
         key = _header_key(options)
-        return body, options, None if key == self._default_headers else _version_headers(key)
+        headers = None if key == self._default_headers else _version_headers(key)
+        extra = extra_headers(options)
+        if extra:
+            headers = {**(headers or {}), **extra}
+        return body, options, headers
 
     # ------------------------------------------------------------------ ChatModel
 
@@ -137,7 +143,9 @@ class AnthropicChatModel(ModelLifecycle, ChatModel):
         body, options, extra = self._prepare(prompt, stream=True)
         if self._sdk is not None:
             events = (
-                self._asdk_stream(body, options) if self._sdk_is_async else _in_thread(self._sdk_stream(body, options))
+                self._asdk_stream(body, options)
+                if self._sdk_is_async
+                else iterate_in_thread(lambda: self._sdk_stream(body, options))
             )
             async for model_event in events:
                 yield model_event
@@ -160,7 +168,7 @@ class AnthropicChatModel(ModelLifecycle, ChatModel):
         return self._sdk
 
     def _sdk_kwargs(self, options: ChatOptions) -> dict[str, Any]:
-        return {"options": {"headers": _override_headers(options)}}
+        return {"options": {"headers": {**_override_headers(options), **(extra_headers(options) or {})}}}
 
     def _sdk_post(self, body: dict[str, Any], options: ChatOptions) -> tuple[Any, httpx2.Headers]:
         client = self._sync_sdk()
@@ -196,6 +204,7 @@ class AnthropicChatModel(ModelLifecycle, ChatModel):
             if mapped is None:
                 raise
             raise mapped from exc
+        watch_response(response)
         try:
             parser = StreamParser(response.headers.get("request-id"))
             for event in iter_sse(response, provider=PROVIDER):
@@ -266,21 +275,6 @@ def _sdk_error(exc: Exception) -> ProviderError | None:
     if isinstance(exc, anthropic.AnthropicError):
         return MalformedResponseError(f"The Anthropic SDK failed: {exc}", provider=PROVIDER)
     return None
-
-
-async def _in_thread(events: Iterator[ModelEvent]) -> AsyncIterator[ModelEvent]:
-    """A sync SDK stream consumed from async code: each step runs in a worker thread."""
-    end = object()
-    try:
-        while True:
-            event = await asyncio.to_thread(next, events, end)
-            if event is end:
-                return
-            yield event  # type: ignore[misc]
-    finally:
-        close = getattr(events, "close", None)
-        if close is not None:
-            close()
 
 
 def _version_headers(key: tuple[str, tuple[str, ...]]) -> dict[str, str]:

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import Field
 
-from chatclient.options import ToolCallingChatOptions
+from providers._extras import ProviderOptions
 
 __all__ = ["AnthropicChatOptions"]
 
 
-class AnthropicChatOptions(ToolCallingChatOptions):
+class AnthropicChatOptions(ProviderOptions):
     """Options for :class:`AnthropicChatModel`.
 
     ``max_tokens`` is required by the API: when unset, 4096 is sent (plus ``thinking_budget``).
@@ -36,5 +34,3 @@ class AnthropicChatOptions(ToolCallingChatOptions):
     """The ``anthropic-version`` header; ``2023-06-01`` when unset."""
     anthropic_beta: tuple[str, ...] | None = None
     """Beta features, sent as the ``anthropic-beta`` header."""
-    extra_body: dict[str, Any] | None = None
-    """Fields merged into the request body as they are, for API features without a typed option."""

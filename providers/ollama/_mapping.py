@@ -48,6 +48,7 @@ from chatclient.responses import (
 )
 from chatclient.tools.callback import ToolCallback
 from chatclient.tools.definition import ToolDefinition
+from providers._extras import apply_extra_body
 from providers._tool_rendering import TOOL_RENDERINGS
 
 from .._http import ErrorDetails, error_from_response
@@ -96,7 +97,7 @@ def build_request(prompt: Prompt, options: ChatOptions | None, *, stream: bool) 
     think = getattr(opts, "think", None)
     if think is not None:
         body["think"] = think
-    return body
+    return apply_extra_body(body, opts)
 
 
 def _messages(messages: Sequence[Message]) -> list[dict[str, Any]]:

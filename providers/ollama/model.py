@@ -14,6 +14,7 @@ from chatclient.options import ChatOptions
 from chatclient.prompt import Prompt
 from chatclient.responses import ChatResponse
 
+from .._extras import extra_headers
 from .._http import ModelLifecycle, ProviderHttp, RetryPolicy, Secret
 from .._stream import aiter_ndjson, iter_ndjson
 from ._mapping import PROVIDER, StreamParser, build_request, error_details, parse_response
@@ -116,30 +117,31 @@ class OllamaChatModel(ModelLifecycle, ChatModel):
     def default_options(self) -> OllamaChatOptions:
         return self._defaults
 
-    def _body(self, prompt: Prompt, *, stream: bool) -> dict[str, Any]:
+    def _body(self, prompt: Prompt, *, stream: bool) -> tuple[dict[str, Any], dict[str, str] | None]:
+        """The request body and the options' extra headers."""
         options = self.options_for(prompt)
-        return build_request(prompt, options, stream=stream)
+        return build_request(prompt, options, stream=stream), extra_headers(options)
 
     def call(self, prompt: Prompt) -> ChatResponse:
-        data, headers = self._http.post_json(_PATH, self._body(prompt, stream=False))
+        data, headers = self._http.post_json(_PATH, *self._body(prompt, stream=False))
         return parse_response(data, headers)
 
     async def acall(self, prompt: Prompt) -> ChatResponse:
-        data, headers = await self._http.apost_json(_PATH, self._body(prompt, stream=False))
+        data, headers = await self._http.apost_json(_PATH, *self._body(prompt, stream=False))
         return parse_response(data, headers)
 
     def stream(self, prompt: Prompt) -> Iterator[ModelEvent]:
-        body = self._body(prompt, stream=True)
+        body, extra = self._body(prompt, stream=True)
         parser = StreamParser()
-        with self._http.stream(_PATH, body) as response:
+        with self._http.stream(_PATH, body, extra) as response:
             for event in iter_ndjson(response, provider=PROVIDER):
                 yield from parser.feed(event)
         parser.close()
 
     async def astream(self, prompt: Prompt) -> AsyncIterator[ModelEvent]:
-        body = self._body(prompt, stream=True)
+        body, extra = self._body(prompt, stream=True)
         parser = StreamParser()
-        async with self._http.astream(_PATH, body) as response:
+        async with self._http.astream(_PATH, body, extra) as response:
             async for event in aiter_ndjson(response, provider=PROVIDER):
                 for model_event in parser.feed(event):
                     yield model_event

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from pydantic import JsonValue
 
-from chatclient.options import ToolCallingChatOptions
+from providers._extras import ProviderOptions
 
 __all__ = ["OllamaChatOptions"]
 
 
-class OllamaChatOptions(ToolCallingChatOptions):
+class OllamaChatOptions(ProviderOptions):
     """Options for :class:`~providers.ollama.OllamaChatModel`.
 
     The common fields go into Ollama's ``options`` object (``max_tokens`` becomes ``num_predict``,

@@ -47,18 +47,21 @@ from chatclient.responses import (
     Usage,
 )
 from chatclient.tools.definition import ToolDefinition
+from providers._extras import apply_extra_body
 from providers._http import ErrorDetails
 from providers._media import unsupported_media
 from providers._tool_rendering import TOOL_RENDERINGS
 
 __all__ = [
     "PROVIDER",
+    "REASONING_FIELD_KEY",
     "StreamParser",
     "build_request",
     "error_details",
     "finish_reason",
     "parse_response",
     "parse_usage",
+    "split_content",
     "strict_schema",
 ]
 
@@ -73,6 +76,10 @@ _FINISH_REASONS = {
 }
 _REASONING_KEYS = ("reasoning_content", "reasoning")
 """Non-standard reasoning text: ``reasoning_content`` (DeepSeek, vLLM), ``reasoning`` (Ollama, OpenRouter)."""
+REASONING_FIELD_KEY = "reasoning_field"
+"""Message metadata key naming the wire field the server sent its reasoning in (one of
+``_REASONING_KEYS``): an assistant turn with tool calls sends ``metadata["reasoning"]`` back under
+that field, as DeepSeek's thinking mode requires (it answers 400 without it)."""
 _SCHEMA_NAME = re.compile(r"[^a-zA-Z0-9_-]")
 
 
@@ -108,10 +115,7 @@ def build_request(
     for name in ("service_tier", "store", "metadata"):
         if (value := getattr(options, name, None)) is not None:
             body[name] = value
-    extra = getattr(options, "extra_body", None)
-    if extra:
-        body.update(extra)
-    return body
+    return apply_extra_body(body, options)
 
 
 def _sampling(body: dict[str, Any], options: ChatOptions, openai_platform: bool) -> None:
@@ -199,6 +203,11 @@ def _assistant(message: AssistantMessage) -> dict[str, Any]:
     # ``content`` is always a string, "" without text: llama.cpp's server (and chat templates that
     # read ``message.content``) answer 500 to a missing or null content; see ``tool_call_content``.
     entry: dict[str, Any] = {"role": "assistant", "content": message.text or ""}
+    field = message.metadata.get(REASONING_FIELD_KEY)
+    reasoning = message.metadata.get("reasoning")
+    if field in _REASONING_KEYS and isinstance(reasoning, str) and reasoning:
+        # Only on tool-call turns: the reasoning belongs to the round the tool results continue.
+        entry[field] = reasoning
     entry["tool_calls"] = [
         {
             "id": call.id,
@@ -359,13 +368,46 @@ def _tool_calls(raw: Any, choice_index: int) -> list[ToolCall]:
     return calls
 
 
-def _message_metadata(message: Mapping[str, Any]) -> dict[str, JsonValue]:
+def split_content(content: Any) -> tuple[str | None, str | None]:
+    """``(text, reasoning)`` of a message's ``content``: a string, ``None``, or a list of chunks.
+
+    Mistral's reasoning models (Magistral) answer with a list: ``{"type": "text", "text"}`` chunks
+    and ``{"type": "thinking", "thinking": [text chunks]}`` chunks. The text chunks are joined into
+    the answer, the thinking ones into the reasoning; other chunk types are left out.
+    """
+    if content is None or isinstance(content, str):
+        return content, None
+    if not isinstance(content, list):
+        raise MalformedResponseError(f"Unexpected message content: {content!r:.200}", provider=PROVIDER)
+    texts: list[str] = []
+    thoughts: list[str] = []
+    for chunk in content:
+        if isinstance(chunk, str):
+            texts.append(chunk)
+        elif not isinstance(chunk, dict):
+            raise MalformedResponseError(f"Unexpected content chunk: {chunk!r:.200}", provider=PROVIDER)
+        elif chunk.get("type") == "text" and isinstance(chunk.get("text"), str):
+            texts.append(chunk["text"])
+        elif chunk.get("type") == "thinking":
+            thinking = chunk.get("thinking")
+            if isinstance(thinking, str):
+                thoughts.append(thinking)
+            elif isinstance(thinking, list):
+                thoughts.extend(p["text"] for p in thinking if isinstance(p, dict) and isinstance(p.get("text"), str))
+    return ("".join(texts) if texts else None), ("".join(thoughts) if thoughts else None)
+
+
+def _message_metadata(message: Mapping[str, Any], thinking: str | None = None) -> dict[str, JsonValue]:
     metadata: dict[str, JsonValue] = {}
     for key in _REASONING_KEYS:
         reasoning = message.get(key)
         if isinstance(reasoning, str) and reasoning:
             metadata["reasoning"] = reasoning
+            metadata[REASONING_FIELD_KEY] = key
             break
+    else:
+        if thinking:
+            metadata["reasoning"] = thinking
     refusal = message.get("refusal")
     if refusal:
         metadata["refusal"] = refusal
@@ -385,14 +427,12 @@ def parse_response(data: Any, headers: Mapping[str, str] | None = None) -> ChatR
             message = choice.get("message") or {}
             index = choice.get("index", position)
             calls = _tool_calls(message.get("tool_calls"), index)
-            content = message.get("content")
-            if content is not None and not isinstance(content, str):
-                raise MalformedResponseError(f"Unexpected message content: {content!r:.200}", provider=PROVIDER)
-            message_metadata = _message_metadata(message)
+            content, thinking = split_content(message.get("content"))
+            message_metadata = _message_metadata(message, thinking)
             raw_reason = choice.get("finish_reason")
             reason = finish_reason(raw_reason, bool(calls))
-            if "refusal" in message_metadata and content is None:
-                reason = FinishReason.CONTENT_FILTER
+            if "refusal" in message_metadata:
+                reason = FinishReason.CONTENT_FILTER  # the rule of every provider: see the README
             extra: dict[str, JsonValue] = {"raw_finish_reason": raw_reason} if raw_reason is not None else {}
             if choice.get("logprobs") is not None:
                 extra["logprobs"] = choice["logprobs"]
@@ -473,10 +513,22 @@ def stream_error(event: Mapping[str, Any]) -> ProviderError:
 # ---------------------------------------------------------------------- streams
 
 
+_THINKING_CHUNKS = "\0thinking"
+"""Where :func:`_chunked_delta` puts the text of a delta's thinking chunks (never a wire key)."""
+_DELTA_REASONING_KEYS = (*_REASONING_KEYS, _THINKING_CHUNKS)
+
+
+def _chunked_delta(delta: dict[str, Any], content: list[Any]) -> dict[str, Any]:
+    """A delta whose ``content`` is a list of chunks (Mistral), with its text as ``content`` and its
+    thinking under :data:`_THINKING_CHUNKS`."""
+    text, thinking = split_content(content)
+    return {**delta, "content": text, _THINKING_CHUNKS: thinking}
+
+
 class _Choice:
     """What the parser remembers about one choice of a stream."""
 
-    __slots__ = ("calls", "finished", "last_key", "named", "reasoning", "refusal", "saw_calls")
+    __slots__ = ("calls", "finished", "last_key", "named", "reasoning", "reasoning_field", "refusal", "saw_calls")
 
     def __init__(self) -> None:
         self.calls: dict[Any, str] = {}
@@ -485,6 +537,8 @@ class _Choice:
         """Ids of the calls whose ``ToolCallStarted`` (with a name) was sent."""
         self.last_key: Any = None
         self.reasoning: list[str] = []
+        self.reasoning_field: str | None = None
+        """The wire field the reasoning came in (``None`` for Mistral's thinking chunks)."""
         self.refusal: list[str] = []
         self.saw_calls = False
         self.finished = False
@@ -566,6 +620,9 @@ class StreamParser:
         delta = choice.get("delta") or {}
         raw_reason = choice.get("finish_reason")
         content = delta.get("content")
+        if isinstance(content, list):
+            delta = _chunked_delta(delta, content)
+            content = delta["content"]
         text = content if isinstance(content, str) and content else None
         if text is not None and raw_reason is None and (len(delta) == 1 or (len(delta) == 2 and "role" in delta)):
             # The hot path: a text delta and nothing else (``role`` may come along).
@@ -576,10 +633,12 @@ class StreamParser:
         state = self._choices.get(index)
         if state is None:
             state = self._choices[index] = _Choice()
-        for key in _REASONING_KEYS:
+        for key in _DELTA_REASONING_KEYS:
             piece = delta.get(key)
             if isinstance(piece, str) and piece:
                 state.reasoning.append(piece)
+                if key != _THINKING_CHUNKS:
+                    state.reasoning_field = key
                 events.append(ReasoningDelta(piece, index))
                 break
         refusal = delta.get("refusal")
@@ -589,12 +648,17 @@ class StreamParser:
             events.append(TextDelta(text, index))
         for raw in delta.get("tool_calls") or ():
             self._fragment(state, raw, index, events)
-        if raw_reason is None:
-            return
+        if raw_reason is not None:
+            events.append(self._finished(state, index, raw_reason))
+
+    def _finished(self, state: _Choice, index: int, raw_reason: Any) -> ChatResponse:
+        """The chunk that closes a choice: finish reason, and the reasoning and refusal it collected."""
         state.finished = True
         metadata: dict[str, JsonValue] = {}
         if state.reasoning:
             metadata["reasoning"] = "".join(state.reasoning)
+            if state.reasoning_field is not None:
+                metadata[REASONING_FIELD_KEY] = state.reasoning_field
         if state.refusal:
             metadata["refusal"] = "".join(state.refusal)
         reason = FinishReason.CONTENT_FILTER if state.refusal else finish_reason(raw_reason, state.saw_calls)
@@ -603,7 +667,7 @@ class StreamParser:
             AssistantMessage(None, metadata=metadata), GenerationMetadata(finish_reason=reason, extra=extra)
         )
         generations = (generation,) if index == 0 else (*[Generation(AssistantMessage(None))] * index, generation)
-        events.append(ChatResponse(generations, self._final_meta))
+        return ChatResponse(generations, self._final_meta)
 
     @staticmethod
     def _fragment(state: _Choice, raw: dict[str, Any], index: int, events: list[ModelEvent]) -> None:

@@ -16,6 +16,7 @@ from typing import Any
 import httpx2
 
 from chatclient.errors import APIConnectionError, APITimeoutError, ProviderError
+from providers._bridge import watch_response
 from providers._http import error_from_response, parse_json
 
 from ._mapping import PROVIDER, error_details
@@ -51,6 +52,11 @@ def map_sdk_error(exc: BaseException) -> BaseException:
     return exc
 
 
+def _request_options(headers: dict[str, str] | None) -> dict[str, Any]:
+    """The SDK's per-request options: our extra headers on top of the client's own."""
+    return {"headers": headers} if headers else {}
+
+
 class SdkTransport:
     """Sends our request bodies through a sync and/or async SDK client."""
 
@@ -62,28 +68,37 @@ class SdkTransport:
     def base_url(self) -> str:
         return str((self.client or self.async_client).base_url)
 
-    def post_json(self, body: dict[str, Any]) -> tuple[Any, httpx2.Headers]:
+    def post_json(self, body: dict[str, Any], headers: dict[str, str] | None = None) -> tuple[Any, httpx2.Headers]:
         try:
-            response: httpx2.Response = self.client.post(PATH, body=body, cast_to=httpx2.Response)
+            response: httpx2.Response = self.client.post(
+                PATH, body=body, cast_to=httpx2.Response, options=_request_options(headers)
+            )
             content = response.content
         except Exception as exc:
             raise map_sdk_error(exc) from exc
         return parse_json(content, provider=PROVIDER), response.headers
 
-    async def apost_json(self, body: dict[str, Any]) -> tuple[Any, httpx2.Headers]:
+    async def apost_json(
+        self, body: dict[str, Any], headers: dict[str, str] | None = None
+    ) -> tuple[Any, httpx2.Headers]:
         try:
-            response: httpx2.Response = await self.async_client.post(PATH, body=body, cast_to=httpx2.Response)
+            response: httpx2.Response = await self.async_client.post(
+                PATH, body=body, cast_to=httpx2.Response, options=_request_options(headers)
+            )
             content = await response.aread()
         except Exception as exc:
             raise map_sdk_error(exc) from exc
         return parse_json(content, provider=PROVIDER), response.headers
 
     @contextmanager
-    def stream(self, body: dict[str, Any]) -> Iterator[httpx2.Response]:
+    def stream(self, body: dict[str, Any], headers: dict[str, str] | None = None) -> Iterator[httpx2.Response]:
         try:
-            response: httpx2.Response = self.client.post(PATH, body=body, cast_to=httpx2.Response, stream=True)
+            response: httpx2.Response = self.client.post(
+                PATH, body=body, cast_to=httpx2.Response, stream=True, options=_request_options(headers)
+            )
         except Exception as exc:
             raise map_sdk_error(exc) from exc
+        watch_response(response)
         try:
             yield response
         except httpx2.HTTPError as exc:
@@ -92,10 +107,12 @@ class SdkTransport:
             response.close()
 
     @asynccontextmanager
-    async def astream(self, body: dict[str, Any]) -> AsyncIterator[httpx2.Response]:
+    async def astream(
+        self, body: dict[str, Any], headers: dict[str, str] | None = None
+    ) -> AsyncIterator[httpx2.Response]:
         try:
             response: httpx2.Response = await self.async_client.post(
-                PATH, body=body, cast_to=httpx2.Response, stream=True
+                PATH, body=body, cast_to=httpx2.Response, stream=True, options=_request_options(headers)
             )
         except Exception as exc:
             raise map_sdk_error(exc) from exc

@@ -21,6 +21,8 @@ from chatclient.events import ModelEvent
 from chatclient.model import ChatModel
 from chatclient.prompt import Prompt
 from chatclient.responses import ChatResponse
+from providers._bridge import iterate_in_thread
+from providers._extras import extra_headers
 from providers._http import ModelLifecycle, ProviderHttp, RetryPolicy, Secret, parse_json
 from providers._stream import aiter_sse, iter_sse
 
@@ -34,7 +36,6 @@ DEFAULT_MODEL = "gpt-4o-mini"
 PATH = "/chat/completions"
 
 _CREDENTIAL_HEADERS = frozenset({"authorization", "api-key", "x-api-key", "proxy-authorization"})
-_END = object()
 
 
 def _host(url: str) -> str:
@@ -153,24 +154,30 @@ class OpenAIChatModel(ModelLifecycle, ChatModel):
 
     # ------------------------------------------------------------------ request
 
-    def _body(self, prompt: Prompt, *, stream: bool) -> dict[str, Any]:
+    def _body(self, prompt: Prompt, *, stream: bool) -> tuple[dict[str, Any], dict[str, str] | None]:
+        """The request body and the options' extra headers."""
         options = self.options_for(prompt)
-        return build_request(prompt, options, stream=stream, openai_platform=self._openai_platform)
+        body = build_request(prompt, options, stream=stream, openai_platform=self._openai_platform)
+        return body, extra_headers(options)
 
-    def _open(self, body: dict[str, Any]) -> AbstractContextManager[httpx2.Response]:
-        return self._sdk.stream(body) if self._sdk is not None else self._http.stream(PATH, body)
+    def _open(self, body: dict[str, Any], headers: dict[str, str] | None) -> AbstractContextManager[httpx2.Response]:
+        return self._sdk.stream(body, headers) if self._sdk is not None else self._http.stream(PATH, body, headers)
 
-    def _aopen(self, body: dict[str, Any]) -> AbstractAsyncContextManager[httpx2.Response]:
-        return self._sdk.astream(body) if self._sdk is not None else self._http.astream(PATH, body)
+    def _aopen(
+        self, body: dict[str, Any], headers: dict[str, str] | None
+    ) -> AbstractAsyncContextManager[httpx2.Response]:
+        if self._sdk is not None:
+            return self._sdk.astream(body, headers)
+        return self._http.astream(PATH, body, headers)
 
     # ------------------------------------------------------------------ sync
 
     def call(self, prompt: Prompt) -> ChatResponse:
-        body = self._body(prompt, stream=False)
+        body, extra = self._body(prompt, stream=False)
         if self._sdk is None:
-            data, headers = self._http.post_json(PATH, body)
+            data, headers = self._http.post_json(PATH, body, extra)
         elif self._sdk.client is not None:
-            data, headers = self._sdk.post_json(body)
+            data, headers = self._sdk.post_json(body, extra)
         else:
             return self._via_async_sdk(prompt)
         return parse_response(data, headers)
@@ -179,8 +186,8 @@ class OpenAIChatModel(ModelLifecycle, ChatModel):
         if self._sdk is not None and self._sdk.client is None:
             yield from self._via_async_sdk_stream(prompt)
             return
-        body = self._body(prompt, stream=True)
-        with self._open(body) as response:
+        body, extra = self._body(prompt, stream=True)
+        with self._open(body, extra) as response:
             if not _is_event_stream(response):
                 # A server that ignored ``stream: true`` and answered in one piece.
                 yield parse_response(parse_json(response.read(), provider=PROVIDER), response.headers)
@@ -194,27 +201,23 @@ class OpenAIChatModel(ModelLifecycle, ChatModel):
     # ------------------------------------------------------------------ async
 
     async def acall(self, prompt: Prompt) -> ChatResponse:
-        body = self._body(prompt, stream=False)
+        body, extra = self._body(prompt, stream=False)
         if self._sdk is None:
-            data, headers = await self._http.apost_json(PATH, body)
+            data, headers = await self._http.apost_json(PATH, body, extra)
         elif self._sdk.async_client is not None:
-            data, headers = await self._sdk.apost_json(body)
+            data, headers = await self._sdk.apost_json(body, extra)
         else:
             return await asyncio.to_thread(self.call, prompt)
         return parse_response(data, headers)
 
     async def astream(self, prompt: Prompt) -> AsyncIterator[ModelEvent]:
         if self._sdk is not None and self._sdk.async_client is None:
-            # Only a sync SDK client: pull its stream from a worker thread, event by event.
-            pulled = self.stream(prompt)
-            try:
-                while (event := await asyncio.to_thread(next, pulled, _END)) is not _END:
-                    yield event  # type: ignore[misc]
-            finally:
-                await asyncio.to_thread(pulled.close)
+            # Only a sync SDK client: its stream is read in a worker thread, event by event.
+            async for event in iterate_in_thread(lambda: self.stream(prompt)):
+                yield event
             return
-        body = self._body(prompt, stream=True)
-        async with self._aopen(body) as response:
+        body, extra = self._body(prompt, stream=True)
+        async with self._aopen(body, extra) as response:
             if not _is_event_stream(response):
                 yield parse_response(parse_json(await response.aread(), provider=PROVIDER), response.headers)
                 return

@@ -6,12 +6,12 @@ from typing import Literal
 
 from pydantic import JsonValue
 
-from chatclient.options import ToolCallingChatOptions
+from providers._extras import ProviderOptions
 
 __all__ = ["OpenAIChatOptions"]
 
 
-class OpenAIChatOptions(ToolCallingChatOptions):
+class OpenAIChatOptions(ProviderOptions):
     """Options of ``POST /chat/completions``. Unset fields are not sent.
 
     ``max_tokens`` (common) is sent as ``max_completion_tokens`` to OpenAI and Azure OpenAI (reasoning
@@ -50,6 +50,3 @@ class OpenAIChatOptions(ToolCallingChatOptions):
     """How an assistant message with tool calls and no text carries ``content``: ``""`` (the default,
     which every server we checked accepts: OpenAI, Ollama, llama.cpp, DeepSeek, Mistral, OpenRouter),
     ``null``, or no ``content`` key (for a server that rejects ``""``)."""
-    extra_body: dict[str, JsonValue] | None = None
-    """Merged last into the request body: fields this class does not model, and server-specific
-    ones (vLLM's ``chat_template_kwargs``, Ollama's ``think``, ``web_search_options`` ...)."""

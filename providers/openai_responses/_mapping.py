@@ -47,11 +47,13 @@ from chatclient.responses import (
 )
 from chatclient.tools.callback import ToolCallback
 from chatclient.tools.definition import ToolDefinition
+from providers._extras import apply_extra_body
 from providers._http import ErrorDetails
 from providers._media import unsupported_media
 from providers._tool_rendering import TOOL_RENDERINGS
 
 __all__ = [
+    "BUILTIN_ITEMS_KEY",
     "ITEM_IDS_KEY",
     "PROVIDER",
     "REASONING_KEY",
@@ -68,6 +70,11 @@ REASONING_KEY = "openai_responses.reasoning"
 (stateless requests need their ``encrypted_content``)."""
 ITEM_IDS_KEY = "openai_responses.item_ids"
 """``AssistantMessage.metadata`` key: ``call_id`` → ``fc_…`` item id, sent back when ``store`` is on."""
+BUILTIN_ITEMS_KEY = "openai_responses.builtin_items"
+"""``AssistantMessage.metadata`` key: the output items of the API's built-in tools (``web_search_call``,
+``file_search_call``, ``code_interpreter_call``, and every item type this mapping does not model),
+in their order, sent back as they came after the turn's reasoning items."""
+_MODELLED_ITEMS = frozenset({"message", "function_call", "reasoning"})
 
 _ENCRYPTED_REASONING = "reasoning.encrypted_content"
 _REASONING_MODEL = re.compile(r"(?:^|/)(?:o\d|gpt-5(?!(?:\.\d+)?-chat)|gpt-oss|codex)", re.IGNORECASE)
@@ -94,7 +101,7 @@ def build_request(prompt: Prompt, options: ChatOptions, *, stream: bool) -> dict
     text = _text_config(options)
     if text:
         body["text"] = text
-    return body
+    return apply_extra_body(body, options)
 
 
 def _uses_reasoning(options: ChatOptions, messages: Sequence[Message]) -> bool:
@@ -136,6 +143,9 @@ def _add_tools(body: dict[str, Any], options: ChatOptions) -> None:
         # Rendered once per tool set and strict mode, then reused by every call and round.
         strict = bool(getattr(options, "strict_tools", None))
         body["tools"] = TOOL_RENDERINGS.render(callbacks, _render_tools, strict)
+    builtin = getattr(options, "builtin_tools", None)
+    if builtin:
+        body["tools"] = [*body.get("tools", ()), *builtin]
     choice: str | None = getattr(options, "tool_choice", None)
     if choice is not None:
         body["tool_choice"] = choice if choice in ("auto", "none", "required") else {"type": "function", "name": choice}
@@ -307,6 +317,9 @@ def _assistant_items(items: list[dict[str, Any]], message: AssistantMessage, sto
         for entry in reasoning:
             if isinstance(entry, dict):
                 items.append(_reasoning_item(entry, store))
+    builtin = metadata.get(BUILTIN_ITEMS_KEY)
+    if isinstance(builtin, list):
+        items.extend(item for item in builtin if isinstance(item, dict))
     if message.text:
         items.append({"role": "assistant", "content": [{"type": "output_text", "text": message.text}]})
     ids = metadata.get(ITEM_IDS_KEY) if store else None
@@ -417,15 +430,17 @@ def event_error(error: Any, *, default: type[ProviderError] = ProviderError) -> 
 class _Output:
     """What the typed ``output[]`` items of one response amount to."""
 
-    __slots__ = ("calls", "item_ids", "reasoning", "refusal", "saw_message", "texts")
+    __slots__ = ("builtin", "calls", "item_ids", "reasoning", "refusal", "saw_message", "texts")
 
     def __init__(self) -> None:
         self.texts: list[str] = []
         self.saw_message = False
-        self.refusal = False
+        self.refusal: list[str] = []
+        """A refusal's text: kept out of the answer, in ``metadata["refusal"]`` (as Chat Completions)."""
         self.calls: list[ToolCall] = []
         self.item_ids: dict[str, JsonValue] = {}
         self.reasoning: list[JsonValue] = []
+        self.builtin: list[JsonValue] = []
 
     def add(self, item: Any) -> None:
         if not isinstance(item, dict):
@@ -438,14 +453,15 @@ class _Output:
                     if part.get("type") == "output_text" and isinstance(part.get("text"), str):
                         self.texts.append(part["text"])
                     elif part.get("type") == "refusal" and isinstance(part.get("refusal"), str):
-                        self.refusal = True
-                        self.texts.append(part["refusal"])
+                        self.refusal.append(part["refusal"])
         elif kind == "function_call":
             self.calls.append(function_call(item))
             if isinstance(item.get("id"), str):
                 self.item_ids[item["call_id"]] = item["id"]
         elif kind == "reasoning":
             self.reasoning.append(item)
+        else:  # a built-in tool's item (web search, file search, code interpreter ...): kept, sent back
+            self.builtin.append(item)
 
     def metadata(self) -> dict[str, JsonValue]:
         metadata: dict[str, JsonValue] = {}
@@ -453,7 +469,17 @@ class _Output:
             metadata[REASONING_KEY] = self.reasoning
         if self.item_ids:
             metadata[ITEM_IDS_KEY] = self.item_ids
+        if self.builtin:
+            metadata[BUILTIN_ITEMS_KEY] = self.builtin
+        if self.refusal:
+            metadata["refusal"] = "".join(self.refusal)
         return metadata
+
+    def text(self) -> str | None:
+        """The answer: ``None`` without a message item, or when the message was only a refusal."""
+        if not self.saw_message or (self.refusal and not self.texts):
+            return None
+        return "".join(self.texts)
 
 
 def function_call(item: Mapping[str, Any]) -> ToolCall:
@@ -467,9 +493,11 @@ def function_call(item: Mapping[str, Any]) -> ToolCall:
 
 
 def _generation_meta(reason: FinishReason, raw: str, refusal: bool) -> GenerationMetadata:
+    """A refusal finishes with ``CONTENT_FILTER``, whatever the status said (the rule of every provider)."""
     extra: dict[str, JsonValue] = {"raw_finish_reason": raw}
     if refusal:
         extra["refusal"] = True
+        reason = FinishReason.CONTENT_FILTER
     return GenerationMetadata(finish_reason=reason, extra=extra)
 
 
@@ -493,13 +521,9 @@ def parse_response(data: Any, headers: Mapping[str, str]) -> ChatResponse:
     for item in data["output"]:
         output.add(item)
     reason, raw = _finish(status, data.get("incomplete_details"), bool(output.calls))
-    message = AssistantMessage(
-        "".join(output.texts) if output.saw_message else None,
-        tool_calls=output.calls,
-        metadata=output.metadata(),
-    )
+    message = AssistantMessage(output.text(), tool_calls=output.calls, metadata=output.metadata())
     return ChatResponse(
-        [Generation(message, _generation_meta(reason, raw, output.refusal))],
+        [Generation(message, _generation_meta(reason, raw, bool(output.refusal)))],
         _response_metadata(data, parse_usage(data.get("usage")), headers.get("x-request-id")),
     )
 
@@ -572,8 +596,12 @@ class StreamParser:
         return [TextDelta(delta)] if delta else []
 
     def _refusal_delta(self, data: dict[str, Any]) -> list[ModelEvent]:
-        self._output.refusal = True
-        return self._text_delta(data)
+        """Collected for the closing chunk's metadata, not streamed as answer text."""
+        delta = data.get("delta")
+        if not isinstance(delta, str):
+            raise MalformedResponseError(f"A refusal delta without text: {data!r}", provider=PROVIDER)
+        self._output.refusal.append(delta)
+        return []
 
     def _reasoning_delta(self, data: dict[str, Any]) -> list[ModelEvent]:
         delta = data.get("delta")
@@ -638,6 +666,8 @@ class StreamParser:
         kind = item.get("type")
         if kind == "reasoning":
             self._output.reasoning.append(item)
+        elif kind not in _MODELLED_ITEMS:
+            self._output.builtin.append(item)
         elif kind == "function_call" and _str(item.get("call_id")) not in self._args:
             return self._start_call(item, data.get("output_index"))
         return []
@@ -651,7 +681,7 @@ class StreamParser:
         reason, raw = _finish(response.get("status"), response.get("incomplete_details"), bool(output.calls))
         message = AssistantMessage(None, metadata=output.metadata())
         metadata = _response_metadata(response, parse_usage(response.get("usage")), self._request_id)
-        return [ChatResponse((Generation(message, _generation_meta(reason, raw, output.refusal)),), metadata)]
+        return [ChatResponse((Generation(message, _generation_meta(reason, raw, bool(output.refusal))),), metadata)]
 
     def _failed(self, data: dict[str, Any]) -> list[ModelEvent]:
         response = data.get("response")

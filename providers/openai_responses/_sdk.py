@@ -14,6 +14,7 @@ from typing import Any
 import httpx2
 
 from chatclient.errors import APIConnectionError, APITimeoutError, ProviderError
+from providers._bridge import watch_response
 from providers._http import error_from_response, parse_json
 
 from ._mapping import PROVIDER, error_details
@@ -62,9 +63,14 @@ def _transport_error(exc: httpx2.HTTPError) -> ProviderError:
     return APIConnectionError(f"Connection failed: {type(exc).__name__}: {exc}", provider=PROVIDER)
 
 
-def sdk_post(client: Any, body: dict[str, Any]) -> tuple[Any, httpx2.Headers]:
+def _options(headers: dict[str, str] | None) -> dict[str, Any]:
+    """The SDK's per-request options: our extra headers on top of the client's own."""
+    return {"headers": headers} if headers else {}
+
+
+def sdk_post(client: Any, body: dict[str, Any], headers: dict[str, str] | None = None) -> tuple[Any, httpx2.Headers]:
     try:
-        response: httpx2.Response = client.post(_PATH, body=body, cast_to=httpx2.Response)
+        response: httpx2.Response = client.post(_PATH, body=body, cast_to=httpx2.Response, options=_options(headers))
     except Exception as exc:
         mapped = map_sdk_error(exc)
         if mapped is None:
@@ -73,9 +79,13 @@ def sdk_post(client: Any, body: dict[str, Any]) -> tuple[Any, httpx2.Headers]:
     return parse_json(response.content, provider=PROVIDER), response.headers
 
 
-async def sdk_apost(client: Any, body: dict[str, Any]) -> tuple[Any, httpx2.Headers]:
+async def sdk_apost(
+    client: Any, body: dict[str, Any], headers: dict[str, str] | None = None
+) -> tuple[Any, httpx2.Headers]:
     try:
-        response: httpx2.Response = await client.post(_PATH, body=body, cast_to=httpx2.Response)
+        response: httpx2.Response = await client.post(
+            _PATH, body=body, cast_to=httpx2.Response, options=_options(headers)
+        )
     except Exception as exc:
         mapped = map_sdk_error(exc)
         if mapped is None:
@@ -85,15 +95,18 @@ async def sdk_apost(client: Any, body: dict[str, Any]) -> tuple[Any, httpx2.Head
 
 
 @contextmanager
-def sdk_stream(client: Any, body: dict[str, Any]) -> Iterator[httpx2.Response]:
+def sdk_stream(client: Any, body: dict[str, Any], headers: dict[str, str] | None = None) -> Iterator[httpx2.Response]:
     """The open streamed response, closed on exit; errors mapped while opening and while reading."""
     try:
-        response: httpx2.Response = client.post(_PATH, body=body, cast_to=httpx2.Response, stream=True)
+        response: httpx2.Response = client.post(
+            _PATH, body=body, cast_to=httpx2.Response, stream=True, options=_options(headers)
+        )
     except Exception as exc:
         mapped = map_sdk_error(exc)
         if mapped is None:
             raise
         raise mapped from exc
+    watch_response(response)
     try:
         yield response
     except httpx2.HTTPError as exc:
@@ -103,9 +116,13 @@ def sdk_stream(client: Any, body: dict[str, Any]) -> Iterator[httpx2.Response]:
 
 
 @asynccontextmanager
-async def sdk_astream(client: Any, body: dict[str, Any]) -> AsyncIterator[httpx2.Response]:
+async def sdk_astream(
+    client: Any, body: dict[str, Any], headers: dict[str, str] | None = None
+) -> AsyncIterator[httpx2.Response]:
     try:
-        response: httpx2.Response = await client.post(_PATH, body=body, cast_to=httpx2.Response, stream=True)
+        response: httpx2.Response = await client.post(
+            _PATH, body=body, cast_to=httpx2.Response, stream=True, options=_options(headers)
+        )
     except Exception as exc:
         mapped = map_sdk_error(exc)
         if mapped is None:

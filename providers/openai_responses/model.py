@@ -15,6 +15,8 @@ from chatclient.events import ModelEvent
 from chatclient.model import ChatModel
 from chatclient.prompt import Prompt
 from chatclient.responses import ChatResponse
+from providers._bridge import iterate_in_thread
+from providers._extras import extra_headers
 from providers._http import ModelLifecycle, ProviderHttp, RetryPolicy, Secret
 from providers._stream import aiter_sse, iter_sse
 
@@ -86,9 +88,10 @@ class OpenAIResponsesChatModel(ModelLifecycle, ChatModel):
     def default_options(self) -> OpenAIResponsesChatOptions:
         return self._options
 
-    def _body(self, prompt: Prompt, *, stream: bool) -> dict[str, Any]:
+    def _body(self, prompt: Prompt, *, stream: bool) -> tuple[dict[str, Any], dict[str, str] | None]:
+        """The request body and the options' extra headers."""
         options = self.options_for(prompt)
-        return build_request(prompt, options, stream=stream)
+        return build_request(prompt, options, stream=stream), extra_headers(options)
 
     # ------------------------------------------------------------------ sync
 
@@ -98,9 +101,9 @@ class OpenAIResponsesChatModel(ModelLifecycle, ChatModel):
                 from chatclient._sync import run_sync
 
                 return run_sync(lambda: self.acall(prompt))
-            data, headers = _sdk.sdk_post(self._sdk, self._body(prompt, stream=False))
+            data, headers = _sdk.sdk_post(self._sdk, *self._body(prompt, stream=False))
         else:
-            data, headers = self._http.post_json(_PATH, self._body(prompt, stream=False))
+            data, headers = self._http.post_json(_PATH, *self._body(prompt, stream=False))
         return parse_response(data, headers)
 
     def stream(self, prompt: Prompt) -> Generator[ModelEvent, None, None]:
@@ -109,9 +112,9 @@ class OpenAIResponsesChatModel(ModelLifecycle, ChatModel):
 
             yield from iterate_sync(lambda: self.astream(prompt))
             return
-        body = self._body(prompt, stream=True)
+        body, extra = self._body(prompt, stream=True)
         opened: AbstractContextManager[httpx2.Response] = (
-            _sdk.sdk_stream(self._sdk, body) if self._sdk is not None else self._http.stream(_PATH, body)
+            _sdk.sdk_stream(self._sdk, body, extra) if self._sdk is not None else self._http.stream(_PATH, body, extra)
         )
         with opened as response:
             parser = StreamParser(response.headers.get("x-request-id"))
@@ -125,19 +128,21 @@ class OpenAIResponsesChatModel(ModelLifecycle, ChatModel):
         if self._sdk is not None:
             if not self._sdk_async:
                 return await asyncio.to_thread(self.call, prompt)
-            data, headers = await _sdk.sdk_apost(self._sdk, self._body(prompt, stream=False))
+            data, headers = await _sdk.sdk_apost(self._sdk, *self._body(prompt, stream=False))
         else:
-            data, headers = await self._http.apost_json(_PATH, self._body(prompt, stream=False))
+            data, headers = await self._http.apost_json(_PATH, *self._body(prompt, stream=False))
         return parse_response(data, headers)
 
     async def astream(self, prompt: Prompt) -> AsyncIterator[ModelEvent]:
         if self._sdk is not None and not self._sdk_async:
-            async for model_event in _threaded(self.stream(prompt)):
+            async for model_event in iterate_in_thread(lambda: self.stream(prompt)):
                 yield model_event
             return
-        body = self._body(prompt, stream=True)
+        body, extra = self._body(prompt, stream=True)
         opened: AbstractAsyncContextManager[httpx2.Response] = (
-            _sdk.sdk_astream(self._sdk, body) if self._sdk is not None else self._http.astream(_PATH, body)
+            _sdk.sdk_astream(self._sdk, body, extra)
+            if self._sdk is not None
+            else self._http.astream(_PATH, body, extra)
         )
         async with opened as response:
             parser = StreamParser(response.headers.get("x-request-id"))
@@ -145,15 +150,3 @@ class OpenAIResponsesChatModel(ModelLifecycle, ChatModel):
                 for model_event in parser.feed(event):
                     yield model_event
             parser.finish()
-
-
-async def _threaded(events: Generator[ModelEvent, None, None]) -> AsyncIterator[ModelEvent]:
-    """A sync stream (a sync SDK client's) read in a worker thread, one event at a time."""
-    try:
-        while True:
-            event = await asyncio.to_thread(next, events, None)
-            if event is None:
-                return
-            yield event
-    finally:
-        await asyncio.to_thread(events.close)

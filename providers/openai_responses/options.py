@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from chatclient.options import ToolCallingChatOptions
+from typing import Any
+
+from providers._extras import ProviderOptions
 
 __all__ = ["OpenAIResponsesChatOptions"]
 
 
-class OpenAIResponsesChatOptions(ToolCallingChatOptions):
+class OpenAIResponsesChatOptions(ProviderOptions):
     """Typed extras of ``POST /responses``; ``max_tokens`` is sent as ``max_output_tokens``.
 
     ``top_k`` and ``stop_sequences`` have no Responses equivalent and are not sent.
@@ -31,6 +33,12 @@ class OpenAIResponsesChatOptions(ToolCallingChatOptions):
     service_tier: str | None = None
     verbosity: str | None = None
     """``text.verbosity``: ``"low"``, ``"medium"`` or ``"high"``."""
+    builtin_tools: tuple[dict[str, Any], ...] | None = None
+    """The API's built-in tools, sent after the function tools as they are given:
+    ``{"type": "web_search"}``, ``{"type": "file_search", "vector_store_ids": [...]}``,
+    ``{"type": "code_interpreter", "container": {"type": "auto"}}`` ... OpenAI runs them; their output
+    items (``web_search_call``, ``file_search_call``, ``code_interpreter_call`` ...) are kept in the
+    message metadata (``openai_responses.builtin_items``) and sent back with the assistant turn."""
     strict_tools: bool | None = None
     """``strict`` of every function tool (``False`` when unset: the API's default is strict, which
     rejects schemas with optional parameters)."""

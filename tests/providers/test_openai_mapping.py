@@ -236,7 +236,7 @@ def test_usage_details_and_deepseek_fields() -> None:
 def test_reasoning_content_and_refusal_go_to_metadata() -> None:
     response = parse_response(reply({"content": "4", "reasoning_content": "2+2"}))
     assert response.text == "4" and response.result is not None
-    assert response.result.output.metadata == {"reasoning": "2+2"}
+    assert response.result.output.metadata == {"reasoning": "2+2", "reasoning_field": "reasoning_content"}
     refused = parse_response(reply({"content": None, "refusal": "I can't help with that."}))
     assert refused.text is None and refused.result is not None
     assert refused.result.finish_reason is FinishReason.CONTENT_FILTER
@@ -329,7 +329,7 @@ def test_stream_of_several_choices_and_reasoning_content() -> None:
     ]
     response = assemble(events)
     assert [g.output.text for g in response.generations] == ["Hello", "Yo"]
-    assert response.generations[1].output.metadata == {"reasoning": "think"}
+    assert response.generations[1].output.metadata == {"reasoning": "think", "reasoning_field": "reasoning_content"}
     assert response.generations[1].finish_reason is FinishReason.LENGTH
 
 
@@ -353,7 +353,8 @@ def test_stream_events_of_text_reasoning_and_fragments() -> None:
     opening, closing = chunks(events)
     assert events[0] is opening and opening.generations == () and opening.metadata.id == "chatcmpl-1"
     assert closing.result is not None and closing.result.finish_reason is FinishReason.TOOL_CALLS
-    assert closing.result.output.metadata == {"reasoning": "Hmm"}, "the reasoning is also message metadata"
+    expected = {"reasoning": "Hmm", "reasoning_field": "reasoning_content"}
+    assert closing.result.output.metadata == expected, "the reasoning is also message metadata"
     parser.finish(saw_done=False)  # every choice has its finish reason: complete without [DONE]
 
 

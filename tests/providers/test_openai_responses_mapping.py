@@ -276,10 +276,12 @@ def test_finish_reasons(status: str, details: Any, reason: FinishReason, raw: st
     )
 
 
-def test_refusal_is_text_and_flagged() -> None:
+def test_refusal_is_kept_out_of_the_text_and_flagged() -> None:
     item = {"type": "message", "content": [{"type": "refusal", "refusal": "I can't help with that."}]}
     result = parse_response({"status": "completed", "output": [item]}, {}).result
-    assert result is not None and result.output.text == "I can't help with that."
+    assert result is not None and result.output.text is None
+    assert result.output.metadata["refusal"] == "I can't help with that."
+    assert result.finish_reason is FinishReason.CONTENT_FILTER
     assert result.metadata.extra["refusal"] is True
 
 

@@ -1,0 +1,155 @@
+"""A sync stream read from async code: the bridge for ``astream()`` over a sync official SDK client.
+
+One worker thread owns the sync iterator for its whole life: it pulls one event per request from
+the loop (so the thread never reads ahead of the consumer) and is the only thread that ever runs or
+closes the iterator. Stepping a generator in one thread while another closes it is what raised
+``ValueError: generator already executing`` when an ``astream()`` was cancelled.
+
+Cancelling (or closing) the async side aborts the HTTP stream the worker is blocked on: the stream's
+opener registers its response with :func:`watch_response`, and the abort shuts its socket down,
+which wakes the blocked read at once and tells the server the stream is closed. The worker then
+closes the iterator (its ``finally`` closes the response) and ends; the caller gets its
+``CancelledError`` without waiting for the server's next byte.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import queue
+import socket
+import threading
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import Any, TypeVar
+
+__all__ = ["iterate_in_thread", "watch_response"]
+
+T = TypeVar("T")
+
+_STOP = object()
+_END = object()
+_local = threading.local()
+_log = logging.getLogger("chatclient.providers")
+
+
+class _Abort:
+    """The response the worker thread is reading, and whether the reader has gone away."""
+
+    __slots__ = ("_aborted", "_lock", "_response")
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._response: Any = None
+        self._aborted = False
+
+    def watch(self, response: Any) -> None:
+        with self._lock:
+            self._response = response
+            aborted = self._aborted
+        if aborted:  # the reader left while the request was being sent
+            _shut_down(response)
+
+    def abort(self) -> None:
+        with self._lock:
+            self._aborted = True
+            response = self._response
+        if response is not None:
+            _shut_down(response)
+
+
+def _shut_down(response: Any) -> None:
+    """Shut the response's socket down (safe from any thread, unlike closing the response).
+
+    Only for HTTP/1.x, where the connection carries this one stream: an HTTP/2 connection carries
+    others too, so there the worker closes the stream (a reset of that stream alone) once its
+    pending read returns.
+    """
+    if not str(getattr(response, "http_version", "")).startswith("HTTP/1"):
+        return
+    extensions = getattr(response, "extensions", None) or {}
+    stream = extensions.get("network_stream")
+    sock = stream.get_extra_info("socket") if stream is not None else None
+    if isinstance(sock, socket.socket):
+        with contextlib.suppress(OSError):  # already closed
+            sock.shutdown(socket.SHUT_RDWR)
+
+
+def watch_response(response: Any) -> None:
+    """Register ``response`` as the stream this thread reads, so a bridged reader can abort it.
+
+    Called by the SDK transports right after a stream is opened; a no-op outside the bridge.
+    """
+    abort: _Abort | None = getattr(_local, "abort", None)
+    if abort is not None:
+        abort.watch(response)
+
+
+def _resolve(future: asyncio.Future[Any], value: Any, error: BaseException | None) -> None:
+    if future.done():  # the reader was cancelled meanwhile
+        return
+    if error is not None:
+        future.set_exception(error)
+    else:
+        future.set_result(value)
+
+
+def _work(make: Callable[[], Iterator[Any]], requests: queue.SimpleQueue[Any], abort: _Abort) -> None:
+    _local.abort = abort
+    events: Iterator[Any] | None = None
+    try:
+        while (future := requests.get()) is not _STOP:
+            loop = future.get_loop()
+            try:
+                if events is None:
+                    events = make()
+                value, error = next(events, _END), None
+            except BaseException as exc:  # handed to the reader, which raises it
+                value, error = None, exc
+            try:
+                loop.call_soon_threadsafe(_resolve, future, value, error)
+            except RuntimeError:  # the loop is closed: nobody reads any more
+                return
+            if error is not None or value is _END:
+                return
+    finally:
+        close = getattr(events, "close", None)
+        if close is not None:
+            try:
+                close()  # in the thread that ran it: runs its ``finally`` (closing the response)
+            except Exception:  # the reader is gone: nobody to raise it to
+                _log.debug("closing an abandoned stream failed", exc_info=True)
+        _local.abort = None
+
+
+async def iterate_in_thread(make: Callable[[], Iterator[T]]) -> AsyncIterator[T]:
+    """The events of ``make()`` (a sync iterator, built and run in a worker thread), one at a time.
+
+    Cancelling the consumer, or closing this iterator early, aborts the HTTP stream being read and
+    closes the sync iterator in its own thread.
+    """
+    loop = asyncio.get_running_loop()
+    requests: queue.SimpleQueue[Any] = queue.SimpleQueue()
+    abort = _Abort()
+    worker = threading.Thread(target=_work, args=(make, requests, abort), name="chatclient-stream", daemon=True)
+    worker.start()
+    finished = False  # the worker ended by itself (end of stream, or an error it handed over)
+    try:
+        while True:
+            future: asyncio.Future[Any] = loop.create_future()
+            requests.put(future)
+            try:
+                value = await future
+            except asyncio.CancelledError:
+                raise
+            except BaseException:
+                finished = future.done() and not future.cancelled()
+                raise
+            if value is _END:
+                finished = True
+                return
+            yield value
+    finally:
+        if not finished:
+            abort.abort()
+        requests.put(_STOP)
