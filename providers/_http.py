@@ -7,8 +7,9 @@ A provider is a pure translation (``Prompt`` → request JSON, response JSON/str
   (or the clients the application injects), each closed with the loop it belongs to, so a script
   that calls ``asyncio.run`` many times leaks neither clients, loops nor sockets;
 - configuration checked when the model is built (a ``base_url`` must be an http(s) URL);
-- retries with tenacity for retryable errors (429, 5xx, connection), honouring ``Retry-After`` /
-  ``retry-after-ms`` / ``x-should-retry``, capped; a 5xx whose body says the request itself is
+- retries for retryable errors (429, 5xx, connection), honouring ``Retry-After`` /
+  ``retry-after-ms`` / ``x-should-retry``, capped, within a total deadline (``RetryPolicy.deadline``
+  or a request's ``timeout``: see :class:`_Deadline`); a 5xx whose body says the request itself is
   invalid (a validation or chat-template error) is final; a stream is retried only while it is
   being opened, never once a byte of it has been handed to the caller;
 - one error tree: every failure is a :class:`chatclient.ProviderError` subclass with the status,
@@ -30,7 +31,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, 
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 import httpx2
@@ -54,9 +55,6 @@ from chatclient.errors import (
     ServerError,
 )
 from chatclient.observation import notify_retry
-
-if TYPE_CHECKING:
-    from tenacity import RetryCallState
 
 T = TypeVar("T")
 
@@ -164,6 +162,44 @@ class RetryPolicy:
     max_backoff: float = 8.0
     max_retry_after: float = 60.0
     """A provider's ``Retry-After`` longer than this is not waited for: the error is raised."""
+    deadline: float | None = None
+    """Seconds one request may take in all, attempts and waits together (``None``: no limit but
+    ``max_retries``). No retry starts, and no wait is taken, that would end past it; the attempt
+    that runs into it has its timeouts cut to the time left. Hitting it raises ``APITimeoutError``."""
+
+
+class _Deadline:
+    """The time one request may still take, across its attempts and the waits between them.
+
+    ``timeout`` is the model's per-attempt timeout (or the injected client's); each attempt gets it,
+    each part cut to the time left, so the caller's limit holds whatever the per-attempt value.
+    """
+
+    __slots__ = ("attempts", "cut", "ends", "seconds")
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.ends = time.monotonic() + seconds
+        self.attempts = 0
+        self.cut = False
+        """Whether the last attempt's timeouts were cut to the time left (a timeout then is ours)."""
+
+    def left(self) -> float:
+        return self.ends - time.monotonic()
+
+    def attempt_timeouts(self, timeout: httpx2.Timeout) -> dict[str, float]:
+        """The timeouts of the next attempt (as httpx2's request extension); counts the attempt."""
+        left = max(self.left(), 0.001)
+        self.attempts += 1
+        parts = timeout.as_dict()
+        self.cut = any(value is None or value > left for value in parts.values())
+        return {name: left if value is None else min(value, left) for name, value in parts.items()}
+
+    def exceeded(self, provider: str, why: str) -> APITimeoutError:
+        runs = f"{self.attempts} attempt{'s' if self.attempts != 1 else ''}"
+        return APITimeoutError(
+            f"The deadline of {self.seconds:g} s was reached after {runs} ({why})", provider=provider
+        )
 
 
 @dataclass(frozen=True)
@@ -285,6 +321,8 @@ def _describe_body(status: int, headers: httpx2.Headers, body: bytes) -> str:
     if excerpt and excerpt != title:
         parts.append(f"text {excerpt!r}")
     return "; ".join(parts) + f" ({len(body)} bytes)"
+
+
 _INVALID_REQUEST_TYPES = frozenset(
     {"invalid_request_error", "invalid_request", "validation_error", "bad_request", "template_error"}
 )
@@ -516,75 +554,78 @@ class ProviderHttp:
 
     # ------------------------------------------------------------------ retries
 
-    def _wait(self, state: RetryCallState) -> float:
-        error = state.outcome.exception() if state.outcome is not None else None
-        if isinstance(error, ProviderError) and error.retry_after is not None:
-            return float(error.retry_after)
-        backoff = self.retry.initial_backoff * (2 ** (state.attempt_number - 1))
-        return float(min(self.retry.max_backoff, backoff))
+    def _deadline(self, timeout: float | None) -> _Deadline | None:
+        """The deadline of one request: the request's own ``timeout`` or the policy's, the shorter."""
+        limit = self.retry.deadline
+        if timeout is not None and (limit is None or timeout < limit):
+            limit = timeout
+        return _Deadline(limit) if limit is not None else None
 
     def _should_retry(self, error: BaseException) -> bool:
         if not isinstance(error, ProviderError) or not error.retryable or self.retry.max_retries == 0:
             return False
         return error.retry_after is None or error.retry_after <= self.retry.max_retry_after
 
-    def _retry_options(self) -> dict[str, Any]:
-        from tenacity import retry_if_exception, stop_after_attempt
+    def _next_wait(self, error: ProviderError, attempt: int, deadline: _Deadline | None) -> float:
+        """The pause before retry ``attempt``, or the error to raise instead (``error`` or the deadline's)."""
+        if deadline is not None and isinstance(error, APITimeoutError) and (deadline.cut or deadline.left() <= 0):
+            raise deadline.exceeded(self.provider, "the last attempt was abandoned") from error
+        if not self._should_retry(error) or attempt > self.retry.max_retries:
+            raise error
+        wait = self._wait(error, attempt)
+        if deadline is not None and wait >= deadline.left():
+            raise deadline.exceeded(self.provider, f"{error}; a retry in {wait:.2f} s would end past it") from error
+        self._before_retry(attempt, error, wait)
+        return wait
 
-        return {
-            "stop": stop_after_attempt(self.retry.max_retries + 1),
-            "wait": self._wait,
-            "retry": retry_if_exception(self._should_retry),
-            "before_sleep": self._before_retry,
-            "reraise": True,
-        }
+    def _wait(self, error: ProviderError, attempt: int) -> float:
+        """What the provider asked for (``Retry-After``), else exponential backoff, capped."""
+        if error.retry_after is not None:
+            return float(error.retry_after)
+        return float(min(self.retry.max_backoff, self.retry.initial_backoff * (2 ** (attempt - 1))))
 
-    def _before_retry(self, state: Any) -> None:
+    def _before_retry(self, attempt: int, error: ProviderError, wait: float) -> None:
         """Each retry is logged and reported to the request's observers (``chatclient.observation``)."""
-        error = state.outcome.exception() if state.outcome is not None else None
-        wait = float(state.next_action.sleep) if state.next_action is not None else 0.0
-        _log.info("%s request failed (%s); retry %d in %.2f s", self.provider, error, state.attempt_number, wait)
-        if error is not None:
-            notify_retry(state.attempt_number, error, wait, self.provider)
+        _log.info("%s request failed (%s); retry %d in %.2f s", self.provider, error, attempt, wait)
+        notify_retry(attempt, error, wait, self.provider)
 
-    def _with_retries(self, once: Callable[[], T]) -> T:
-        """``once()``; on a retryable error, the tenacity loop (imported and built only then).
+    def _with_retries(self, once: Callable[[_Deadline | None], T], timeout: float | None) -> T:
+        """``once()``, again after each retryable failure while the policy and the deadline allow.
 
-        The loop's first attempt re-raises the error already seen, so its wait policy (Retry-After,
-        backoff) decides the first pause too; a request that succeeds pays nothing for retrying.
+        A request that succeeds first time pays for nothing but the deadline's clock (when set).
         """
-        try:
-            return once()
-        except ProviderError as error:
-            if not self._should_retry(error):
-                raise
-            seen: ProviderError | None = error
-        from tenacity import Retrying
+        deadline = self._deadline(timeout)
+        attempt = 1
+        while True:
+            try:
+                return once(deadline)
+            except ProviderError as error:
+                try:
+                    wait = self._next_wait(error, attempt, deadline)
+                except APITimeoutError as exceeded:
+                    if exceeded is not error:
+                        _log.info("%s request: %s", self.provider, exceeded.message)
+                    raise
+            time.sleep(wait)
+            attempt += 1
 
-        for attempt in Retrying(**self._retry_options()):
-            with attempt:
-                if seen is not None:
-                    replayed, seen = seen, None
-                    raise replayed
-                return once()
-        raise AssertionError("unreachable")  # pragma: no cover
+    async def _awith_retries(self, once: Callable[[_Deadline | None], Awaitable[T]], timeout: float | None) -> T:
+        deadline = self._deadline(timeout)
+        attempt = 1
+        while True:
+            try:
+                return await once(deadline)
+            except ProviderError as error:
+                try:
+                    wait = self._next_wait(error, attempt, deadline)
+                except APITimeoutError as exceeded:
+                    if exceeded is not error:
+                        _log.info("%s request: %s", self.provider, exceeded.message)
+                    raise
+            import asyncio
 
-    async def _awith_retries(self, once: Callable[[], Awaitable[T]]) -> T:
-        try:
-            return await once()
-        except ProviderError as error:
-            if not self._should_retry(error):
-                raise
-            seen: ProviderError | None = error
-        from tenacity import AsyncRetrying
-
-        async for attempt in AsyncRetrying(**self._retry_options()):
-            with attempt:
-                if seen is not None:
-                    replayed, seen = seen, None
-                    raise replayed
-                return await once()
-        raise AssertionError("unreachable")  # pragma: no cover
+            await asyncio.sleep(wait)
+            attempt += 1
 
     # ------------------------------------------------------------------ requests
 
@@ -594,6 +635,7 @@ class ProviderHttp:
         path: str,
         body: Any,
         headers: Mapping[str, str] | None,
+        deadline: _Deadline | None = None,
     ) -> httpx2.Request:
         request_headers = self._request_headers()
         if headers:
@@ -603,52 +645,64 @@ class ProviderHttp:
             "POST", self._url(path), content=pydantic_core.to_json(body), headers=request_headers
         )
         request.headers = RedactedHeaders(request.headers, self._secret_names)
+        if deadline is not None:
+            if deadline.left() <= 0:
+                raise deadline.exceeded(self.provider, "no time was left for another attempt")
+            request.extensions["timeout"] = deadline.attempt_timeouts(client.timeout)
         return request
 
     def _check(self, response: httpx2.Response, body: bytes) -> None:
         if response.status_code >= 400:
             raise error_from_response(self.provider, response.status_code, response.headers, body, self._error_details)
 
-    def post_json(self, path: str, body: Any, headers: Mapping[str, str] | None = None) -> tuple[Any, httpx2.Headers]:
-        """POST ``body`` as JSON, return the parsed JSON reply and its headers; retried."""
+    def post_json(
+        self, path: str, body: Any, headers: Mapping[str, str] | None = None, *, timeout: float | None = None
+    ) -> tuple[Any, httpx2.Headers]:
+        """POST ``body`` as JSON, return the parsed JSON reply and its headers; retried.
 
-        def once() -> tuple[Any, httpx2.Headers]:
+        ``timeout`` bounds the whole request, retries included (a request's ``ChatOptions.timeout``).
+        """
+
+        def once(deadline: _Deadline | None) -> tuple[Any, httpx2.Headers]:
             client = self.client()
             try:
-                response = client.send(self._build(client, path, body, headers))
+                response = client.send(self._build(client, path, body, headers, deadline))
             except httpx2.HTTPError as exc:
                 raise transport_error(self.provider, exc) from exc
             self._check(response, response.content)
             return parse_json(response.content, provider=self.provider), response.headers
 
-        return self._with_retries(once)
+        return self._with_retries(once, timeout)
 
     async def apost_json(
-        self, path: str, body: Any, headers: Mapping[str, str] | None = None
+        self, path: str, body: Any, headers: Mapping[str, str] | None = None, *, timeout: float | None = None
     ) -> tuple[Any, httpx2.Headers]:
-        async def once() -> tuple[Any, httpx2.Headers]:
+        async def once(deadline: _Deadline | None) -> tuple[Any, httpx2.Headers]:
             client = self.async_client()
             try:
-                response = await client.send(self._build(client, path, body, headers))
+                response = await client.send(self._build(client, path, body, headers, deadline))
             except httpx2.HTTPError as exc:
                 raise transport_error(self.provider, exc) from exc
             self._check(response, response.content)
             return parse_json(response.content, provider=self.provider), response.headers
 
-        return await self._awith_retries(once)
+        return await self._awith_retries(once, timeout)
 
     @contextmanager
-    def stream(self, path: str, body: Any, headers: Mapping[str, str] | None = None) -> Iterator[httpx2.Response]:
+    def stream(
+        self, path: str, body: Any, headers: Mapping[str, str] | None = None, *, timeout: float | None = None
+    ) -> Iterator[httpx2.Response]:
         """Open a streaming POST (retried until the status is known good), yield the response.
 
         Errors while reading the body are mapped but never retried: part of it may have been
-        delivered already.
+        delivered already. With a deadline, each read of the body is bounded by the time that was
+        left when the stream opened.
         """
 
-        def once() -> httpx2.Response:
+        def once(deadline: _Deadline | None) -> httpx2.Response:
             client = self.client()
             try:
-                response = client.send(self._build(client, path, body, headers), stream=True)
+                response = client.send(self._build(client, path, body, headers, deadline), stream=True)
             except httpx2.HTTPError as exc:
                 raise transport_error(self.provider, exc) from exc
             if response.status_code >= 400:
@@ -657,7 +711,7 @@ class ProviderHttp:
                 self._check(response, content)
             return response
 
-        response = self._with_retries(once)
+        response = self._with_retries(once, timeout)
         try:
             yield response
         except httpx2.HTTPError as exc:
@@ -667,12 +721,12 @@ class ProviderHttp:
 
     @asynccontextmanager
     async def astream(
-        self, path: str, body: Any, headers: Mapping[str, str] | None = None
+        self, path: str, body: Any, headers: Mapping[str, str] | None = None, *, timeout: float | None = None
     ) -> AsyncIterator[httpx2.Response]:
-        async def once() -> httpx2.Response:
+        async def once(deadline: _Deadline | None) -> httpx2.Response:
             client = self.async_client()
             try:
-                response = await client.send(self._build(client, path, body, headers), stream=True)
+                response = await client.send(self._build(client, path, body, headers, deadline), stream=True)
             except httpx2.HTTPError as exc:
                 raise transport_error(self.provider, exc) from exc
             if response.status_code >= 400:
@@ -681,7 +735,7 @@ class ProviderHttp:
                 self._check(response, content)
             return response
 
-        response = await self._awith_retries(once)
+        response = await self._awith_retries(once, timeout)
         try:
             yield response
         except httpx2.HTTPError as exc:

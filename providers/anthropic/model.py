@@ -108,7 +108,7 @@ class AnthropicChatModel(ModelLifecycle, ChatModel):
         if self._sdk is not None:
             data, headers = self._sdk_post(body, options)
         else:
-            data, headers = self._http.post_json(MESSAGES_PATH, body, extra)
+            data, headers = self._http.post_json(MESSAGES_PATH, body, extra, timeout=options.timeout)
         return parse_response(data, headers)
 
     def stream(self, prompt: Prompt) -> Iterator[ModelEvent]:
@@ -116,7 +116,7 @@ class AnthropicChatModel(ModelLifecycle, ChatModel):
         if self._sdk is not None:
             yield from self._sdk_stream(body, options)
             return
-        with self._http.stream(MESSAGES_PATH, body, extra) as response:
+        with self._http.stream(MESSAGES_PATH, body, extra, timeout=options.timeout) as response:
             parser = StreamParser(response.headers.get("request-id"))
             for event in iter_sse(response, provider=PROVIDER):
                 yield from parser.feed(event)
@@ -130,7 +130,7 @@ class AnthropicChatModel(ModelLifecycle, ChatModel):
             else:
                 data, headers = await asyncio.to_thread(self._sdk_post, body, options)
         else:
-            data, headers = await self._http.apost_json(MESSAGES_PATH, body, extra)
+            data, headers = await self._http.apost_json(MESSAGES_PATH, body, extra, timeout=options.timeout)
         return parse_response(data, headers)
 
     async def astream(self, prompt: Prompt) -> AsyncIterator[ModelEvent]:
@@ -142,7 +142,7 @@ class AnthropicChatModel(ModelLifecycle, ChatModel):
             async for model_event in events:
                 yield model_event
             return
-        async with self._http.astream(MESSAGES_PATH, body, extra) as response:
+        async with self._http.astream(MESSAGES_PATH, body, extra, timeout=options.timeout) as response:
             parser = StreamParser(response.headers.get("request-id"))
             async for event in aiter_sse(response, provider=PROVIDER):
                 for model_event in parser.feed(event):

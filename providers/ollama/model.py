@@ -121,17 +121,21 @@ class OllamaChatModel(ModelLifecycle, ChatModel):
         return build_request(prompt, options, stream=stream)
 
     def call(self, prompt: Prompt) -> ChatResponse:
-        data, headers = self._http.post_json(_PATH, self._body(prompt, stream=False))
+        data, headers = self._http.post_json(
+            _PATH, self._body(prompt, stream=False), timeout=self.options_for(prompt).timeout
+        )
         return parse_response(data, headers)
 
     async def acall(self, prompt: Prompt) -> ChatResponse:
-        data, headers = await self._http.apost_json(_PATH, self._body(prompt, stream=False))
+        data, headers = await self._http.apost_json(
+            _PATH, self._body(prompt, stream=False), timeout=self.options_for(prompt).timeout
+        )
         return parse_response(data, headers)
 
     def stream(self, prompt: Prompt) -> Iterator[ModelEvent]:
         body = self._body(prompt, stream=True)
         parser = StreamParser()
-        with self._http.stream(_PATH, body) as response:
+        with self._http.stream(_PATH, body, timeout=self.options_for(prompt).timeout) as response:
             for event in iter_ndjson(response, provider=PROVIDER):
                 yield from parser.feed(event)
         parser.close()
@@ -139,7 +143,7 @@ class OllamaChatModel(ModelLifecycle, ChatModel):
     async def astream(self, prompt: Prompt) -> AsyncIterator[ModelEvent]:
         body = self._body(prompt, stream=True)
         parser = StreamParser()
-        async with self._http.astream(_PATH, body) as response:
+        async with self._http.astream(_PATH, body, timeout=self.options_for(prompt).timeout) as response:
             async for event in aiter_ndjson(response, provider=PROVIDER):
                 for model_event in parser.feed(event):
                     yield model_event

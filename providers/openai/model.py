@@ -157,18 +157,18 @@ class OpenAIChatModel(ModelLifecycle, ChatModel):
         options = self.options_for(prompt)
         return build_request(prompt, options, stream=stream, openai_platform=self._openai_platform)
 
-    def _open(self, body: dict[str, Any]) -> AbstractContextManager[httpx2.Response]:
-        return self._sdk.stream(body) if self._sdk is not None else self._http.stream(PATH, body)
+    def _open(self, body: dict[str, Any], timeout: float | None) -> AbstractContextManager[httpx2.Response]:
+        return self._sdk.stream(body) if self._sdk is not None else self._http.stream(PATH, body, timeout=timeout)
 
-    def _aopen(self, body: dict[str, Any]) -> AbstractAsyncContextManager[httpx2.Response]:
-        return self._sdk.astream(body) if self._sdk is not None else self._http.astream(PATH, body)
+    def _aopen(self, body: dict[str, Any], timeout: float | None) -> AbstractAsyncContextManager[httpx2.Response]:
+        return self._sdk.astream(body) if self._sdk is not None else self._http.astream(PATH, body, timeout=timeout)
 
     # ------------------------------------------------------------------ sync
 
     def call(self, prompt: Prompt) -> ChatResponse:
         body = self._body(prompt, stream=False)
         if self._sdk is None:
-            data, headers = self._http.post_json(PATH, body)
+            data, headers = self._http.post_json(PATH, body, timeout=self.options_for(prompt).timeout)
         elif self._sdk.client is not None:
             data, headers = self._sdk.post_json(body)
         else:
@@ -180,7 +180,7 @@ class OpenAIChatModel(ModelLifecycle, ChatModel):
             yield from self._via_async_sdk_stream(prompt)
             return
         body = self._body(prompt, stream=True)
-        with self._open(body) as response:
+        with self._open(body, self.options_for(prompt).timeout) as response:
             if not _is_event_stream(response):
                 # A server that ignored ``stream: true`` and answered in one piece.
                 yield parse_response(parse_json(response.read(), provider=PROVIDER), response.headers)
@@ -196,7 +196,7 @@ class OpenAIChatModel(ModelLifecycle, ChatModel):
     async def acall(self, prompt: Prompt) -> ChatResponse:
         body = self._body(prompt, stream=False)
         if self._sdk is None:
-            data, headers = await self._http.apost_json(PATH, body)
+            data, headers = await self._http.apost_json(PATH, body, timeout=self.options_for(prompt).timeout)
         elif self._sdk.async_client is not None:
             data, headers = await self._sdk.apost_json(body)
         else:
@@ -214,7 +214,7 @@ class OpenAIChatModel(ModelLifecycle, ChatModel):
                 await asyncio.to_thread(pulled.close)
             return
         body = self._body(prompt, stream=True)
-        async with self._aopen(body) as response:
+        async with self._aopen(body, self.options_for(prompt).timeout) as response:
             if not _is_event_stream(response):
                 yield parse_response(parse_json(await response.aread(), provider=PROVIDER), response.headers)
                 return

@@ -100,7 +100,9 @@ class OpenAIResponsesChatModel(ModelLifecycle, ChatModel):
                 return run_sync(lambda: self.acall(prompt))
             data, headers = _sdk.sdk_post(self._sdk, self._body(prompt, stream=False))
         else:
-            data, headers = self._http.post_json(_PATH, self._body(prompt, stream=False))
+            data, headers = self._http.post_json(
+                _PATH, self._body(prompt, stream=False), timeout=self.options_for(prompt).timeout
+            )
         return parse_response(data, headers)
 
     def stream(self, prompt: Prompt) -> Generator[ModelEvent, None, None]:
@@ -111,7 +113,9 @@ class OpenAIResponsesChatModel(ModelLifecycle, ChatModel):
             return
         body = self._body(prompt, stream=True)
         opened: AbstractContextManager[httpx2.Response] = (
-            _sdk.sdk_stream(self._sdk, body) if self._sdk is not None else self._http.stream(_PATH, body)
+            _sdk.sdk_stream(self._sdk, body)
+            if self._sdk is not None
+            else self._http.stream(_PATH, body, timeout=self.options_for(prompt).timeout)
         )
         with opened as response:
             parser = StreamParser(response.headers.get("x-request-id"))
@@ -127,7 +131,9 @@ class OpenAIResponsesChatModel(ModelLifecycle, ChatModel):
                 return await asyncio.to_thread(self.call, prompt)
             data, headers = await _sdk.sdk_apost(self._sdk, self._body(prompt, stream=False))
         else:
-            data, headers = await self._http.apost_json(_PATH, self._body(prompt, stream=False))
+            data, headers = await self._http.apost_json(
+                _PATH, self._body(prompt, stream=False), timeout=self.options_for(prompt).timeout
+            )
         return parse_response(data, headers)
 
     async def astream(self, prompt: Prompt) -> AsyncIterator[ModelEvent]:
@@ -137,7 +143,9 @@ class OpenAIResponsesChatModel(ModelLifecycle, ChatModel):
             return
         body = self._body(prompt, stream=True)
         opened: AbstractAsyncContextManager[httpx2.Response] = (
-            _sdk.sdk_astream(self._sdk, body) if self._sdk is not None else self._http.astream(_PATH, body)
+            _sdk.sdk_astream(self._sdk, body)
+            if self._sdk is not None
+            else self._http.astream(_PATH, body, timeout=self.options_for(prompt).timeout)
         )
         async with opened as response:
             parser = StreamParser(response.headers.get("x-request-id"))
