@@ -20,18 +20,18 @@ A provider is a pure translation (``Prompt`` → request JSON, response JSON/str
 
 from __future__ import annotations
 
-import asyncio
 import email.utils
 import html
 import logging
 import re
+import sys
 import threading
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit
 
 import httpx2
@@ -55,6 +55,9 @@ from chatclient.errors import (
     ServerError,
 )
 from chatclient.observation import notify_retry
+
+if TYPE_CHECKING:
+    import asyncio
 
 T = TypeVar("T")
 
@@ -489,6 +492,8 @@ class ProviderHttp:
         """
         if self._async_client is not None:
             return self._async_client
+        import asyncio
+
         loop = asyncio.get_running_loop()
         entry = self._async_clients.get(loop)
         if entry is not None:
@@ -527,9 +532,9 @@ class ProviderHttp:
         scheduling into it from here could be cut short by its shutdown; a closed loop's client
         is dropped, as it can no longer be awaited.
         """
+        asyncio = sys.modules.get("asyncio")  # not imported: nothing async ever ran, no loop runs
         try:
-            asyncio.get_running_loop()
-            inside_a_loop = True
+            inside_a_loop = asyncio is not None and asyncio.get_running_loop() is not None
         except RuntimeError:
             inside_a_loop = False
         with self._lock:
@@ -547,6 +552,8 @@ class ProviderHttp:
 
     async def aclose(self) -> None:
         """Close every client this object created, awaiting the running loop's own."""
+        import asyncio
+
         closer = self._take(asyncio.get_running_loop())
         if closer is not None:
             await closer.aclose()  # its ``finally`` closes the client

@@ -7,7 +7,6 @@ behind an exception.
 
 from __future__ import annotations
 
-import asyncio
 import concurrent.futures
 import contextvars
 import threading
@@ -123,6 +122,8 @@ async def off_the_loop(fn: Callable[..., T], *args: object, quick: bool = False)
             return future.result(timeout=_QUICK_TOOL_WAIT)
         except concurrent.futures.TimeoutError:
             pass
+    import asyncio
+
     return await asyncio.wrap_future(future)
 
 
@@ -172,6 +173,8 @@ async def arun_all(invocations: Sequence[Invocation]) -> list[Outcome]:
     call is simply awaited: no task to schedule."""
     if len(invocations) == 1:
         return [await invocations[0].arun(alone=True)]
+    import asyncio
+
     tasks = [asyncio.ensure_future(inv.arun()) for inv in invocations]
     try:
         return list(await asyncio.gather(*tasks))

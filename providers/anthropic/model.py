@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import os
 from collections.abc import AsyncIterator, Iterator
@@ -128,6 +127,8 @@ class AnthropicChatModel(ModelLifecycle, ChatModel):
             if self._sdk_is_async:
                 data, headers = await self._asdk_post(body, options)
             else:
+                import asyncio
+
                 data, headers = await asyncio.to_thread(self._sdk_post, body, options)
         else:
             data, headers = await self._http.apost_json(MESSAGES_PATH, body, extra, timeout=options.timeout)
@@ -270,6 +271,8 @@ def _sdk_error(exc: Exception) -> ProviderError | None:
 
 async def _in_thread(events: Iterator[ModelEvent]) -> AsyncIterator[ModelEvent]:
     """A sync SDK stream consumed from async code: each step runs in a worker thread."""
+    import asyncio
+
     end = object()
     try:
         while True:

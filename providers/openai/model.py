@@ -7,7 +7,6 @@ LM Studio, Groq, DeepSeek, Azure OpenAI's ``/openai/v1`` endpoint. Without an AP
 
 from __future__ import annotations
 
-import asyncio
 import os
 from collections.abc import AsyncIterator, Generator, Iterator, Mapping
 from contextlib import AbstractAsyncContextManager, AbstractContextManager
@@ -200,12 +199,16 @@ class OpenAIChatModel(ModelLifecycle, ChatModel):
         elif self._sdk.async_client is not None:
             data, headers = await self._sdk.apost_json(body)
         else:
+            import asyncio
+
             return await asyncio.to_thread(self.call, prompt)
         return parse_response(data, headers)
 
     async def astream(self, prompt: Prompt) -> AsyncIterator[ModelEvent]:
         if self._sdk is not None and self._sdk.async_client is None:
             # Only a sync SDK client: pull its stream from a worker thread, event by event.
+            import asyncio
+
             pulled = self.stream(prompt)
             try:
                 while (event := await asyncio.to_thread(next, pulled, _END)) is not _END:

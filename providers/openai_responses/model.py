@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 from collections.abc import AsyncIterator, Generator
 from contextlib import AbstractAsyncContextManager, AbstractContextManager
@@ -128,6 +127,8 @@ class OpenAIResponsesChatModel(ModelLifecycle, ChatModel):
     async def acall(self, prompt: Prompt) -> ChatResponse:
         if self._sdk is not None:
             if not self._sdk_async:
+                import asyncio
+
                 return await asyncio.to_thread(self.call, prompt)
             data, headers = await _sdk.sdk_apost(self._sdk, self._body(prompt, stream=False))
         else:
@@ -157,6 +158,8 @@ class OpenAIResponsesChatModel(ModelLifecycle, ChatModel):
 
 async def _threaded(events: Generator[ModelEvent, None, None]) -> AsyncIterator[ModelEvent]:
     """A sync stream (a sync SDK client's) read in a worker thread, one event at a time."""
+    import asyncio
+
     try:
         while True:
             event = await asyncio.to_thread(next, events, None)
