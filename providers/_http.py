@@ -21,7 +21,6 @@ A provider is a pure translation (``Prompt`` → request JSON, response JSON/str
 from __future__ import annotations
 
 import email.utils
-import html
 import logging
 import re
 import sys
@@ -205,6 +204,42 @@ class _Deadline:
         )
 
 
+class _DeadlineStream(httpx2.SyncByteStream):
+    """A response body that ends with the deadline's error once the deadline has passed.
+
+    Each read is bounded by the time left when the stream opened (its read timeout was cut); this
+    bounds the whole of a body that keeps trickling in.
+    """
+
+    def __init__(self, inner: Any, deadline: _Deadline, provider: str) -> None:
+        self._inner, self._deadline, self._provider = inner, deadline, provider
+
+    def __iter__(self) -> Iterator[bytes]:
+        ends = self._deadline.ends
+        for chunk in self._inner:
+            if time.monotonic() > ends:
+                raise self._deadline.exceeded(self._provider, "the stream was still being read")
+            yield chunk
+
+    def close(self) -> None:
+        self._inner.close()
+
+
+class _AsyncDeadlineStream(httpx2.AsyncByteStream):
+    def __init__(self, inner: Any, deadline: _Deadline, provider: str) -> None:
+        self._inner, self._deadline, self._provider = inner, deadline, provider
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        ends = self._deadline.ends
+        async for chunk in self._inner:
+            if time.monotonic() > ends:
+                raise self._deadline.exceeded(self._provider, "the stream was still being read")
+            yield chunk
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
 @dataclass(frozen=True)
 class ErrorDetails:
     """What a provider's error body says, in the provider's words."""
@@ -315,6 +350,8 @@ def _describe_body(status: int, headers: httpx2.Headers, body: bytes) -> str:
         return _one_line(body.decode("utf-8", "replace"), 500)
     reason = httpx2.codes.get_reason_phrase(status)
     title_match = _TITLE.search(body)
+    import html  # only for an HTML error page
+
     title = _one_line(html.unescape(title_match.group(1).decode("utf-8", "replace")), 120) if title_match else ""
     visible = _TAG.sub(b" ", _INVISIBLE.sub(b" ", body))
     excerpt = _one_line(html.unescape(visible.decode("utf-8", "replace")), _EXCERPT)
@@ -596,12 +633,11 @@ class ProviderHttp:
         _log.info("%s request failed (%s); retry %d in %.2f s", self.provider, error, attempt, wait)
         notify_retry(attempt, error, wait, self.provider)
 
-    def _with_retries(self, once: Callable[[_Deadline | None], T], timeout: float | None) -> T:
+    def _with_retries(self, once: Callable[[_Deadline | None], T], deadline: _Deadline | None) -> T:
         """``once()``, again after each retryable failure while the policy and the deadline allow.
 
         A request that succeeds first time pays for nothing but the deadline's clock (when set).
         """
-        deadline = self._deadline(timeout)
         attempt = 1
         while True:
             try:
@@ -616,8 +652,7 @@ class ProviderHttp:
             time.sleep(wait)
             attempt += 1
 
-    async def _awith_retries(self, once: Callable[[_Deadline | None], Awaitable[T]], timeout: float | None) -> T:
-        deadline = self._deadline(timeout)
+    async def _awith_retries(self, once: Callable[[_Deadline | None], Awaitable[T]], deadline: _Deadline | None) -> T:
         attempt = 1
         while True:
             try:
@@ -662,6 +697,12 @@ class ProviderHttp:
         if response.status_code >= 400:
             raise error_from_response(self.provider, response.status_code, response.headers, body, self._error_details)
 
+    def _read_error(self, exc: httpx2.HTTPError, deadline: _Deadline | None) -> ProviderError:
+        """A failure while reading a stream; a read cut short by the deadline says so."""
+        if deadline is not None and deadline.cut and isinstance(exc, httpx2.TimeoutException):
+            return deadline.exceeded(self.provider, "the stream was abandoned while being read")
+        return transport_error(self.provider, exc)
+
     def post_json(
         self, path: str, body: Any, headers: Mapping[str, str] | None = None, *, timeout: float | None = None
     ) -> tuple[Any, httpx2.Headers]:
@@ -679,7 +720,7 @@ class ProviderHttp:
             self._check(response, response.content)
             return parse_json(response.content, provider=self.provider), response.headers
 
-        return self._with_retries(once, timeout)
+        return self._with_retries(once, self._deadline(timeout))
 
     async def apost_json(
         self, path: str, body: Any, headers: Mapping[str, str] | None = None, *, timeout: float | None = None
@@ -693,7 +734,7 @@ class ProviderHttp:
             self._check(response, response.content)
             return parse_json(response.content, provider=self.provider), response.headers
 
-        return await self._awith_retries(once, timeout)
+        return await self._awith_retries(once, self._deadline(timeout))
 
     @contextmanager
     def stream(
@@ -703,7 +744,7 @@ class ProviderHttp:
 
         Errors while reading the body are mapped but never retried: part of it may have been
         delivered already. With a deadline, each read of the body is bounded by the time that was
-        left when the stream opened.
+        left when the stream opened, and the body as a whole by the deadline.
         """
 
         def once(deadline: _Deadline | None) -> httpx2.Response:
@@ -718,11 +759,14 @@ class ProviderHttp:
                 self._check(response, content)
             return response
 
-        response = self._with_retries(once, timeout)
+        deadline = self._deadline(timeout)
+        response = self._with_retries(once, deadline)
+        if deadline is not None:
+            response.stream = _DeadlineStream(response.stream, deadline, self.provider)
         try:
             yield response
         except httpx2.HTTPError as exc:
-            raise transport_error(self.provider, exc) from exc
+            raise self._read_error(exc, deadline) from exc
         finally:
             response.close()
 
@@ -742,11 +786,14 @@ class ProviderHttp:
                 self._check(response, content)
             return response
 
-        response = await self._awith_retries(once, timeout)
+        deadline = self._deadline(timeout)
+        response = await self._awith_retries(once, deadline)
+        if deadline is not None:
+            response.stream = _AsyncDeadlineStream(response.stream, deadline, self.provider)
         try:
             yield response
         except httpx2.HTTPError as exc:
-            raise transport_error(self.provider, exc) from exc
+            raise self._read_error(exc, deadline) from exc
         finally:
             await response.aclose()
 

@@ -7,14 +7,12 @@ behind an exception.
 
 from __future__ import annotations
 
-import concurrent.futures
 import contextvars
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import Executor, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
-from typing import TypeAlias, TypeVar
+from typing import TYPE_CHECKING, TypeAlias, TypeVar
 
 from .._sync import run_sync
 from ..errors import ToolExecutionError
@@ -23,6 +21,9 @@ from ..observation import NO_OBSERVERS, Observers, ToolInvocationInfo
 from ._results import convert_result
 from .callback import ToolCallback
 from .definition import ToolContext
+
+if TYPE_CHECKING:
+    from concurrent.futures import Executor, Future, ThreadPoolExecutor
 
 __all__ = ["Invocation", "Outcome", "arun_all", "run_all", "tool_execution_error"]
 
@@ -116,6 +117,8 @@ async def off_the_loop(fn: Callable[..., T], *args: object, quick: bool = False)
     released (a quick tool is back by then, without the loop's wake-up round trip); after that it
     awaits the thread like any other future and goes on serving its other tasks.
     """
+    import concurrent.futures  # loaded on the first tool run, not on import
+
     future = _default_pool().submit(contextvars.copy_context().run, fn, *args)
     if quick:
         try:
@@ -131,6 +134,8 @@ def _default_pool() -> ThreadPoolExecutor:
     global _pool
     with _pool_lock:
         if _pool is None:
+            from concurrent.futures import ThreadPoolExecutor
+
             _pool = ThreadPoolExecutor(max_workers=_POOL_WORKERS, thread_name_prefix="chatclient-tool")
         return _pool
 
@@ -159,6 +164,8 @@ def run_all(invocations: Sequence[Invocation], executor: Executor | None = None)
             group = [invocations[i] for i in async_ix]
             outcomes.update(zip(async_ix, run_sync(lambda: arun_all(group)), strict=True))
     except BaseException:
+        from concurrent.futures import wait
+
         for future in futures.values():
             future.cancel()
         wait(futures.values())

@@ -8,7 +8,6 @@ reply's order).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from concurrent.futures import Executor
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -53,6 +52,8 @@ from .confirmation import (
 from .definition import ToolContext, ToolDefinition
 
 if TYPE_CHECKING:
+    from concurrent.futures import Executor
+
     from ..options import ToolCallingChatOptions
     from ..prompt import Prompt
 

@@ -8,7 +8,9 @@ Scenarios by the first path segment of the request:
 
 - ``/stall/...``: never answers; waits (bounded by ``STALL_LIMIT``) for the client to hang up;
 - ``/busy<N>/...``: the first ``N`` requests get a 503, later ones stall;
-- ``/slow503/...``: a 503 asking to retry after 30 s.
+- ``/slow503/...``: a 503 asking to retry after 30 s;
+- ``/trickle/...``: a Chat Completions stream that never ends: a delta every ``TRICKLE`` seconds;
+- ``/stallmid/...``: the same stream's first delta, then silence.
 
 It stops by itself: each stall is bounded, and the server is shut down when the ``with`` ends.
 """
@@ -27,6 +29,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 STALL_LIMIT = 20.0
 """Seconds a stalled request waits for the client to hang up before the server gives up on it."""
+
+TRICKLE = 0.05
+DELTA = (
+    b'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m",'
+    b'"choices":[{"index":0,"delta":{"content":"a"},"finish_reason":null}]}\n\n'
+)
 
 
 @dataclass
@@ -74,6 +82,10 @@ class _Handler(BaseHTTPRequestHandler):
                 self._busy(retry_after="30")
             elif scenario.startswith("busy") and seen <= int(scenario[4:]):
                 self._busy(retry_after=None)
+            elif scenario in ("trickle", "stallmid"):
+                attempt.abandoned = self._stream(trickle=scenario == "trickle")
+                self.close_connection = True
+                return
             else:
                 attempt.abandoned = self._stall()
                 self.close_connection = True
@@ -91,6 +103,26 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("retry-after", retry_after)
         self.end_headers()
         self.wfile.write(body)
+
+    def _stream(self, *, trickle: bool) -> bool:
+        """An endless (close-delimited) event stream; True when the client hung up on it."""
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("connection", "close")
+        self.end_headers()
+        give_up = time.monotonic() + STALL_LIMIT
+        try:
+            self.wfile.write(DELTA)
+            self.wfile.flush()
+            if not trickle:
+                return self._stall()
+            while time.monotonic() < give_up:
+                time.sleep(TRICKLE)
+                self.wfile.write(DELTA)
+                self.wfile.flush()
+        except OSError:
+            return True
+        return False
 
     def _stall(self) -> bool:
         """Wait without answering until the client hangs up (True) or ``STALL_LIMIT`` passes."""

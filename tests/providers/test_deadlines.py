@@ -123,6 +123,21 @@ def test_retries_are_logged_and_the_last_attempt_is_cut(
     assert any("deadline of 0.5 s" in m for m in messages)
 
 
+@pytest.mark.parametrize("scenario", ["trickle", "stallmid"])
+@pytest.mark.parametrize("mode", ["stream", "astream"])
+def test_a_stream_is_bounded_while_it_is_read(server: StallingServer, scenario: str, mode: str) -> None:
+    """A stream that keeps trickling (each read well within its timeout) or goes silent after its
+    first delta is abandoned at the deadline, not read for ever."""
+    with OpenAIChatModel(base_url=f"{server.url}/{scenario}", api_key="k") as model:
+        spec = ChatClient.create(model).prompt("hi").timeout(0.4)
+        with pytest.raises(APITimeoutError) as raised:
+            run_spec(mode, spec)
+    assert "deadline of 0.4 s" in raised.value.message
+    assert "after 1 attempt " in raised.value.message
+    (attempt,) = server.settled()
+    assert attempt.abandoned, "the client hung up on the stream"
+
+
 def test_the_shorter_of_the_policy_and_the_request_applies(server: StallingServer) -> None:
     policy = RetryPolicy(deadline=0.3)
     with (
