@@ -62,6 +62,7 @@ T = TypeVar("T")
 
 __all__ = [
     "CREDENTIAL_HEADERS",
+    "DEADLINE_EXCEEDED",
     "USER_AGENT",
     "ErrorDetails",
     "ModelLifecycle",
@@ -170,6 +171,12 @@ class RetryPolicy:
     that runs into it has its timeouts cut to the time left. Hitting it raises ``APITimeoutError``."""
 
 
+DEADLINE_EXCEEDED = "deadline_exceeded"
+"""The ``error_type`` of the ``APITimeoutError`` raised when a request's deadline is hit."""
+
+_TIMER_SLACK = 0.005
+
+
 class _Deadline:
     """The time one request may still take, across its attempts and the waits between them.
 
@@ -177,31 +184,31 @@ class _Deadline:
     each part cut to the time left, so the caller's limit holds whatever the per-attempt value.
     """
 
-    __slots__ = ("attempts", "cut", "ends", "seconds")
+    __slots__ = ("attempts", "ends", "seconds")
 
     def __init__(self, seconds: float) -> None:
         self.seconds = seconds
         self.ends = time.monotonic() + seconds
         self.attempts = 0
-        self.cut = False
-        """Whether the last attempt's timeouts were cut to the time left (a timeout then is ours)."""
 
     def left(self) -> float:
         return self.ends - time.monotonic()
+
+    def expired(self) -> bool:
+        """Whether it has passed (give or take a timer's rounding): a timeout now is the deadline's."""
+        return self.left() <= _TIMER_SLACK
 
     def attempt_timeouts(self, timeout: httpx2.Timeout) -> dict[str, float]:
         """The timeouts of the next attempt (as httpx2's request extension); counts the attempt."""
         left = max(self.left(), 0.001)
         self.attempts += 1
         parts = timeout.as_dict()
-        self.cut = any(value is None or value > left for value in parts.values())
         return {name: left if value is None else min(value, left) for name, value in parts.items()}
 
     def exceeded(self, provider: str, why: str) -> APITimeoutError:
         runs = f"{self.attempts} attempt{'s' if self.attempts != 1 else ''}"
-        return APITimeoutError(
-            f"The deadline of {self.seconds:g} s was reached after {runs} ({why})", provider=provider
-        )
+        message = f"The deadline of {self.seconds:g} s was reached after {runs} ({why})"
+        return APITimeoutError(message, provider=provider, error_type=DEADLINE_EXCEEDED, retryable=False)
 
 
 class _DeadlineStream(httpx2.SyncByteStream):
@@ -612,7 +619,9 @@ class ProviderHttp:
 
     def _next_wait(self, error: ProviderError, attempt: int, deadline: _Deadline | None) -> float:
         """The pause before retry ``attempt``, or the error to raise instead (``error`` or the deadline's)."""
-        if deadline is not None and isinstance(error, APITimeoutError) and (deadline.cut or deadline.left() <= 0):
+        if error.error_type == DEADLINE_EXCEEDED:
+            raise error
+        if deadline is not None and isinstance(error, APITimeoutError) and deadline.expired():
             raise deadline.exceeded(self.provider, "the last attempt was abandoned") from error
         if not self._should_retry(error) or attempt > self.retry.max_retries:
             raise error
@@ -699,7 +708,7 @@ class ProviderHttp:
 
     def _read_error(self, exc: httpx2.HTTPError, deadline: _Deadline | None) -> ProviderError:
         """A failure while reading a stream; a read cut short by the deadline says so."""
-        if deadline is not None and deadline.cut and isinstance(exc, httpx2.TimeoutException):
+        if deadline is not None and isinstance(exc, httpx2.TimeoutException) and deadline.expired():
             return deadline.exceeded(self.provider, "the stream was abandoned while being read")
         return transport_error(self.provider, exc)
 

@@ -56,7 +56,7 @@ class AnthropicChatModel(ModelLifecycle, ChatModel):
         http_client: httpx2.Client | None = None,
         async_http_client: httpx2.AsyncClient | None = None,
         client: Any = None,
-        timeout: float = 600.0,
+        timeout: float | httpx2.Timeout = 600.0,
         retry: RetryPolicy | None = None,
     ) -> None:
         key = api_key if api_key is not None else os.environ.get("ANTHROPIC_API_KEY")

@@ -84,7 +84,7 @@ class OllamaChatModel(ModelLifecycle, ChatModel):
         options: ChatOptions | None = None,
         http_client: httpx2.Client | None = None,
         async_http_client: httpx2.AsyncClient | None = None,
-        timeout: float = 600.0,
+        timeout: float | httpx2.Timeout = 600.0,
         retry: RetryPolicy | None = None,
     ) -> None:
         own = OllamaChatOptions(model=model) if model is not None else OllamaChatOptions()

@@ -87,7 +87,7 @@ class OpenAIChatModel(ModelLifecycle, ChatModel):
         client: Any = None,
         async_client: Any = None,
         headers: Mapping[str, str] | None = None,
-        timeout: float = 600.0,
+        timeout: float | httpx2.Timeout = 600.0,
         retry: RetryPolicy | None = None,
     ) -> None:
         options = options or OpenAIChatOptions()

@@ -52,7 +52,7 @@ class OpenAIResponsesChatModel(ModelLifecycle, ChatModel):
         http_client: httpx2.Client | None = None,
         async_http_client: httpx2.AsyncClient | None = None,
         client: Any = None,
-        timeout: float = 600.0,
+        timeout: float | httpx2.Timeout = 600.0,
         retry: RetryPolicy | None = None,
     ) -> None:
         options = options or OpenAIResponsesChatOptions()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterator
 
+import httpx2
 import pytest
 
 from chatclient import ChatClient
@@ -19,7 +20,7 @@ from chatclient.options import ChatOptions
 from chatclient.prompt import Prompt
 from chatclient.testing import MODES
 from chatclient.testing.advisor_kit import run_spec
-from providers._http import RetryPolicy
+from providers._http import DEADLINE_EXCEEDED, RetryPolicy
 from providers.anthropic import AnthropicChatModel
 from providers.ollama import OllamaChatModel
 from providers.openai import OpenAIChatModel
@@ -53,6 +54,7 @@ def test_a_request_timeout_bounds_the_round_in_every_mode(server: StallingServer
         with pytest.raises(APITimeoutError) as raised:
             run_spec(mode, spec)
     assert "deadline of 0.3 s" in raised.value.message and "after 1 attempt " in raised.value.message
+    assert raised.value.error_type == DEADLINE_EXCEEDED and not raised.value.retryable
     attempts = server.settled()
     assert len(attempts) == 1, "no retry starts once the deadline is spent"
     assert attempts[0].abandoned and not attempts[0].answered, "the caller hung up on the stalled attempt"
@@ -152,3 +154,15 @@ def test_the_shorter_of_the_policy_and_the_request_applies(server: StallingServe
 def test_a_timeout_must_be_positive() -> None:
     with pytest.raises(ValueError):
         ChatOptions(timeout=0)
+
+
+def test_a_model_timeout_may_be_an_httpx2_timeout(server: StallingServer) -> None:
+    """Per-part timeouts stay the per-attempt limits; the deadline cuts each of them to what is left."""
+    per_attempt = httpx2.Timeout(600.0, connect=5.0)
+    policy = RetryPolicy(initial_backoff=0, deadline=0.3)
+    model = OpenAIChatModel(base_url=f"{server.url}/stall", api_key="k", timeout=per_attempt, retry=policy)
+    with model, pytest.raises(APITimeoutError) as raised:
+        model.call(Prompt("hi"))
+    assert "deadline of 0.3 s was reached after 1 attempt " in raised.value.message
+    (attempt,) = server.settled()
+    assert attempt.abandoned
