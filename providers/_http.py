@@ -655,7 +655,7 @@ class ProviderHttp:
                 try:
                     wait = self._next_wait(error, attempt, deadline)
                 except APITimeoutError as exceeded:
-                    if exceeded is not error:
+                    if exceeded.error_type == DEADLINE_EXCEEDED:
                         _log.info("%s request: %s", self.provider, exceeded.message)
                     raise
             time.sleep(wait)
@@ -670,7 +670,7 @@ class ProviderHttp:
                 try:
                     wait = self._next_wait(error, attempt, deadline)
                 except APITimeoutError as exceeded:
-                    if exceeded is not error:
+                    if exceeded.error_type == DEADLINE_EXCEEDED:
                         _log.info("%s request: %s", self.provider, exceeded.message)
                     raise
             import asyncio
