@@ -11,10 +11,13 @@ when sync code must run an async-only piece (an async tool, an async-only model)
 
 from __future__ import annotations
 
-import asyncio
+import sys
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
+
+if TYPE_CHECKING:
+    import asyncio
 
 __all__ = ["in_running_loop", "iterate_sync", "run_sync"]
 
@@ -27,7 +30,13 @@ _portal_loop: asyncio.AbstractEventLoop | None = None
 
 
 def in_running_loop() -> bool:
-    """True when this thread is inside a running asyncio event loop."""
+    """True when this thread is inside a running asyncio event loop.
+
+    Without asyncio imported no loop can be running: a sync-only script never loads it.
+    """
+    asyncio = sys.modules.get("asyncio")
+    if asyncio is None:
+        return False
     try:
         asyncio.get_running_loop()
     except RuntimeError:
@@ -38,12 +47,16 @@ def in_running_loop() -> bool:
 def _thread_loop() -> asyncio.AbstractEventLoop:
     loop: asyncio.AbstractEventLoop | None = getattr(_local, "loop", None)
     if loop is None or loop.is_closed():
+        import asyncio
+
         loop = asyncio.new_event_loop()
         _local.loop = loop
     return loop
 
 
 def _start_portal(name: str) -> asyncio.AbstractEventLoop:
+    import asyncio
+
     loop = asyncio.new_event_loop()
 
     def run() -> None:
@@ -79,6 +92,8 @@ def run_sync(factory: Callable[[], Awaitable[T]]) -> T:
     """
     if not in_running_loop():
         return _thread_loop().run_until_complete(_await(factory))
+    import asyncio
+
     loop, temporary = _portal()
     try:
         return asyncio.run_coroutine_threadsafe(_await(factory), loop).result()
@@ -101,6 +116,8 @@ def iterate_sync(factory: Callable[[], AsyncIterator[T]]) -> Iterator[T]:
 
     def step(make: Callable[[], Awaitable[U]]) -> U:
         if use_portal:
+            import asyncio
+
             return asyncio.run_coroutine_threadsafe(_await(make), loop).result()
         return loop.run_until_complete(_await(make))
 

@@ -143,6 +143,10 @@ class ChatClientRequestSpec:
     def options(self, options: ChatOptions) -> ChatClientRequestSpec:
         return replace(self, chat_options=options.merged_over(self.chat_options))
 
+    def timeout(self, seconds: float | None) -> ChatClientRequestSpec:
+        """Bound each model round of this request to ``seconds``, retries included (``ChatOptions.timeout``)."""
+        return self.options(ChatOptions(timeout=seconds))
+
     def resume(self, pending: PendingToolCalls, decisions: ToolCallDecisions) -> ChatClientRequestSpec:
         """Continue a turn that paused for confirmation, with a decision per paused call.
 

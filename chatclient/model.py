@@ -6,7 +6,6 @@ A model never runs tools; it returns the reply, tool calls included, and the
 
 from __future__ import annotations
 
-import asyncio
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Iterator
 
@@ -56,6 +55,8 @@ class ChatModel(ABC):
         yield self.call(prompt)
 
     async def acall(self, prompt: Prompt) -> ChatResponse:
+        import asyncio
+
         return await asyncio.to_thread(self.call, prompt)
 
     async def astream(self, prompt: Prompt) -> AsyncIterator[ModelEvent]:

@@ -41,6 +41,10 @@ class ChatOptions(BaseModel):
     presence_penalty: float | None = None
     output_schema: dict[str, JsonValue] | None = None
     """JSON schema for the provider's native structured output, set by ``entity(..., native=True)``."""
+    timeout: float | None = Field(default=None, gt=0)
+    """Seconds one model round may take, retries and their waits included (not sent to the model).
+    Carried on the options so that it reaches the provider with the prompt in every mode; the
+    provider's ``RetryPolicy.deadline``, when shorter, still applies. ``APITimeoutError`` when hit."""
 
     @classmethod
     def builder(cls) -> ChatOptionsBuilder[Self]:
@@ -156,6 +160,9 @@ class ChatOptionsBuilder(Generic[OptionsT]):
 
     def output_schema(self, schema: dict[str, JsonValue] | None) -> Self:
         return self.set("output_schema", schema)
+
+    def timeout(self, seconds: float | None) -> Self:
+        return self.set("timeout", seconds)
 
     def build(self) -> OptionsT:
         return self._cls(**self._values)

@@ -14,14 +14,16 @@ closes the iterator (its ``finally`` closes the response) and ends; the caller g
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 import queue
 import socket
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    import asyncio
 
 __all__ = ["iterate_in_thread", "watch_response"]
 
@@ -128,6 +130,8 @@ async def iterate_in_thread(make: Callable[[], Iterator[T]]) -> AsyncIterator[T]
     Cancelling the consumer, or closing this iterator early, aborts the HTTP stream being read and
     closes the sync iterator in its own thread.
     """
+    import asyncio  # loaded when a sync SDK stream is first read from async code
+
     loop = asyncio.get_running_loop()
     requests: queue.SimpleQueue[Any] = queue.SimpleQueue()
     abort = _Abort()

@@ -7,8 +7,9 @@ A provider is a pure translation (``Prompt`` → request JSON, response JSON/str
   (or the clients the application injects), each closed with the loop it belongs to, so a script
   that calls ``asyncio.run`` many times leaks neither clients, loops nor sockets;
 - configuration checked when the model is built (a ``base_url`` must be an http(s) URL);
-- retries with tenacity for retryable errors (429, 5xx, connection), honouring ``Retry-After`` /
-  ``retry-after-ms`` / ``x-should-retry``, capped; a 5xx whose body says the request itself is
+- retries for retryable errors (429, 5xx, connection), honouring ``Retry-After`` /
+  ``retry-after-ms`` / ``x-should-retry``, capped, within a total deadline (``RetryPolicy.deadline``
+  or a request's ``timeout``: see :class:`_Deadline`); a 5xx whose body says the request itself is
   invalid (a validation or chat-template error) is final; a stream is retried only while it is
   being opened, never once a byte of it has been handed to the caller;
 - one error tree: every failure is a :class:`chatclient.ProviderError` subclass with the status,
@@ -19,11 +20,10 @@ A provider is a pure translation (``Prompt`` → request JSON, response JSON/str
 
 from __future__ import annotations
 
-import asyncio
 import email.utils
-import html
 import logging
 import re
+import sys
 import threading
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator, Mapping
@@ -56,12 +56,13 @@ from chatclient.errors import (
 from chatclient.observation import notify_retry
 
 if TYPE_CHECKING:
-    from tenacity import RetryCallState
+    import asyncio
 
 T = TypeVar("T")
 
 __all__ = [
     "CREDENTIAL_HEADERS",
+    "DEADLINE_EXCEEDED",
     "USER_AGENT",
     "ErrorDetails",
     "ModelLifecycle",
@@ -164,6 +165,86 @@ class RetryPolicy:
     max_backoff: float = 8.0
     max_retry_after: float = 60.0
     """A provider's ``Retry-After`` longer than this is not waited for: the error is raised."""
+    deadline: float | None = None
+    """Seconds one request may take in all, attempts and waits together (``None``: no limit but
+    ``max_retries``). No retry starts, and no wait is taken, that would end past it; the attempt
+    that runs into it has its timeouts cut to the time left. Hitting it raises ``APITimeoutError``."""
+
+
+DEADLINE_EXCEEDED = "deadline_exceeded"
+"""The ``error_type`` of the ``APITimeoutError`` raised when a request's deadline is hit."""
+
+_TIMER_SLACK = 0.005
+
+
+class _Deadline:
+    """The time one request may still take, across its attempts and the waits between them.
+
+    ``timeout`` is the model's per-attempt timeout (or the injected client's); each attempt gets it,
+    each part cut to the time left, so the caller's limit holds whatever the per-attempt value.
+    """
+
+    __slots__ = ("attempts", "ends", "seconds")
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.ends = time.monotonic() + seconds
+        self.attempts = 0
+
+    def left(self) -> float:
+        return self.ends - time.monotonic()
+
+    def expired(self) -> bool:
+        """Whether it has passed (give or take a timer's rounding): a timeout now is the deadline's."""
+        return self.left() <= _TIMER_SLACK
+
+    def attempt_timeouts(self, timeout: httpx2.Timeout) -> dict[str, float]:
+        """The timeouts of the next attempt (as httpx2's request extension); counts the attempt."""
+        left = max(self.left(), 0.001)
+        self.attempts += 1
+        parts = timeout.as_dict()
+        return {name: left if value is None else min(value, left) for name, value in parts.items()}
+
+    def exceeded(self, provider: str, why: str) -> APITimeoutError:
+        runs = f"{self.attempts} attempt{'s' if self.attempts != 1 else ''}"
+        message = f"The deadline of {self.seconds:g} s was reached after {runs} ({why})"
+        return APITimeoutError(message, provider=provider, error_type=DEADLINE_EXCEEDED, retryable=False)
+
+
+class _DeadlineStream(httpx2.SyncByteStream):
+    """A response body that ends with the deadline's error once the deadline has passed.
+
+    Each read is bounded by the time left when the stream opened (its read timeout was cut); this
+    bounds the whole of a body that keeps trickling in.
+    """
+
+    def __init__(self, inner: Any, deadline: _Deadline, provider: str) -> None:
+        self._inner, self._deadline, self._provider = inner, deadline, provider
+
+    def __iter__(self) -> Iterator[bytes]:
+        ends = self._deadline.ends
+        for chunk in self._inner:
+            if time.monotonic() > ends:
+                raise self._deadline.exceeded(self._provider, "the stream was still being read")
+            yield chunk
+
+    def close(self) -> None:
+        self._inner.close()
+
+
+class _AsyncDeadlineStream(httpx2.AsyncByteStream):
+    def __init__(self, inner: Any, deadline: _Deadline, provider: str) -> None:
+        self._inner, self._deadline, self._provider = inner, deadline, provider
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        ends = self._deadline.ends
+        async for chunk in self._inner:
+            if time.monotonic() > ends:
+                raise self._deadline.exceeded(self._provider, "the stream was still being read")
+            yield chunk
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
 
 
 @dataclass(frozen=True)
@@ -276,6 +357,8 @@ def _describe_body(status: int, headers: httpx2.Headers, body: bytes) -> str:
         return _one_line(body.decode("utf-8", "replace"), 500)
     reason = httpx2.codes.get_reason_phrase(status)
     title_match = _TITLE.search(body)
+    import html  # only for an HTML error page
+
     title = _one_line(html.unescape(title_match.group(1).decode("utf-8", "replace")), 120) if title_match else ""
     visible = _TAG.sub(b" ", _INVISIBLE.sub(b" ", body))
     excerpt = _one_line(html.unescape(visible.decode("utf-8", "replace")), _EXCERPT)
@@ -285,6 +368,8 @@ def _describe_body(status: int, headers: httpx2.Headers, body: bytes) -> str:
     if excerpt and excerpt != title:
         parts.append(f"text {excerpt!r}")
     return "; ".join(parts) + f" ({len(body)} bytes)"
+
+
 _INVALID_REQUEST_TYPES = frozenset(
     {"invalid_request_error", "invalid_request", "validation_error", "bad_request", "template_error"}
 )
@@ -451,6 +536,8 @@ class ProviderHttp:
         """
         if self._async_client is not None:
             return self._async_client
+        import asyncio
+
         loop = asyncio.get_running_loop()
         entry = self._async_clients.get(loop)
         if entry is not None:
@@ -489,9 +576,9 @@ class ProviderHttp:
         scheduling into it from here could be cut short by its shutdown; a closed loop's client
         is dropped, as it can no longer be awaited.
         """
+        asyncio = sys.modules.get("asyncio")  # not imported: nothing async ever ran, no loop runs
         try:
-            asyncio.get_running_loop()
-            inside_a_loop = True
+            inside_a_loop = asyncio is not None and asyncio.get_running_loop() is not None
         except RuntimeError:
             inside_a_loop = False
         with self._lock:
@@ -509,6 +596,8 @@ class ProviderHttp:
 
     async def aclose(self) -> None:
         """Close every client this object created, awaiting the running loop's own."""
+        import asyncio
+
         closer = self._take(asyncio.get_running_loop())
         if closer is not None:
             await closer.aclose()  # its ``finally`` closes the client
@@ -516,75 +605,78 @@ class ProviderHttp:
 
     # ------------------------------------------------------------------ retries
 
-    def _wait(self, state: RetryCallState) -> float:
-        error = state.outcome.exception() if state.outcome is not None else None
-        if isinstance(error, ProviderError) and error.retry_after is not None:
-            return float(error.retry_after)
-        backoff = self.retry.initial_backoff * (2 ** (state.attempt_number - 1))
-        return float(min(self.retry.max_backoff, backoff))
+    def _deadline(self, timeout: float | None) -> _Deadline | None:
+        """The deadline of one request: the request's own ``timeout`` or the policy's, the shorter."""
+        limit = self.retry.deadline
+        if timeout is not None and (limit is None or timeout < limit):
+            limit = timeout
+        return _Deadline(limit) if limit is not None else None
 
     def _should_retry(self, error: BaseException) -> bool:
         if not isinstance(error, ProviderError) or not error.retryable or self.retry.max_retries == 0:
             return False
         return error.retry_after is None or error.retry_after <= self.retry.max_retry_after
 
-    def _retry_options(self) -> dict[str, Any]:
-        from tenacity import retry_if_exception, stop_after_attempt
+    def _next_wait(self, error: ProviderError, attempt: int, deadline: _Deadline | None) -> float:
+        """The pause before retry ``attempt``, or the error to raise instead (``error`` or the deadline's)."""
+        if error.error_type == DEADLINE_EXCEEDED:
+            raise error
+        if deadline is not None and isinstance(error, APITimeoutError) and deadline.expired():
+            raise deadline.exceeded(self.provider, "the last attempt was abandoned") from error
+        if not self._should_retry(error) or attempt > self.retry.max_retries:
+            raise error
+        wait = self._wait(error, attempt)
+        if deadline is not None and wait >= deadline.left():
+            raise deadline.exceeded(self.provider, f"{error}; a retry in {wait:.2f} s would end past it") from error
+        self._before_retry(attempt, error, wait)
+        return wait
 
-        return {
-            "stop": stop_after_attempt(self.retry.max_retries + 1),
-            "wait": self._wait,
-            "retry": retry_if_exception(self._should_retry),
-            "before_sleep": self._before_retry,
-            "reraise": True,
-        }
+    def _wait(self, error: ProviderError, attempt: int) -> float:
+        """What the provider asked for (``Retry-After``), else exponential backoff, capped."""
+        if error.retry_after is not None:
+            return float(error.retry_after)
+        return float(min(self.retry.max_backoff, self.retry.initial_backoff * (2 ** (attempt - 1))))
 
-    def _before_retry(self, state: Any) -> None:
+    def _before_retry(self, attempt: int, error: ProviderError, wait: float) -> None:
         """Each retry is logged and reported to the request's observers (``chatclient.observation``)."""
-        error = state.outcome.exception() if state.outcome is not None else None
-        wait = float(state.next_action.sleep) if state.next_action is not None else 0.0
-        _log.info("%s request failed (%s); retry %d in %.2f s", self.provider, error, state.attempt_number, wait)
-        if error is not None:
-            notify_retry(state.attempt_number, error, wait, self.provider)
+        _log.info("%s request failed (%s); retry %d in %.2f s", self.provider, error, attempt, wait)
+        notify_retry(attempt, error, wait, self.provider)
 
-    def _with_retries(self, once: Callable[[], T]) -> T:
-        """``once()``; on a retryable error, the tenacity loop (imported and built only then).
+    def _with_retries(self, once: Callable[[_Deadline | None], T], deadline: _Deadline | None) -> T:
+        """``once()``, again after each retryable failure while the policy and the deadline allow.
 
-        The loop's first attempt re-raises the error already seen, so its wait policy (Retry-After,
-        backoff) decides the first pause too; a request that succeeds pays nothing for retrying.
+        A request that succeeds first time pays for nothing but the deadline's clock (when set).
         """
-        try:
-            return once()
-        except ProviderError as error:
-            if not self._should_retry(error):
-                raise
-            seen: ProviderError | None = error
-        from tenacity import Retrying
+        attempt = 1
+        while True:
+            try:
+                return once(deadline)
+            except ProviderError as error:
+                try:
+                    wait = self._next_wait(error, attempt, deadline)
+                except APITimeoutError as exceeded:
+                    if exceeded.error_type == DEADLINE_EXCEEDED:
+                        _log.info("%s request: %s", self.provider, exceeded.message)
+                    raise
+            time.sleep(wait)
+            attempt += 1
 
-        for attempt in Retrying(**self._retry_options()):
-            with attempt:
-                if seen is not None:
-                    replayed, seen = seen, None
-                    raise replayed
-                return once()
-        raise AssertionError("unreachable")  # pragma: no cover
+    async def _awith_retries(self, once: Callable[[_Deadline | None], Awaitable[T]], deadline: _Deadline | None) -> T:
+        attempt = 1
+        while True:
+            try:
+                return await once(deadline)
+            except ProviderError as error:
+                try:
+                    wait = self._next_wait(error, attempt, deadline)
+                except APITimeoutError as exceeded:
+                    if exceeded.error_type == DEADLINE_EXCEEDED:
+                        _log.info("%s request: %s", self.provider, exceeded.message)
+                    raise
+            import asyncio
 
-    async def _awith_retries(self, once: Callable[[], Awaitable[T]]) -> T:
-        try:
-            return await once()
-        except ProviderError as error:
-            if not self._should_retry(error):
-                raise
-            seen: ProviderError | None = error
-        from tenacity import AsyncRetrying
-
-        async for attempt in AsyncRetrying(**self._retry_options()):
-            with attempt:
-                if seen is not None:
-                    replayed, seen = seen, None
-                    raise replayed
-                return await once()
-        raise AssertionError("unreachable")  # pragma: no cover
+            await asyncio.sleep(wait)
+            attempt += 1
 
     # ------------------------------------------------------------------ requests
 
@@ -594,6 +686,7 @@ class ProviderHttp:
         path: str,
         body: Any,
         headers: Mapping[str, str] | None,
+        deadline: _Deadline | None = None,
     ) -> httpx2.Request:
         request_headers = self._request_headers()
         if headers:
@@ -603,52 +696,70 @@ class ProviderHttp:
             "POST", self._url(path), content=pydantic_core.to_json(body), headers=request_headers
         )
         request.headers = RedactedHeaders(request.headers, self._secret_names)
+        if deadline is not None:
+            if deadline.left() <= 0:
+                raise deadline.exceeded(self.provider, "no time was left for another attempt")
+            request.extensions["timeout"] = deadline.attempt_timeouts(client.timeout)
         return request
 
     def _check(self, response: httpx2.Response, body: bytes) -> None:
         if response.status_code >= 400:
             raise error_from_response(self.provider, response.status_code, response.headers, body, self._error_details)
 
-    def post_json(self, path: str, body: Any, headers: Mapping[str, str] | None = None) -> tuple[Any, httpx2.Headers]:
-        """POST ``body`` as JSON, return the parsed JSON reply and its headers; retried."""
+    def _read_error(self, exc: httpx2.HTTPError, deadline: _Deadline | None) -> ProviderError:
+        """A failure while reading a stream; a read cut short by the deadline says so."""
+        if deadline is not None and isinstance(exc, httpx2.TimeoutException) and deadline.expired():
+            return deadline.exceeded(self.provider, "the stream was abandoned while being read")
+        return transport_error(self.provider, exc)
 
-        def once() -> tuple[Any, httpx2.Headers]:
+    def post_json(
+        self, path: str, body: Any, headers: Mapping[str, str] | None = None, *, timeout: float | None = None
+    ) -> tuple[Any, httpx2.Headers]:
+        """POST ``body`` as JSON, return the parsed JSON reply and its headers; retried.
+
+        ``timeout`` bounds the whole request, retries included (a request's ``ChatOptions.timeout``).
+        """
+
+        def once(deadline: _Deadline | None) -> tuple[Any, httpx2.Headers]:
             client = self.client()
             try:
-                response = client.send(self._build(client, path, body, headers))
+                response = client.send(self._build(client, path, body, headers, deadline))
             except httpx2.HTTPError as exc:
                 raise transport_error(self.provider, exc) from exc
             self._check(response, response.content)
             return parse_json(response.content, provider=self.provider), response.headers
 
-        return self._with_retries(once)
+        return self._with_retries(once, self._deadline(timeout))
 
     async def apost_json(
-        self, path: str, body: Any, headers: Mapping[str, str] | None = None
+        self, path: str, body: Any, headers: Mapping[str, str] | None = None, *, timeout: float | None = None
     ) -> tuple[Any, httpx2.Headers]:
-        async def once() -> tuple[Any, httpx2.Headers]:
+        async def once(deadline: _Deadline | None) -> tuple[Any, httpx2.Headers]:
             client = self.async_client()
             try:
-                response = await client.send(self._build(client, path, body, headers))
+                response = await client.send(self._build(client, path, body, headers, deadline))
             except httpx2.HTTPError as exc:
                 raise transport_error(self.provider, exc) from exc
             self._check(response, response.content)
             return parse_json(response.content, provider=self.provider), response.headers
 
-        return await self._awith_retries(once)
+        return await self._awith_retries(once, self._deadline(timeout))
 
     @contextmanager
-    def stream(self, path: str, body: Any, headers: Mapping[str, str] | None = None) -> Iterator[httpx2.Response]:
+    def stream(
+        self, path: str, body: Any, headers: Mapping[str, str] | None = None, *, timeout: float | None = None
+    ) -> Iterator[httpx2.Response]:
         """Open a streaming POST (retried until the status is known good), yield the response.
 
         Errors while reading the body are mapped but never retried: part of it may have been
-        delivered already.
+        delivered already. With a deadline, each read of the body is bounded by the time that was
+        left when the stream opened, and the body as a whole by the deadline.
         """
 
-        def once() -> httpx2.Response:
+        def once(deadline: _Deadline | None) -> httpx2.Response:
             client = self.client()
             try:
-                response = client.send(self._build(client, path, body, headers), stream=True)
+                response = client.send(self._build(client, path, body, headers, deadline), stream=True)
             except httpx2.HTTPError as exc:
                 raise transport_error(self.provider, exc) from exc
             if response.status_code >= 400:
@@ -657,22 +768,25 @@ class ProviderHttp:
                 self._check(response, content)
             return response
 
-        response = self._with_retries(once)
+        deadline = self._deadline(timeout)
+        response = self._with_retries(once, deadline)
+        if deadline is not None:
+            response.stream = _DeadlineStream(response.stream, deadline, self.provider)
         try:
             yield response
         except httpx2.HTTPError as exc:
-            raise transport_error(self.provider, exc) from exc
+            raise self._read_error(exc, deadline) from exc
         finally:
             response.close()
 
     @asynccontextmanager
     async def astream(
-        self, path: str, body: Any, headers: Mapping[str, str] | None = None
+        self, path: str, body: Any, headers: Mapping[str, str] | None = None, *, timeout: float | None = None
     ) -> AsyncIterator[httpx2.Response]:
-        async def once() -> httpx2.Response:
+        async def once(deadline: _Deadline | None) -> httpx2.Response:
             client = self.async_client()
             try:
-                response = await client.send(self._build(client, path, body, headers), stream=True)
+                response = await client.send(self._build(client, path, body, headers, deadline), stream=True)
             except httpx2.HTTPError as exc:
                 raise transport_error(self.provider, exc) from exc
             if response.status_code >= 400:
@@ -681,11 +795,14 @@ class ProviderHttp:
                 self._check(response, content)
             return response
 
-        response = await self._awith_retries(once)
+        deadline = self._deadline(timeout)
+        response = await self._awith_retries(once, deadline)
+        if deadline is not None:
+            response.stream = _AsyncDeadlineStream(response.stream, deadline, self.provider)
         try:
             yield response
         except httpx2.HTTPError as exc:
-            raise transport_error(self.provider, exc) from exc
+            raise self._read_error(exc, deadline) from exc
         finally:
             await response.aclose()
 

@@ -7,14 +7,12 @@ behind an exception.
 
 from __future__ import annotations
 
-import asyncio
 import contextvars
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import Executor, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
-from typing import TypeAlias, TypeVar
+from typing import TYPE_CHECKING, TypeAlias, TypeVar
 
 from .._sync import run_sync
 from ..errors import ToolExecutionError
@@ -23,6 +21,9 @@ from ..observation import NO_OBSERVERS, Observers, ToolInvocationInfo
 from ._results import convert_result
 from .callback import ToolCallback
 from .definition import ToolContext
+
+if TYPE_CHECKING:
+    from concurrent.futures import Executor, Future, ThreadPoolExecutor
 
 __all__ = ["Invocation", "Outcome", "arun_all", "run_all", "tool_execution_error"]
 
@@ -109,6 +110,8 @@ class Invocation:
 async def off_the_loop(fn: Callable[..., T], *args: object) -> T:
     """Run a sync ``fn`` in a worker thread of the shared pool, so it never blocks the event loop
     (a sync tool may block for as long as it likes; the loop goes on serving its other tasks)."""
+    import asyncio
+
     future = _default_pool().submit(contextvars.copy_context().run, fn, *args)
     return await asyncio.wrap_future(future)
 
@@ -117,6 +120,8 @@ def _default_pool() -> ThreadPoolExecutor:
     global _pool
     with _pool_lock:
         if _pool is None:
+            from concurrent.futures import ThreadPoolExecutor
+
             _pool = ThreadPoolExecutor(max_workers=_POOL_WORKERS, thread_name_prefix="chatclient-tool")
         return _pool
 
@@ -145,6 +150,8 @@ def run_all(invocations: Sequence[Invocation], executor: Executor | None = None)
             group = [invocations[i] for i in async_ix]
             outcomes.update(zip(async_ix, run_sync(lambda: arun_all(group)), strict=True))
     except BaseException:
+        from concurrent.futures import wait
+
         for future in futures.values():
             future.cancel()
         wait(futures.values())
@@ -159,6 +166,8 @@ async def arun_all(invocations: Sequence[Invocation]) -> list[Outcome]:
     call is simply awaited: no task to schedule."""
     if len(invocations) == 1:
         return [await invocations[0].arun()]
+    import asyncio
+
     tasks = [asyncio.ensure_future(inv.arun()) for inv in invocations]
     try:
         return list(await asyncio.gather(*tasks))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Sequence
 from typing import Protocol, runtime_checkable
@@ -49,6 +48,8 @@ class ToolCallback(ABC):
         return run_sync(lambda: self.acall(arguments, context))
 
     async def acall(self, arguments: str, context: ToolContext | None = None) -> str | ToolResult:
+        import asyncio
+
         return await asyncio.to_thread(self.call, arguments, context)
 
     def __repr__(self) -> str:

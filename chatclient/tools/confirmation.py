@@ -22,7 +22,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import secrets
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -290,6 +289,8 @@ class PendingToolCalls(BaseModel):
         usage: Usage | None = None,
     ) -> PendingToolCalls:
         now = time.time()
+        import secrets
+
         nonce = secrets.token_urlsafe(18)
         turn = _Turn(turn_id, turn_start, round, nonce)
         return cls(

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from concurrent.futures import Executor
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -56,6 +55,8 @@ from .confirmation import (
 from .definition import ToolContext, ToolDefinition
 
 if TYPE_CHECKING:
+    from concurrent.futures import Executor
+
     from ..options import ToolCallingChatOptions
     from ..prompt import Prompt
 

@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import hmac
-import secrets
 import threading
 import time
 from dataclasses import dataclass
@@ -96,6 +94,8 @@ class StoredPendingToolCalls:
 
 
 def _new_id() -> str:
+    import secrets
+
     return secrets.token_urlsafe(24)
 
 
@@ -226,6 +226,8 @@ def _unb64(text: str) -> bytes:
 
 
 def _mac(secret: bytes, payload: bytes) -> bytes:
+    import hmac
+
     return hmac.new(secret, b"chatclient.pending.v1." + payload, hashlib.sha256).digest()
 
 
@@ -247,6 +249,8 @@ def unseal(token: str, secret: bytes) -> PendingToolCalls:
         payload, mac = _unb64(payload_text), _unb64(mac_text)
     except ValueError as exc:
         raise PendingStateTamperedError("The sealed pending state is malformed; nothing ran") from exc
+    import hmac
+
     if not hmac.compare_digest(mac, _mac(secret, payload)):
         raise PendingStateTamperedError("The sealed pending state does not verify (altered or forged); nothing ran")
     try:

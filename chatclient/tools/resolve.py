@@ -7,7 +7,6 @@ async) are kept aside and asked once per request, on the thread or event loop th
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeAlias, Union
@@ -101,10 +100,14 @@ async def aresolve_providers(providers: Sequence[ToolCallbackProvider]) -> tuple
         if inspect.iscoroutinefunction(method):
             provided = await method()
         else:
+            import asyncio
+
             provided = await asyncio.to_thread(method)
             if inspect.isawaitable(provided):
                 provided = await provided
         return _checked(provider, provided)
+
+    import asyncio
 
     results = await asyncio.gather(*(ask(p) for p in providers))
     return tuple(callback for provided in results for callback in provided)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import os
 from collections.abc import AsyncIterator, Iterator
@@ -59,7 +58,7 @@ class AnthropicChatModel(ModelLifecycle, ChatModel):
         http_client: httpx2.Client | None = None,
         async_http_client: httpx2.AsyncClient | None = None,
         client: Any = None,
-        timeout: float = 600.0,
+        timeout: float | httpx2.Timeout = 600.0,
         retry: RetryPolicy | None = None,
     ) -> None:
         key = api_key if api_key is not None else os.environ.get("ANTHROPIC_API_KEY")
@@ -114,7 +113,7 @@ class AnthropicChatModel(ModelLifecycle, ChatModel):
         if self._sdk is not None:
             data, headers = self._sdk_post(body, options)
         else:
-            data, headers = self._http.post_json(MESSAGES_PATH, body, extra)
+            data, headers = self._http.post_json(MESSAGES_PATH, body, extra, timeout=options.timeout)
         return parse_response(data, headers)
 
     def stream(self, prompt: Prompt) -> Iterator[ModelEvent]:
@@ -122,7 +121,7 @@ class AnthropicChatModel(ModelLifecycle, ChatModel):
         if self._sdk is not None:
             yield from self._sdk_stream(body, options)
             return
-        with self._http.stream(MESSAGES_PATH, body, extra) as response:
+        with self._http.stream(MESSAGES_PATH, body, extra, timeout=options.timeout) as response:
             parser = StreamParser(response.headers.get("request-id"))
             for event in iter_sse(response, provider=PROVIDER):
                 yield from parser.feed(event)
@@ -134,9 +133,11 @@ class AnthropicChatModel(ModelLifecycle, ChatModel):
             if self._sdk_is_async:
                 data, headers = await self._asdk_post(body, options)
             else:
+                import asyncio
+
                 data, headers = await asyncio.to_thread(self._sdk_post, body, options)
         else:
-            data, headers = await self._http.apost_json(MESSAGES_PATH, body, extra)
+            data, headers = await self._http.apost_json(MESSAGES_PATH, body, extra, timeout=options.timeout)
         return parse_response(data, headers)
 
     async def astream(self, prompt: Prompt) -> AsyncIterator[ModelEvent]:
@@ -150,7 +151,7 @@ class AnthropicChatModel(ModelLifecycle, ChatModel):
             async for model_event in events:
                 yield model_event
             return
-        async with self._http.astream(MESSAGES_PATH, body, extra) as response:
+        async with self._http.astream(MESSAGES_PATH, body, extra, timeout=options.timeout) as response:
             parser = StreamParser(response.headers.get("request-id"))
             async for event in aiter_sse(response, provider=PROVIDER):
                 for model_event in parser.feed(event):

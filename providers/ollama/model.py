@@ -85,7 +85,7 @@ class OllamaChatModel(ModelLifecycle, ChatModel):
         options: ChatOptions | None = None,
         http_client: httpx2.Client | None = None,
         async_http_client: httpx2.AsyncClient | None = None,
-        timeout: float = 600.0,
+        timeout: float | httpx2.Timeout = 600.0,
         retry: RetryPolicy | None = None,
     ) -> None:
         own = OllamaChatOptions(model=model) if model is not None else OllamaChatOptions()
@@ -123,17 +123,21 @@ class OllamaChatModel(ModelLifecycle, ChatModel):
         return build_request(prompt, options, stream=stream), extra_headers(options)
 
     def call(self, prompt: Prompt) -> ChatResponse:
-        data, headers = self._http.post_json(_PATH, *self._body(prompt, stream=False))
+        data, headers = self._http.post_json(
+            _PATH, *self._body(prompt, stream=False), timeout=self.options_for(prompt).timeout
+        )
         return parse_response(data, headers)
 
     async def acall(self, prompt: Prompt) -> ChatResponse:
-        data, headers = await self._http.apost_json(_PATH, *self._body(prompt, stream=False))
+        data, headers = await self._http.apost_json(
+            _PATH, *self._body(prompt, stream=False), timeout=self.options_for(prompt).timeout
+        )
         return parse_response(data, headers)
 
     def stream(self, prompt: Prompt) -> Iterator[ModelEvent]:
         body, extra = self._body(prompt, stream=True)
         parser = StreamParser()
-        with self._http.stream(_PATH, body, extra) as response:
+        with self._http.stream(_PATH, body, extra, timeout=self.options_for(prompt).timeout) as response:
             for event in iter_ndjson(response, provider=PROVIDER):
                 yield from parser.feed(event)
         parser.close()
@@ -141,7 +145,7 @@ class OllamaChatModel(ModelLifecycle, ChatModel):
     async def astream(self, prompt: Prompt) -> AsyncIterator[ModelEvent]:
         body, extra = self._body(prompt, stream=True)
         parser = StreamParser()
-        async with self._http.astream(_PATH, body, extra) as response:
+        async with self._http.astream(_PATH, body, extra, timeout=self.options_for(prompt).timeout) as response:
             async for event in aiter_ndjson(response, provider=PROVIDER):
                 for model_event in parser.feed(event):
                     yield model_event

@@ -7,7 +7,6 @@ LM Studio, Groq, DeepSeek, Azure OpenAI's ``/openai/v1`` endpoint. Without an AP
 
 from __future__ import annotations
 
-import asyncio
 import os
 from collections.abc import AsyncIterator, Generator, Iterator, Mapping
 from contextlib import AbstractAsyncContextManager, AbstractContextManager
@@ -89,7 +88,7 @@ class OpenAIChatModel(ModelLifecycle, ChatModel):
         client: Any = None,
         async_client: Any = None,
         headers: Mapping[str, str] | None = None,
-        timeout: float = 600.0,
+        timeout: float | httpx2.Timeout = 600.0,
         retry: RetryPolicy | None = None,
     ) -> None:
         options = options or OpenAIChatOptions()
@@ -160,22 +159,26 @@ class OpenAIChatModel(ModelLifecycle, ChatModel):
         body = build_request(prompt, options, stream=stream, openai_platform=self._openai_platform)
         return body, extra_headers(options)
 
-    def _open(self, body: dict[str, Any], headers: dict[str, str] | None) -> AbstractContextManager[httpx2.Response]:
-        return self._sdk.stream(body, headers) if self._sdk is not None else self._http.stream(PATH, body, headers)
+    def _open(
+        self, body: dict[str, Any], headers: dict[str, str] | None, timeout: float | None
+    ) -> AbstractContextManager[httpx2.Response]:
+        if self._sdk is not None:
+            return self._sdk.stream(body, headers)
+        return self._http.stream(PATH, body, headers, timeout=timeout)
 
     def _aopen(
-        self, body: dict[str, Any], headers: dict[str, str] | None
+        self, body: dict[str, Any], headers: dict[str, str] | None, timeout: float | None
     ) -> AbstractAsyncContextManager[httpx2.Response]:
         if self._sdk is not None:
             return self._sdk.astream(body, headers)
-        return self._http.astream(PATH, body, headers)
+        return self._http.astream(PATH, body, headers, timeout=timeout)
 
     # ------------------------------------------------------------------ sync
 
     def call(self, prompt: Prompt) -> ChatResponse:
         body, extra = self._body(prompt, stream=False)
         if self._sdk is None:
-            data, headers = self._http.post_json(PATH, body, extra)
+            data, headers = self._http.post_json(PATH, body, extra, timeout=self.options_for(prompt).timeout)
         elif self._sdk.client is not None:
             data, headers = self._sdk.post_json(body, extra)
         else:
@@ -187,7 +190,7 @@ class OpenAIChatModel(ModelLifecycle, ChatModel):
             yield from self._via_async_sdk_stream(prompt)
             return
         body, extra = self._body(prompt, stream=True)
-        with self._open(body, extra) as response:
+        with self._open(body, extra, self.options_for(prompt).timeout) as response:
             if not _is_event_stream(response):
                 # A server that ignored ``stream: true`` and answered in one piece.
                 yield parse_response(parse_json(response.read(), provider=PROVIDER), response.headers)
@@ -203,10 +206,12 @@ class OpenAIChatModel(ModelLifecycle, ChatModel):
     async def acall(self, prompt: Prompt) -> ChatResponse:
         body, extra = self._body(prompt, stream=False)
         if self._sdk is None:
-            data, headers = await self._http.apost_json(PATH, body, extra)
+            data, headers = await self._http.apost_json(PATH, body, extra, timeout=self.options_for(prompt).timeout)
         elif self._sdk.async_client is not None:
             data, headers = await self._sdk.apost_json(body, extra)
         else:
+            import asyncio
+
             return await asyncio.to_thread(self.call, prompt)
         return parse_response(data, headers)
 
@@ -217,7 +222,7 @@ class OpenAIChatModel(ModelLifecycle, ChatModel):
                 yield event
             return
         body, extra = self._body(prompt, stream=True)
-        async with self._aopen(body, extra) as response:
+        async with self._aopen(body, extra, self.options_for(prompt).timeout) as response:
             if not _is_event_stream(response):
                 yield parse_response(parse_json(await response.aread(), provider=PROVIDER), response.headers)
                 return

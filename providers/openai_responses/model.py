@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 from collections.abc import AsyncIterator, Generator
 from contextlib import AbstractAsyncContextManager, AbstractContextManager
@@ -55,7 +54,7 @@ class OpenAIResponsesChatModel(ModelLifecycle, ChatModel):
         http_client: httpx2.Client | None = None,
         async_http_client: httpx2.AsyncClient | None = None,
         client: Any = None,
-        timeout: float = 600.0,
+        timeout: float | httpx2.Timeout = 600.0,
         retry: RetryPolicy | None = None,
     ) -> None:
         options = options or OpenAIResponsesChatOptions()
@@ -103,7 +102,9 @@ class OpenAIResponsesChatModel(ModelLifecycle, ChatModel):
                 return run_sync(lambda: self.acall(prompt))
             data, headers = _sdk.sdk_post(self._sdk, *self._body(prompt, stream=False))
         else:
-            data, headers = self._http.post_json(_PATH, *self._body(prompt, stream=False))
+            data, headers = self._http.post_json(
+                _PATH, *self._body(prompt, stream=False), timeout=self.options_for(prompt).timeout
+            )
         return parse_response(data, headers)
 
     def stream(self, prompt: Prompt) -> Generator[ModelEvent, None, None]:
@@ -114,7 +115,9 @@ class OpenAIResponsesChatModel(ModelLifecycle, ChatModel):
             return
         body, extra = self._body(prompt, stream=True)
         opened: AbstractContextManager[httpx2.Response] = (
-            _sdk.sdk_stream(self._sdk, body, extra) if self._sdk is not None else self._http.stream(_PATH, body, extra)
+            _sdk.sdk_stream(self._sdk, body, extra)
+            if self._sdk is not None
+            else self._http.stream(_PATH, body, extra, timeout=self.options_for(prompt).timeout)
         )
         with opened as response:
             parser = StreamParser(response.headers.get("x-request-id"))
@@ -127,10 +130,14 @@ class OpenAIResponsesChatModel(ModelLifecycle, ChatModel):
     async def acall(self, prompt: Prompt) -> ChatResponse:
         if self._sdk is not None:
             if not self._sdk_async:
+                import asyncio
+
                 return await asyncio.to_thread(self.call, prompt)
             data, headers = await _sdk.sdk_apost(self._sdk, *self._body(prompt, stream=False))
         else:
-            data, headers = await self._http.apost_json(_PATH, *self._body(prompt, stream=False))
+            data, headers = await self._http.apost_json(
+                _PATH, *self._body(prompt, stream=False), timeout=self.options_for(prompt).timeout
+            )
         return parse_response(data, headers)
 
     async def astream(self, prompt: Prompt) -> AsyncIterator[ModelEvent]:
@@ -142,7 +149,7 @@ class OpenAIResponsesChatModel(ModelLifecycle, ChatModel):
         opened: AbstractAsyncContextManager[httpx2.Response] = (
             _sdk.sdk_astream(self._sdk, body, extra)
             if self._sdk is not None
-            else self._http.astream(_PATH, body, extra)
+            else self._http.astream(_PATH, body, extra, timeout=self.options_for(prompt).timeout)
         )
         async with opened as response:
             parser = StreamParser(response.headers.get("x-request-id"))

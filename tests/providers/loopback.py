@@ -101,9 +101,7 @@ def _serve() -> None:
 @contextmanager
 def loopback() -> Iterator[str]:
     """Starts the server; yields its base URL (``http://127.0.0.1:<port>``); stops it on exit."""
-    process = subprocess.Popen(
-        [sys.executable, __file__], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
-    )
+    process = subprocess.Popen([sys.executable, __file__], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     assert process.stdin is not None and process.stdout is not None
     try:
         port = int(process.stdout.readline())

@@ -590,7 +590,7 @@ def test_x_should_retry_false_stops_retries() -> None:
 
 def test_retry_after_is_honoured(monkeypatch: pytest.MonkeyPatch) -> None:
     waits: list[float] = []
-    monkeypatch.setattr("tenacity.nap.time.sleep", waits.append)
+    monkeypatch.setattr("providers._http.time.sleep", waits.append)
     script = Scripted([_error(429, "rate_limit_error", {"retry-after": "3"}), _ok()])
     assert _model_on(script).call(Prompt("hi")).text == "fine"
     assert waits == [3.0]

@@ -112,7 +112,7 @@ def test_sync_close_closes_the_client_of_a_loop_that_is_not_running(server: str)
     loop = asyncio.new_event_loop()
     try:
         loop.run_until_complete(model.acall(Prompt("ping")))
-        (client, _), = model._http._async_clients.values()
+        ((client, _),) = model._http._async_clients.values()
         model.close()
         assert client.is_closed
         assert model._http._async_clients == {}

@@ -445,8 +445,8 @@ def test_retry_after_is_honoured(monkeypatch: pytest.MonkeyPatch, mode: str) -> 
     waits: list[float] = []
     original = ProviderHttp._wait
 
-    def spy(self: ProviderHttp, state: Any) -> float:
-        waits.append(original(self, state))
+    def spy(self: ProviderHttp, error: Any, attempt: int) -> float:
+        waits.append(original(self, error, attempt))
         return 0.0
 
     monkeypatch.setattr(ProviderHttp, "_wait", spy)
