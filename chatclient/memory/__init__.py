@@ -13,7 +13,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .log import AppendResult, IdempotencyMismatch, NewEvent, SessionEvent, VersionConflict, turn_events
+from .advisor import ConcurrencyPolicy, SessionMemoryAdvisor
+from .log import (
+    CONVERSATION_ID,
+    AppendResult,
+    IdempotencyMismatch,
+    NewEvent,
+    SessionEvent,
+    VersionConflict,
+    turn_events,
+)
 from .repository import (
     AsyncInMemorySessionRepository,
     AsyncSessionRepository,
@@ -27,6 +36,9 @@ if TYPE_CHECKING:
     from .sqlite import AsyncSqliteSessionRepository, SqliteSessionRepository
 
 __all__ = [
+    "CONVERSATION_ID",
+    "ConcurrencyPolicy",
+    "SessionMemoryAdvisor",
     "AppendResult",
     "AsyncInMemorySessionRepository",
     "AsyncPostgresSessionRepository",

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from pydantic import TypeAdapter
 
 __all__ = [
+    "CONVERSATION_ID",
     "AppendResult",
     "IdempotencyMismatch",
     "NewEvent",
@@ -31,6 +32,10 @@ __all__ = [
     "plan_append",
     "turn_events",
 ]
+
+CONVERSATION_ID = "chatclient.memory.conversation_id"
+"""The request-context key of the conversation id (set by ``spec.conversation(id)``)."""
+
 
 class VersionConflict(ChatClientError):
     """The log moved since the version the writer read; nothing of the batch was written."""
