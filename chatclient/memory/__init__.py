@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .advisor import ConcurrencyPolicy, SessionMemoryAdvisor
+from .chat_memory import ChatMemory, MessageChatMemoryAdvisor, MessageWindowChatMemory
 from .log import (
     CONVERSATION_ID,
     AppendResult,
@@ -45,8 +46,11 @@ __all__ = [
     "AsyncRedisSessionRepository",
     "AsyncSessionRepository",
     "AsyncSqliteSessionRepository",
+    "ChatMemory",
     "IdempotencyMismatch",
     "InMemorySessionRepository",
+    "MessageChatMemoryAdvisor",
+    "MessageWindowChatMemory",
     "NewEvent",
     "PostgresSessionRepository",
     "RedisSessionRepository",

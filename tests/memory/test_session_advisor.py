@@ -12,6 +12,7 @@ from chatclient import (
     ConfigurationError,
     ToolCallDecision,
     ToolCallDecisions,
+    ToolResponse,
     ToolResponseMessage,
     UserMessage,
     tool,
@@ -19,11 +20,14 @@ from chatclient import (
 from chatclient.memory import (
     AsyncInMemorySessionRepository,
     InMemorySessionRepository,
+    MessageChatMemoryAdvisor,
+    MessageWindowChatMemory,
     SessionMemoryAdvisor,
     SessionRepository,
     VersionConflict,
 )
 from chatclient.memory.sqlite import SqliteSessionRepository
+from chatclient.messages import Message
 from chatclient.prompt import Prompt
 from chatclient.testing import MODES, ScriptedChatModel, tool_call
 from chatclient.testing.advisor_kit import run_spec
@@ -140,3 +144,33 @@ def test_the_raise_policy_refuses_a_turn_based_on_a_moved_log() -> None:
     with pytest.raises(VersionConflict):
         client.prompt("first").conversation("c1").call().content()
     assert [e.message() for e in repository.events("c1")] == [UserMessage("other"), AssistantMessage("other")]
+
+
+def test_message_window_chat_memory_windows_when_reading_and_keeps_everything() -> None:
+    memory = MessageWindowChatMemory(max_messages=3)
+    call = tool_call("weather", {"city": "Oslo"}, id="w1")
+    turn: list[Message] = [
+        UserMessage("Weather?"),
+        AssistantMessage(tool_calls=[call]),
+        ToolResponseMessage([ToolResponse(id="w1", name="weather", response_data="Sunny")]),
+        AssistantMessage("Sunny."),
+    ]
+    memory.add("c1", turn, turn_id="t1")
+    memory.add("c1", turn, turn_id="t1")  # a retry adds nothing
+    assert memory.get("c1") == [], "the last 3 messages start inside the turn: the cut moves forward"
+    memory.add("c1", [UserMessage("Thanks"), AssistantMessage("You're welcome")], turn_id="t2")
+    assert memory.get("c1") == [UserMessage("Thanks"), AssistantMessage("You're welcome")]
+    assert memory.repository.version("c1") == 6, "the window deletes nothing"
+    memory.clear("c1")
+    assert memory.get("c1") == []
+    with pytest.raises(ConfigurationError):
+        MessageWindowChatMemory(max_messages=0)
+
+
+def test_message_chat_memory_advisor_uses_the_memory_window() -> None:
+    memory = MessageWindowChatMemory(max_messages=2)
+    model = ScriptedChatModel(["one", "two", "three"])
+    client = ChatClient.builder(model).default_advisors(MessageChatMemoryAdvisor(memory)).build()
+    for text in ("a", "b", "c"):
+        client.prompt(text).conversation("c1").call().content()
+    assert model.prompts[-1].messages == (UserMessage("b"), AssistantMessage("two"), UserMessage("c"))
