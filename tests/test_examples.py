@@ -51,6 +51,7 @@ EXPECTED = {
         "[astream] answer='You have 1,024 EUR.'",
         "-> tool calls ['account_balance']",
     ],
+    "conversation.py": ["3: We spoke 2 times before.", "log: 10 events: user assistant tool assistant user"],
 }
 
 
