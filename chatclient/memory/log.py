@@ -104,7 +104,10 @@ def encode_message(message: Message) -> str:
     return message.model_dump_json()
 
 
+@lru_cache(maxsize=8192)
 def decode_message(payload: str) -> Message:
+    """The message stored as ``payload``. Cached (bounded): a windowed view reads the same recent
+    events every turn, and messages are frozen, so one decoded copy serves every reader."""
     return _adapter().validate_json(payload)
 
 
