@@ -56,17 +56,21 @@ class TestPeekablePendingStore(StoreFixtures, PeekablePendingStoreContract):
     pass
 
 
-@pytest.mark.parametrize("backend", ["memory", "redis", "postgres"])
+@pytest.mark.parametrize("backend", ["memory", "sqlite", "redis", "postgres"])
 class TestNonceLedger(NonceLedgerContract):
     @pytest.fixture
-    def ledger(self, backend: str, prefix: str) -> Iterator[Any]:
+    def ledger(self, backend: str, prefix: str, tmp_path: Path) -> Iterator[Any]:
         if backend == "memory":
             yield InMemoryNonceLedger()
             return
-        if backend == "redis":
+        if backend == "sqlite":
+            from chatclient.tools.pending_sqlite import SqliteNonceLedger
+
+            ledger: Any = SqliteNonceLedger(tmp_path / "nonces.db", prefix=prefix)
+        elif backend == "redis":
             from chatclient.tools.pending_redis import RedisNonceLedger
 
-            ledger: Any = RedisNonceLedger(server_url(REDIS_URL), prefix=prefix)
+            ledger = RedisNonceLedger(server_url(REDIS_URL), prefix=prefix)
         else:
             from chatclient.tools.pending_postgres import PostgresNonceLedger
 
