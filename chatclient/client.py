@@ -132,6 +132,13 @@ class ChatClientRequestSpec:
             advisor_params={**self.advisor_params, **(params or {})},
         )
 
+    def conversation(self, conversation_id: str) -> ChatClientRequestSpec:
+        """The conversation this request belongs to: memory advisors (``chatclient.memory``) load
+        and store its history under this id."""
+        from .memory.log import CONVERSATION_ID, check_session_id
+
+        return self.advisors(params={CONVERSATION_ID: check_session_id(conversation_id)})
+
     def tool_loop_extensions(self, *extensions: ToolLoopExtension) -> ChatClientRequestSpec:
         """Hooks for this request's tool loop, after the loop's own (see ``ToolLoopExtension``)."""
         return replace(self, extension_list=(*self.extension_list, *extensions))

@@ -69,6 +69,7 @@ EXPECTED = {
         "  round 2: 3 of 100 definitions: ['tool_search', 'weather', 'clothing_shops']",
         "saved: 98% of the definition tokens, with 1 more model call",
     ],
+    "conversation.py": ["3: We spoke 2 times before.", "log: 10 events: user assistant tool assistant user"],
 }
 
 

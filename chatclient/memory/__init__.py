@@ -1,0 +1,80 @@
+"""Conversations that last: one append-only log of events per conversation.
+
+- :class:`SessionMemoryAdvisor` loads the conversation before a turn and appends the whole turn
+  (user message, tool calls, tool results, answer) in one atomic, idempotent batch after it.
+- Backends, each with a sync and an async face: in memory, SQLite (the embedded default),
+  Redis (``chatclient[redis]``) and PostgreSQL (``chatclient[postgres]``); the drivers are
+  imported only when a store that needs them is made.
+- :class:`MessageWindowChatMemory` / :class:`MessageChatMemoryAdvisor` for Spring AI familiarity:
+  the window is applied when reading, so nothing stored is ever deleted by it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .advisor import ConcurrencyPolicy, SessionMemoryAdvisor
+from .chat_memory import ChatMemory, MessageChatMemoryAdvisor, MessageWindowChatMemory
+from .log import (
+    CONVERSATION_ID,
+    AppendResult,
+    IdempotencyMismatch,
+    NewEvent,
+    SessionEvent,
+    VersionConflict,
+    turn_events,
+)
+from .repository import (
+    AsyncInMemorySessionRepository,
+    AsyncSessionRepository,
+    InMemorySessionRepository,
+    SessionRepository,
+)
+
+if TYPE_CHECKING:
+    from .postgres import AsyncPostgresSessionRepository, PostgresSessionRepository
+    from .redis import AsyncRedisSessionRepository, RedisSessionRepository
+    from .sqlite import AsyncSqliteSessionRepository, SqliteSessionRepository
+
+__all__ = [
+    "CONVERSATION_ID",
+    "ConcurrencyPolicy",
+    "SessionMemoryAdvisor",
+    "AppendResult",
+    "AsyncInMemorySessionRepository",
+    "AsyncPostgresSessionRepository",
+    "AsyncRedisSessionRepository",
+    "AsyncSessionRepository",
+    "AsyncSqliteSessionRepository",
+    "ChatMemory",
+    "IdempotencyMismatch",
+    "InMemorySessionRepository",
+    "MessageChatMemoryAdvisor",
+    "MessageWindowChatMemory",
+    "NewEvent",
+    "PostgresSessionRepository",
+    "RedisSessionRepository",
+    "SessionEvent",
+    "SessionRepository",
+    "SqliteSessionRepository",
+    "VersionConflict",
+    "turn_events",
+]
+
+_LAZY = {
+    "SqliteSessionRepository": "sqlite",
+    "AsyncSqliteSessionRepository": "sqlite",
+    "RedisSessionRepository": "redis",
+    "AsyncRedisSessionRepository": "redis",
+    "PostgresSessionRepository": "postgres",
+    "AsyncPostgresSessionRepository": "postgres",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    return getattr(import_module(f"{__name__}.{module}"), name)

@@ -1,0 +1,141 @@
+"""The SQL of the session log, written once for SQLite and PostgreSQL and for sync and async.
+
+Each operation is a generator *flow*: it yields ``(sql, params)`` and receives the rows, so the
+same logic runs on a ``sqlite3`` connection, a psycopg connection or a psycopg async connection;
+the backend only supplies the transaction and the driver call (:func:`run_flow`,
+:func:`arun_flow`). SQL is written with ``?`` placeholders; PostgreSQL's dialect turns them into
+``%s``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable, Generator, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from ..errors import ConfigurationError
+from .log import AppendResult, NewEvent, SessionEvent, plan_append
+
+T = TypeVar("T")
+Rows = list[tuple[Any, ...]]
+Statement = tuple[str, tuple[Any, ...]]
+Flow = Generator[Statement, Rows, T]
+
+_PREFIX = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,40}")
+
+
+def check_prefix(prefix: str) -> str:
+    if not _PREFIX.fullmatch(prefix):
+        raise ConfigurationError(f"A table prefix must be letters, digits and underscores, got {prefix!r}")
+    return prefix
+
+
+@dataclass(frozen=True, slots=True)
+class Dialect:
+    postgres: bool
+
+    def sql(self, text: str) -> str:
+        return text.replace("?", "%s") if self.postgres else text
+
+
+SQLITE = Dialect(postgres=False)
+POSTGRES = Dialect(postgres=True)
+
+
+class SessionSql:
+    """The statements for tables ``{prefix}session`` and ``{prefix}session_event``."""
+
+    def __init__(self, prefix: str, dialect: Dialect) -> None:
+        self.dialect = dialect
+        p = check_prefix(prefix)
+        self.session, self.event = f"{p}session", f"{p}session_event"
+        self._cols = "seq, event_id, turn_id, type, payload, created_at"
+
+    def schema(self) -> Flow[None]:
+        if self.dialect.postgres:  # concurrent CREATE IF NOT EXISTS can collide in PostgreSQL's catalog
+            yield ("SELECT pg_advisory_xact_lock(hashtext(%s))", (self.session,))
+        yield (
+            f"CREATE TABLE IF NOT EXISTS {self.session} (id TEXT PRIMARY KEY, version BIGINT NOT NULL,"
+            " created_at DOUBLE PRECISION NOT NULL)",
+            (),
+        )
+        yield (
+            f"CREATE TABLE IF NOT EXISTS {self.event} (session_id TEXT NOT NULL"
+            f" REFERENCES {self.session}(id) ON DELETE CASCADE, seq BIGINT NOT NULL, event_id TEXT NOT NULL,"
+            " turn_id TEXT NOT NULL, type TEXT NOT NULL, payload TEXT NOT NULL,"
+            " created_at DOUBLE PRECISION NOT NULL, PRIMARY KEY (session_id, seq), UNIQUE (session_id, event_id))",
+            (),
+        )
+
+    def _q(self, text: str, *params: Any) -> Statement:
+        return (self.dialect.sql(text), params)
+
+    def append(
+        self, session_id: str, events: Sequence[NewEvent], expected_version: int | None, now: float
+    ) -> Flow[AppendResult]:
+        yield self._q(
+            f"INSERT INTO {self.session} (id, version, created_at) VALUES (?, 0, ?) ON CONFLICT (id) DO NOTHING",
+            session_id,
+            now,
+        )
+        lock = " FOR UPDATE" if self.dialect.postgres else ""  # SQLite: BEGIN IMMEDIATE holds the lock
+        rows = yield self._q(f"SELECT version FROM {self.session} WHERE id = ?{lock}", session_id)
+        current = int(rows[0][0])
+        known: dict[str, str] = {}
+        if events:
+            marks = ", ".join("?" * len(events))
+            rows = yield self._q(
+                f"SELECT event_id, payload FROM {self.event} WHERE session_id = ? AND event_id IN ({marks})",
+                session_id,
+                *(e.event_id for e in events),
+            )
+            known = {str(r[0]): str(r[1]) for r in rows}
+        fresh = plan_append(session_id, events, known, current, expected_version)
+        if fresh:
+            values = ", ".join(["(?, ?, ?, ?, ?, ?, ?)"] * len(fresh))
+            params: list[Any] = []
+            for seq, e in enumerate(fresh, current + 1):
+                params += [session_id, seq, e.event_id, e.turn_id, e.type, e.payload, now]
+            yield self._q(f"INSERT INTO {self.event} (session_id, {self._cols}) VALUES {values}", *params)
+            yield self._q(f"UPDATE {self.session} SET version = ? WHERE id = ?", current + len(fresh), session_id)
+        return AppendResult(current + len(fresh), len(fresh), len(events) - len(fresh))
+
+    def events(self, session_id: str, after_seq: int, last: int | None) -> Flow[list[SessionEvent]]:
+        where = f"FROM {self.event} WHERE session_id = ? AND seq > ?"
+        if last is None:
+            rows = yield self._q(f"SELECT {self._cols} {where} ORDER BY seq", session_id, after_seq)
+        else:
+            rows = yield self._q(f"SELECT {self._cols} {where} ORDER BY seq DESC LIMIT ?", session_id, after_seq, last)
+            rows.reverse()
+        return [SessionEvent(session_id, int(r[0]), r[1], r[2], r[3], r[4], float(r[5])) for r in rows]
+
+    def version(self, session_id: str) -> Flow[int]:
+        rows = yield self._q(f"SELECT version FROM {self.session} WHERE id = ?", session_id)
+        return int(rows[0][0]) if rows else 0
+
+    def delete(self, session_id: str) -> Flow[None]:
+        yield self._q(f"DELETE FROM {self.event} WHERE session_id = ?", session_id)
+        yield self._q(f"DELETE FROM {self.session} WHERE id = ?", session_id)
+
+
+def run_flow(flow: Flow[T], execute: Callable[[Statement], Rows]) -> T:
+    """Drive ``flow`` with a blocking driver call."""
+    statement = next(flow)
+    while True:
+        rows = execute(statement)
+        try:
+            statement = flow.send(rows)
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]
+
+
+async def arun_flow(flow: Flow[T], execute: Callable[[Statement], Awaitable[Rows]]) -> T:
+    """Drive ``flow`` with an async driver call."""
+    statement = next(flow)
+    while True:
+        rows = await execute(statement)
+        try:
+            statement = flow.send(rows)
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]

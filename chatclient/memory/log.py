@@ -1,0 +1,154 @@
+"""The session log: events, the result of an append, and the append rule every backend applies.
+
+A conversation is one append-only log. A turn is appended as one batch whose event ids come from
+the turn id (``f"{turn_id}:{n}"``), so a retried append is recognised and changes nothing. The store
+numbers events 1, 2, 3 … without gaps and its version is the last number; ``expected_version``
+makes a concurrent writer visible as :class:`VersionConflict`, with nothing of the batch written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ChatClientError, ConfigurationError
+from ..messages import Message
+
+if TYPE_CHECKING:
+    from pydantic import TypeAdapter
+
+__all__ = [
+    "CONVERSATION_ID",
+    "AppendResult",
+    "IdempotencyMismatch",
+    "NewEvent",
+    "SessionEvent",
+    "VersionConflict",
+    "check_session_id",
+    "decode_message",
+    "encode_message",
+    "plan_append",
+    "turn_events",
+]
+
+CONVERSATION_ID = "chatclient.memory.conversation_id"
+"""The request-context key of the conversation id (set by ``spec.conversation(id)``)."""
+
+
+class VersionConflict(ChatClientError):
+    """The log moved since the version the writer read; nothing of the batch was written."""
+
+    def __init__(self, session_id: str, expected: int, current: int) -> None:
+        super().__init__(
+            f"Session {session_id!r} is at version {current}, not the expected {expected}; nothing written"
+        )
+        self.session_id, self.expected, self.current = session_id, expected, current
+
+
+class IdempotencyMismatch(ChatClientError):
+    """An event id already in the log arrived with a different payload (two writers reused an id)."""
+
+
+@dataclass(frozen=True, slots=True)
+class NewEvent:
+    """An event to append: its id (unique in the session), turn, type and payload text."""
+
+    event_id: str
+    turn_id: str
+    payload: str
+    type: str = "message"
+
+
+@dataclass(frozen=True, slots=True)
+class SessionEvent:
+    """An event as stored: ``seq`` is its place in the log (1, 2, 3 … without gaps)."""
+
+    session_id: str
+    seq: int
+    event_id: str
+    turn_id: str
+    type: str
+    payload: str
+    created_at: float
+
+    def message(self) -> Message:
+        """The message this event holds (``type == "message"``), exactly as it was appended."""
+        return decode_message(self.payload)
+
+    @property
+    def starts_turn(self) -> bool:
+        """The first event of its turn (a window may begin here without splitting a turn)."""
+        return self.event_id == f"{self.turn_id}:0"
+
+
+@dataclass(frozen=True, slots=True)
+class AppendResult:
+    """What an append did: the log's version after it, events added, events recognised as replays."""
+
+    version: int
+    appended: int
+    replayed: int
+
+
+@lru_cache(maxsize=1)
+def _adapter() -> TypeAdapter[Message]:
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(Message)
+
+
+def encode_message(message: Message) -> str:
+    """The one stored form of a message: its JSON with every field (provider metadata included)."""
+    return message.model_dump_json()
+
+
+@lru_cache(maxsize=8192)
+def decode_message(payload: str) -> Message:
+    """The message stored as ``payload``. Cached (bounded): a windowed view reads the same recent
+    events every turn, and messages are frozen, so one decoded copy serves every reader."""
+    return _adapter().validate_json(payload)
+
+
+def turn_events(turn_id: str, messages: Iterable[Message]) -> list[NewEvent]:
+    """The events of a turn: ids ``turn_id:0``, ``turn_id:1`` … in the turn's order."""
+    if not turn_id:
+        raise ConfigurationError("A turn needs an id to be stored")
+    return [NewEvent(f"{turn_id}:{n}", turn_id, encode_message(m)) for n, m in enumerate(messages)]
+
+
+def check_session_id(session_id: Any) -> str:
+    if not isinstance(session_id, str) or not session_id.strip():
+        raise ConfigurationError(f"A conversation id must be a non-empty string, got {session_id!r}")
+    return session_id
+
+
+def plan_append(
+    session_id: str,
+    events: Sequence[NewEvent],
+    known: Mapping[str, str],
+    current: int,
+    expected_version: int | None,
+) -> list[NewEvent]:
+    """The events to insert, given the payloads already stored under the batch's ids (``known``).
+
+    Replays are skipped; a batch made only of replays succeeds whatever the version (a retry of an
+    append that did land). Anything new is checked against ``expected_version``.
+    """
+    fresh: list[NewEvent] = []
+    seen: set[str] = set()
+    for event in events:
+        if event.event_id in seen:
+            raise IdempotencyMismatch(f"Event id {event.event_id!r} appears twice in one batch")
+        seen.add(event.event_id)
+        stored = known.get(event.event_id)
+        if stored is None:
+            fresh.append(event)
+        elif stored != event.payload:
+            raise IdempotencyMismatch(
+                f"Event {event.event_id!r} of session {session_id!r} is already stored with another payload"
+            )
+    if fresh and expected_version is not None and expected_version != current:
+        raise VersionConflict(session_id, expected_version, current)
+    return fresh

@@ -1,0 +1,167 @@
+"""The session log in PostgreSQL (``pip install "chatclient[postgres]"``: psycopg 3 with a pool).
+
+An append is one transaction: the session row is created if absent (``ON CONFLICT DO NOTHING``,
+so concurrent first appends cannot fail), locked (``FOR UPDATE``), and the new events are inserted
+with the next numbers. Connections come from a ``psycopg_pool`` pool, one per operation.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from ..errors import ConfigurationError
+from ._sql import POSTGRES, Flow, Rows, SessionSql, Statement, arun_flow, run_flow
+from .log import AppendResult, NewEvent, SessionEvent, check_session_id
+
+if TYPE_CHECKING:
+    from psycopg import AsyncConnection, Connection
+    from psycopg_pool import AsyncConnectionPool, ConnectionPool
+
+__all__ = ["AsyncPostgresSessionRepository", "PostgresSessionRepository", "require_psycopg"]
+
+T = TypeVar("T")
+
+
+def require_psycopg() -> None:
+    """Import the driver, or say which extra installs it."""
+    try:
+        import psycopg  # noqa: F401
+        import psycopg_pool  # noqa: F401
+    except ImportError as exc:
+        raise ConfigurationError(
+            'The PostgreSQL stores need psycopg 3 and its pool: pip install "chatclient[postgres]"'
+        ) from exc
+
+
+def pool_kwargs(prepare_threshold: int | None) -> dict[str, Any]:
+    # ``prepare_threshold=None`` disables server-side prepared statements (needed behind pgbouncer).
+    return {"kwargs": {"prepare_threshold": prepare_threshold}, "min_size": 1, "max_size": 8, "open": True}
+
+
+def run_on(conn: Connection[Any], flow: Flow[T]) -> T:
+    def execute(statement: Statement) -> Rows:
+        cur = conn.execute(*statement)
+        return list(cur.fetchall()) if cur.description is not None else []
+
+    with conn.transaction():
+        return run_flow(flow, execute)
+
+
+async def arun_on(conn: AsyncConnection[Any], flow: Flow[T]) -> T:
+    async def execute(statement: Statement) -> Rows:
+        cur = await conn.execute(*statement)
+        return list(await cur.fetchall()) if cur.description is not None else []
+
+    async with conn.transaction():
+        return await arun_flow(flow, execute)
+
+
+class PostgresSessionRepository:
+    """Sessions in PostgreSQL at ``url``; tables ``{prefix}session`` and ``{prefix}session_event``.
+
+    Give ``pool`` to share a ``psycopg_pool.ConnectionPool``; otherwise one is opened (``close()``).
+    """
+
+    def __init__(
+        self,
+        url: str | None = None,
+        *,
+        pool: ConnectionPool[Any] | None = None,
+        prefix: str = "chatclient_",
+        prepare_threshold: int | None = 5,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        require_psycopg()
+        from psycopg_pool import ConnectionPool
+
+        self._own_pool = pool is None
+        if pool is None:
+            if url is None:
+                raise ConfigurationError("PostgresSessionRepository needs a url or a pool")
+            pool = ConnectionPool(url, **pool_kwargs(prepare_threshold))
+        self._pool: ConnectionPool[Any] = pool
+        self._sql = SessionSql(prefix, POSTGRES)
+        self._clock = clock
+        self._run(self._sql.schema())
+
+    def _run(self, flow: Flow[T]) -> T:
+        with self._pool.connection() as conn:
+            return run_on(conn, flow)
+
+    def append(
+        self, session_id: str, events: Sequence[NewEvent], *, expected_version: int | None = None
+    ) -> AppendResult:
+        check_session_id(session_id)
+        return self._run(self._sql.append(session_id, events, expected_version, self._clock()))
+
+    def events(self, session_id: str, *, after_seq: int = 0, last: int | None = None) -> list[SessionEvent]:
+        return self._run(self._sql.events(session_id, after_seq, last))
+
+    def version(self, session_id: str) -> int:
+        return self._run(self._sql.version(session_id))
+
+    def delete(self, session_id: str) -> None:
+        self._run(self._sql.delete(session_id))
+
+    def close(self) -> None:
+        if self._own_pool:
+            self._pool.close()
+
+
+class AsyncPostgresSessionRepository:
+    """The async face, on a ``psycopg_pool.AsyncConnectionPool``; call ``await open()`` first
+    (it creates the tables) and ``await close()`` at the end."""
+
+    def __init__(
+        self,
+        url: str | None = None,
+        *,
+        pool: AsyncConnectionPool[Any] | None = None,
+        prefix: str = "chatclient_",
+        prepare_threshold: int | None = 5,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        require_psycopg()
+        if pool is None and url is None:
+            raise ConfigurationError("AsyncPostgresSessionRepository needs a url or a pool")
+        self._url, self._pool, self._own_pool = url, pool, pool is None
+        self._prepare_threshold = prepare_threshold
+        self._sql = SessionSql(prefix, POSTGRES)
+        self._clock = clock
+
+    async def open(self) -> None:
+        if self._pool is None:
+            from psycopg_pool import AsyncConnectionPool
+
+            kwargs = pool_kwargs(self._prepare_threshold) | {"open": False}
+            assert self._url is not None  # checked in __init__
+            self._pool = AsyncConnectionPool(self._url, **kwargs)
+            await self._pool.open()
+        await self._run(self._sql.schema())
+
+    async def _run(self, flow: Flow[T]) -> T:
+        if self._pool is None:
+            raise ConfigurationError("Call `await repository.open()` before using AsyncPostgresSessionRepository")
+        async with self._pool.connection() as conn:
+            return await arun_on(conn, flow)
+
+    async def append(
+        self, session_id: str, events: Sequence[NewEvent], *, expected_version: int | None = None
+    ) -> AppendResult:
+        check_session_id(session_id)
+        return await self._run(self._sql.append(session_id, events, expected_version, self._clock()))
+
+    async def events(self, session_id: str, *, after_seq: int = 0, last: int | None = None) -> list[SessionEvent]:
+        return await self._run(self._sql.events(session_id, after_seq, last))
+
+    async def version(self, session_id: str) -> int:
+        return await self._run(self._sql.version(session_id))
+
+    async def delete(self, session_id: str) -> None:
+        await self._run(self._sql.delete(session_id))
+
+    async def close(self) -> None:
+        if self._own_pool and self._pool is not None:
+            await self._pool.close()

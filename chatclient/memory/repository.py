@@ -1,0 +1,134 @@
+"""The repository protocols (sync and async, same method names) and the in-memory backend.
+
+Every backend gives the same guarantees (the contract suite in :mod:`chatclient.testing.memory`
+checks them): an append is all-or-nothing and idempotent by event id; ``seq`` is gap-free and the
+version is the last ``seq``; an unknown session reads as empty.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import Protocol, TypeVar, runtime_checkable
+
+from .log import AppendResult, NewEvent, SessionEvent, check_session_id, plan_append
+
+__all__ = [
+    "AsyncInMemorySessionRepository",
+    "AsyncSessionRepository",
+    "InMemorySessionRepository",
+    "SessionRepository",
+    "in_thread",
+]
+
+T = TypeVar("T")
+
+
+@runtime_checkable
+class SessionRepository(Protocol):
+    """One append-only log of events per session."""
+
+    def append(
+        self, session_id: str, events: Sequence[NewEvent], *, expected_version: int | None = None
+    ) -> AppendResult:
+        """Append all of ``events`` or none (``VersionConflict``, ``IdempotencyMismatch``)."""
+        ...
+
+    def events(self, session_id: str, *, after_seq: int = 0, last: int | None = None) -> list[SessionEvent]:
+        """Oldest first: the events after ``after_seq``, or only the ``last`` ones."""
+        ...
+
+    def version(self, session_id: str) -> int:
+        """The last ``seq`` (0 for an empty or unknown session)."""
+        ...
+
+    def delete(self, session_id: str) -> None:
+        """Remove the session and all its events."""
+        ...
+
+
+@runtime_checkable
+class AsyncSessionRepository(Protocol):
+    """:class:`SessionRepository` for asyncio: the same methods, awaited."""
+
+    async def append(
+        self, session_id: str, events: Sequence[NewEvent], *, expected_version: int | None = None
+    ) -> AppendResult: ...
+
+    async def events(self, session_id: str, *, after_seq: int = 0, last: int | None = None) -> list[SessionEvent]: ...
+
+    async def version(self, session_id: str) -> int: ...
+
+    async def delete(self, session_id: str) -> None: ...
+
+
+def select(events: list[SessionEvent], after_seq: int, last: int | None) -> list[SessionEvent]:
+    """The part of a session's events that ``events(after_seq=..., last=...)`` returns."""
+    chosen = events[after_seq:] if after_seq > 0 else events
+    return chosen[-last:] if last is not None and last < len(chosen) else list(chosen)
+
+
+class InMemorySessionRepository:
+    """Sessions in a dict, for one process (tests, prototypes). Thread-safe."""
+
+    def __init__(self, clock: Callable[[], float] = time.time) -> None:
+        self._clock = clock
+        self._logs: dict[str, list[SessionEvent]] = {}
+        self._ids: dict[str, dict[str, str]] = {}
+        self._lock = threading.Lock()
+
+    def append(
+        self, session_id: str, events: Sequence[NewEvent], *, expected_version: int | None = None
+    ) -> AppendResult:
+        check_session_id(session_id)
+        with self._lock:
+            log = self._logs.setdefault(session_id, [])
+            ids = self._ids.setdefault(session_id, {})
+            fresh = plan_append(session_id, events, ids, len(log), expected_version)
+            now = self._clock()
+            for event in fresh:
+                seq = len(log) + 1
+                log.append(SessionEvent(session_id, seq, event.event_id, event.turn_id, event.type, event.payload, now))
+                ids[event.event_id] = event.payload
+            return AppendResult(len(log), len(fresh), len(events) - len(fresh))
+
+    def events(self, session_id: str, *, after_seq: int = 0, last: int | None = None) -> list[SessionEvent]:
+        with self._lock:
+            return select(self._logs.get(session_id, []), after_seq, last)
+
+    def version(self, session_id: str) -> int:
+        with self._lock:
+            return len(self._logs.get(session_id, ()))
+
+    def delete(self, session_id: str) -> None:
+        with self._lock:
+            self._logs.pop(session_id, None)
+            self._ids.pop(session_id, None)
+
+
+class AsyncInMemorySessionRepository:
+    """The async face of :class:`InMemorySessionRepository` (its operations never block)."""
+
+    def __init__(self, repository: InMemorySessionRepository | None = None) -> None:
+        self.sync = repository if repository is not None else InMemorySessionRepository()
+
+    async def append(
+        self, session_id: str, events: Sequence[NewEvent], *, expected_version: int | None = None
+    ) -> AppendResult:
+        return self.sync.append(session_id, events, expected_version=expected_version)
+
+    async def events(self, session_id: str, *, after_seq: int = 0, last: int | None = None) -> list[SessionEvent]:
+        return self.sync.events(session_id, after_seq=after_seq, last=last)
+
+    async def version(self, session_id: str) -> int:
+        return self.sync.version(session_id)
+
+    async def delete(self, session_id: str) -> None:
+        self.sync.delete(session_id)
+
+
+async def in_thread(call: Callable[[], T]) -> T:
+    """Run a blocking store call off the event loop."""
+    return await asyncio.to_thread(call)

@@ -1,0 +1,33 @@
+"""Views of a session log: the messages a model sees, cut only where a turn begins.
+
+A turn is appended whole, so its events are contiguous; a window that starts at a turn's first
+event can never begin with a tool result nor leave a tool call without its result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..messages import AssistantMessage, Message, ToolResponseMessage
+from .log import SessionEvent
+
+__all__ = ["messages_of", "window"]
+
+
+def window(events: Sequence[SessionEvent]) -> list[SessionEvent]:
+    """The events from the first turn start on (a window read with ``last=N`` may begin mid-turn)."""
+    for index, event in enumerate(events):
+        if event.starts_turn:
+            return list(events[index:])
+    return []
+
+
+def messages_of(events: Sequence[SessionEvent]) -> list[Message]:
+    """The messages of a view, with any tool call left unanswered at its end dropped (defensive:
+    an advisor never stores one, but an imported log might hold it)."""
+    messages = [e.message() for e in events if e.type == "message"]
+    while messages and isinstance(messages[-1], AssistantMessage) and messages[-1].tool_calls:
+        messages.pop()
+    while messages and isinstance(messages[0], ToolResponseMessage):
+        messages.pop(0)
+    return messages

@@ -1,0 +1,208 @@
+"""The contract every session repository keeps, as a pytest class to subclass for your own store.
+
+``class TestMyStore(SessionRepositoryContract)`` with a ``repository`` fixture that yields an
+:class:`~chatclient.memory.AsyncSessionRepository` (wrap a sync one in :class:`SyncAsAsync`: its
+calls then run on real threads, so the race tests race threads). Each test uses fresh session ids.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
+
+import pytest
+
+from ..memory.log import (
+    AppendResult,
+    IdempotencyMismatch,
+    NewEvent,
+    SessionEvent,
+    VersionConflict,
+    encode_message,
+    turn_events,
+)
+from ..memory.repository import AsyncSessionRepository, SessionRepository
+from ..messages import (
+    AssistantMessage,
+    ImagePart,
+    JsonPart,
+    Message,
+    SystemMessage,
+    TextPart,
+    ToolCall,
+    ToolResponse,
+    ToolResponseMessage,
+    UserMessage,
+)
+
+__all__ = ["RACERS", "SessionRepositoryContract", "SyncAsAsync", "every_message_kind"]
+
+T = TypeVar("T")
+RACERS = 32
+
+
+class SyncAsAsync:
+    """A sync repository seen through the async protocol; each call runs on its own worker thread."""
+
+    def __init__(self, sync: SessionRepository, threads: int = RACERS) -> None:
+        self.sync = sync
+        self._pool = ThreadPoolExecutor(max_workers=threads)
+
+    async def _run(self, call: Callable[[], T]) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self._pool, call)
+
+    async def append(
+        self, session_id: str, events: Sequence[NewEvent], *, expected_version: int | None = None
+    ) -> AppendResult:
+        return await self._run(lambda: self.sync.append(session_id, events, expected_version=expected_version))
+
+    async def events(self, session_id: str, *, after_seq: int = 0, last: int | None = None) -> list[SessionEvent]:
+        return await self._run(lambda: self.sync.events(session_id, after_seq=after_seq, last=last))
+
+    async def version(self, session_id: str) -> int:
+        return await self._run(lambda: self.sync.version(session_id))
+
+    async def delete(self, session_id: str) -> None:
+        await self._run(lambda: self.sync.delete(session_id))
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True)
+
+
+def every_message_kind() -> list[Message]:
+    """One message of every kind, with the provider metadata that must survive byte for byte."""
+    return [
+        SystemMessage("Be brief.", metadata={"cache_control": {"type": "ephemeral"}}),
+        UserMessage("Weather in Paris? ünïcødé ✓ \u2028", metadata={"id": "u1"}),
+        AssistantMessage(
+            None,
+            tool_calls=[ToolCall(id="call_1", name="get_weather", arguments='{"city": "Paris" }')],
+            metadata={
+                "thinking": [{"type": "thinking", "thinking": "Look it up.", "signature": "EqQBCkgIARABGAIiQ=="}],
+                "redacted_thinking": ["ZW5jcnlwdGVk"],
+                "reasoning_items": [{"id": "rs_1", "encrypted_content": "gAAAA…", "summary": []}],
+                "response_id": "resp_123",
+            },
+        ),
+        ToolResponseMessage(
+            [
+                ToolResponse(
+                    id="call_1",
+                    name="get_weather",
+                    response_data="Sunny",
+                    parts=(TextPart("Sunny"), JsonPart({"t": 21.5}), ImagePart.from_bytes(b"\x89PNG", "image/png")),
+                    result_metadata={"source": "test"},
+                    metadata={"decision": "approved"},
+                )
+            ]
+        ),
+        AssistantMessage("Sunny, 21.5 °C.", metadata={"finish_reason": "stop", "n": 1.0}),
+    ]
+
+
+def _batch(turn: str, n: int) -> list[NewEvent]:
+    return turn_events(turn, [UserMessage(f"{turn} message {i}") for i in range(n)])
+
+
+class SessionRepositoryContract:
+    """Subclass and provide the ``repository`` fixture."""
+
+    @pytest.fixture
+    def session(self) -> str:
+        return f"s-{uuid.uuid4().hex}"
+
+    async def test_unknown_session_reads_empty(self, repository: AsyncSessionRepository, session: str) -> None:
+        assert await repository.events(session) == []
+        assert await repository.version(session) == 0
+
+    async def test_events_are_numbered_without_gaps_and_version_is_the_last(
+        self, repository: AsyncSessionRepository, session: str
+    ) -> None:
+        first = await repository.append(session, _batch("t1", 3))
+        second = await repository.append(session, _batch("t2", 2))
+        assert (first, second) == (AppendResult(3, 3, 0), AppendResult(5, 2, 0))
+        events = await repository.events(session)
+        assert [e.seq for e in events] == [1, 2, 3, 4, 5]
+        assert [e.event_id for e in events] == ["t1:0", "t1:1", "t1:2", "t2:0", "t2:1"]
+        assert all(e.session_id == session for e in events)
+        assert await repository.version(session) == 5
+        assert [e.seq for e in await repository.events(session, after_seq=3)] == [4, 5]
+        assert [e.seq for e in await repository.events(session, last=2)] == [4, 5]
+        assert [e.seq for e in await repository.events(session, after_seq=1, last=10)] == [2, 3, 4, 5]
+
+    async def test_a_replayed_batch_changes_nothing(self, repository: AsyncSessionRepository, session: str) -> None:
+        await repository.append(session, _batch("t1", 3), expected_version=0)
+        again = await repository.append(session, _batch("t1", 3), expected_version=0)  # a retry after a lost reply
+        assert again == AppendResult(3, 0, 3)
+        assert len(await repository.events(session)) == 3
+
+    async def test_same_id_with_another_payload_is_refused(
+        self, repository: AsyncSessionRepository, session: str
+    ) -> None:
+        await repository.append(session, _batch("t1", 1))
+        with pytest.raises(IdempotencyMismatch):
+            await repository.append(session, [NewEvent("t1:0", "t1", encode_message(UserMessage("other")))])
+        with pytest.raises(IdempotencyMismatch):
+            await repository.append(session, [*_batch("t2", 1), *_batch("t2", 1)])
+        assert await repository.version(session) == 1
+
+    async def test_a_stale_expected_version_writes_nothing(
+        self, repository: AsyncSessionRepository, session: str
+    ) -> None:
+        await repository.append(session, _batch("t1", 2))
+        with pytest.raises(VersionConflict) as raised:
+            await repository.append(session, _batch("t2", 3), expected_version=1)
+        assert raised.value.current == 2
+        assert [e.turn_id for e in await repository.events(session)] == ["t1", "t1"]
+
+    async def test_every_message_kind_round_trips_byte_for_byte(
+        self, repository: AsyncSessionRepository, session: str
+    ) -> None:
+        messages = every_message_kind()
+        await repository.append(session, turn_events("t1", messages))
+        events = await repository.events(session)
+        assert [e.payload for e in events] == [encode_message(m) for m in messages]
+        assert [e.message() for e in events] == messages
+
+    async def test_delete_removes_the_session_and_its_events(
+        self, repository: AsyncSessionRepository, session: str
+    ) -> None:
+        other = f"{session}-other"
+        await repository.append(session, _batch("t1", 2))
+        await repository.append(other, _batch("t1", 1))
+        await repository.delete(session)
+        assert (await repository.events(session), await repository.version(session)) == ([], 0)
+        assert await repository.version(other) == 1
+        assert (await repository.append(session, _batch("t1", 1))).version == 1  # starts afresh
+
+    async def test_racers_with_one_expected_version_have_exactly_one_winner(
+        self, repository: AsyncSessionRepository, session: str
+    ) -> None:
+        await repository.append(session, _batch("t0", 1))
+
+        async def racer(n: int) -> bool:
+            try:
+                await repository.append(session, _batch(f"r{n}", 2), expected_version=1)
+            except VersionConflict:
+                return False
+            return True
+
+        wins = await asyncio.gather(*(racer(n) for n in range(RACERS)))
+        assert sum(wins) == 1
+        assert [e.seq for e in await repository.events(session)] == [1, 2, 3]
+
+    async def test_racers_without_a_version_all_land_and_replays_land_once(
+        self, repository: AsyncSessionRepository, session: str
+    ) -> None:
+        # A first append to a new session from every racer at once: none fails, nothing is lost.
+        await asyncio.gather(*(repository.append(session, _batch(f"r{n}", 2)) for n in range(RACERS)))
+        events = await repository.events(session)
+        assert [e.seq for e in events] == list(range(1, 2 * RACERS + 1))
+        turns = [e.turn_id for e in events]
+        assert all(turns[i] == turns[i + 1] for i in range(0, len(turns), 2))  # each batch contiguous
+        same = f"{session}-replays"
+        await asyncio.gather(*(repository.append(same, _batch("t1", 4)) for _ in range(RACERS)))
+        assert [e.event_id for e in await repository.events(same)] == ["t1:0", "t1:1", "t1:2", "t1:3"]

@@ -1,0 +1,112 @@
+"""Paused tool calls and their nonces in Redis (``pip install "chatclient[redis]"``), shared by every
+process that reaches the server: pause in one, resume in another, exactly once.
+
+- :class:`RedisPendingToolCallStore`: ``SET NX PX`` (put if absent, expiry by the server's clock),
+  ``GETDEL`` (take once: of N concurrent takers exactly one gets the state), ``GET`` for ``peek``.
+- :class:`RedisNonceLedger`: ``SET NX PX`` redeems a nonce once; ``release`` deletes it.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ConfigurationError, PendingStateExpiredError, PendingStateNotFoundError
+from .confirmation import PendingToolCalls
+from .pending import _expires_at, _new_id
+
+if TYPE_CHECKING:
+    import redis
+
+__all__ = ["RedisNonceLedger", "RedisPendingToolCallStore"]
+
+_WEEK = 7 * 24 * 3600.0
+
+
+def _client(url: str | None, client: Any, name: str) -> Any:
+    try:
+        import redis
+    except ImportError as exc:
+        raise ConfigurationError('The Redis stores need redis-py: pip install "chatclient[redis]"') from exc
+    if client is not None:
+        return client
+    if url is None:
+        raise ConfigurationError(f"{name} needs a url or a client")
+    return redis.Redis.from_url(url)
+
+
+def _ttl_ms(expires_at: float | None, default: float) -> int:
+    seconds = (expires_at - time.time()) if expires_at is not None else default
+    return max(1, int(seconds * 1000))
+
+
+class RedisPendingToolCallStore:
+    """Paused states under ``{prefix}pending:{id}``; ``ttl`` (seconds) bounds how long one waits."""
+
+    def __init__(
+        self,
+        url: str | None = None,
+        *,
+        client: redis.Redis | None = None,
+        prefix: str = "chatclient:",
+        ttl: float | None = 3600.0,
+    ) -> None:
+        self._redis = _client(url, client, type(self).__name__)
+        self._prefix, self._ttl = f"{prefix}pending:", ttl
+
+    def save(self, pending: PendingToolCalls) -> str:
+        expires_at = _expires_at(pending, self._ttl)
+        if expires_at is not None and expires_at <= time.time():
+            raise PendingStateExpiredError("The pending tool calls already expired; nothing was stored")
+        state_id = _new_id()
+        stored = self._redis.set(
+            self._prefix + state_id, pending.model_dump_json(), nx=True, px=_ttl_ms(expires_at, _WEEK)
+        )
+        if not stored:  # a 192-bit random id collided: refuse rather than overwrite
+            raise PendingStateNotFoundError("A pending state id collided; nothing was stored")
+        return state_id
+
+    def take(self, state_id: str) -> PendingToolCalls:
+        raw = self._redis.getdel(self._prefix + state_id)
+        if raw is None:
+            raise PendingStateNotFoundError(
+                "No pending tool calls under this id (unknown, already resumed, or expired); nothing ran"
+            )
+        return PendingToolCalls.model_validate_json(raw)
+
+    def peek(self, state_id: str) -> PendingToolCalls:
+        """The state, left in place (for UIs and approver checks); raises as ``take`` does once it
+        is taken or expired (Redis expires it, so both read as not found)."""
+        raw = self._redis.get(self._prefix + state_id)
+        if raw is None:
+            raise PendingStateNotFoundError("No pending tool calls under this id (unknown, resumed, or expired)")
+        return PendingToolCalls.model_validate_json(raw)
+
+    def discard(self, state_id: str) -> bool:
+        return bool(self._redis.delete(self._prefix + state_id))
+
+    def purge_expired(self) -> int:
+        """Nothing to do: the server expires keys itself."""
+        return 0
+
+
+class RedisNonceLedger:
+    """Redeemed nonces under ``{prefix}nonce:{nonce}``, kept until the state would expire (or for
+    ``retention`` seconds when it has no expiry)."""
+
+    def __init__(
+        self,
+        url: str | None = None,
+        *,
+        client: redis.Redis | None = None,
+        prefix: str = "chatclient:",
+        retention: float = _WEEK,
+    ) -> None:
+        self._redis = _client(url, client, type(self).__name__)
+        self._prefix, self._retention = f"{prefix}nonce:", retention
+
+    def redeem(self, nonce: str, expires_at: float | None) -> bool:
+        return bool(self._redis.set(self._prefix + nonce, b"1", nx=True, px=_ttl_ms(expires_at, self._retention)))
+
+    def release(self, nonce: str) -> None:
+        self._redis.delete(self._prefix + nonce)

@@ -1,0 +1,47 @@
+"""A nonce ledger in an SQLite file, shared by the processes of one machine (beside
+``SqlitePendingToolCallStore``): an insert that succeeds once per nonce, an expired entry reused."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from ..memory._sql import check_prefix
+from ..memory.sqlite import SqliteDatabase
+
+__all__ = ["SqliteNonceLedger"]
+
+_WEEK = 7 * 24 * 3600.0
+
+
+class SqliteNonceLedger:
+    """Redeemed nonces in table ``{prefix}nonce`` of the file ``path``, kept until their state would
+    expire (or for ``retention`` seconds when it has no expiry)."""
+
+    def __init__(self, path: str | Path, *, prefix: str = "chatclient_", retention: float = _WEEK) -> None:
+        self._table = f"{check_prefix(prefix)}nonce"
+        self._db = SqliteDatabase(path)
+        self._retention = retention
+        self._db.connection().execute(
+            f"CREATE TABLE IF NOT EXISTS {self._table} (nonce TEXT PRIMARY KEY, expires_at REAL NOT NULL)"
+        )
+
+    def redeem(self, nonce: str, expires_at: float | None) -> bool:
+        now = time.time()
+        keep_until = expires_at if expires_at is not None else now + self._retention
+        row = (
+            self._db.connection()
+            .execute(
+                f"INSERT INTO {self._table} (nonce, expires_at) VALUES (?, ?) ON CONFLICT (nonce) DO UPDATE"
+                f" SET expires_at = excluded.expires_at WHERE {self._table}.expires_at <= ? RETURNING nonce",
+                (nonce, keep_until, now),
+            )
+            .fetchone()
+        )
+        return row is not None
+
+    def release(self, nonce: str) -> None:
+        self._db.connection().execute(f"DELETE FROM {self._table} WHERE nonce = ?", (nonce,))
+
+    def close(self) -> None:
+        self._db.close()

@@ -1,0 +1,79 @@
+"""Pending-state stores and nonce ledgers keep their contracts on every backend (real servers)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from chatclient.testing.pending import NonceLedgerContract, PeekablePendingStoreContract, PendingToolCallStoreContract
+from chatclient.testing.servers import POSTGRES_URL, REDIS_URL, server_url
+from chatclient.tools.pending import InMemoryNonceLedger, InMemoryPendingToolCallStore, SqlitePendingToolCallStore
+
+
+def make_store(backend: str, tmp_path: Path, prefix: str, ttl: float) -> Any:
+    if backend == "memory":
+        return InMemoryPendingToolCallStore(ttl=ttl)
+    if backend == "sqlite":
+        return SqlitePendingToolCallStore(tmp_path / "pending.db", ttl=ttl)
+    if backend == "redis":
+        from chatclient.tools.pending_redis import RedisPendingToolCallStore
+
+        return RedisPendingToolCallStore(server_url(REDIS_URL), prefix=prefix, ttl=ttl)
+    from chatclient.tools.pending_postgres import PostgresPendingToolCallStore
+
+    return PostgresPendingToolCallStore(server_url(POSTGRES_URL), prefix=prefix, ttl=ttl)
+
+
+def close(thing: Any) -> None:
+    if hasattr(thing, "close"):
+        thing.close()
+
+
+class StoreFixtures:
+    @pytest.fixture
+    def store(self, backend: str, tmp_path: Path, prefix: str) -> Iterator[Any]:
+        store = make_store(backend, tmp_path, prefix, 3600.0)
+        yield store
+        close(store)
+
+    @pytest.fixture
+    def expiring_store(self, backend: str, tmp_path: Path, prefix: str) -> Iterator[Any]:
+        store = make_store(backend, tmp_path, prefix, 0.1)
+        yield store
+        close(store)
+
+
+@pytest.mark.parametrize("backend", ["memory", "sqlite"])
+class TestPendingStore(StoreFixtures, PendingToolCallStoreContract):
+    pass
+
+
+@pytest.mark.parametrize("backend", ["redis", "postgres"])
+class TestPeekablePendingStore(StoreFixtures, PeekablePendingStoreContract):
+    pass
+
+
+@pytest.mark.parametrize("backend", ["memory", "sqlite", "redis", "postgres"])
+class TestNonceLedger(NonceLedgerContract):
+    @pytest.fixture
+    def ledger(self, backend: str, prefix: str, tmp_path: Path) -> Iterator[Any]:
+        if backend == "memory":
+            yield InMemoryNonceLedger()
+            return
+        if backend == "sqlite":
+            from chatclient.tools.pending_sqlite import SqliteNonceLedger
+
+            ledger: Any = SqliteNonceLedger(tmp_path / "nonces.db", prefix=prefix)
+        elif backend == "redis":
+            from chatclient.tools.pending_redis import RedisNonceLedger
+
+            ledger = RedisNonceLedger(server_url(REDIS_URL), prefix=prefix)
+        else:
+            from chatclient.tools.pending_postgres import PostgresNonceLedger
+
+            ledger = PostgresNonceLedger(server_url(POSTGRES_URL), prefix=prefix)
+        yield ledger
+        close(ledger)
