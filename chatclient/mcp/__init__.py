@@ -19,9 +19,14 @@ from .connection import McpServerConnection
 from .errors import McpConnectionError, McpProtocolError
 from .naming import McpToolNaming, sanitise_name
 from .provider import AsyncMcpToolCallbackProvider, McpToolCallbackProvider, McpToolFilter, RequireConfirmation
+from .server import build_mcp_server, mcp_prompt, mcp_resource, mcp_tool, serve
 
 __all__ = [
     "AsyncMcpToolCallbackProvider",
+    "build_mcp_server",
+    "mcp_prompt",
+    "mcp_resource",
+    "mcp_tool",
     "McpConnectionError",
     "McpMeta",
     "McpProtocolError",
@@ -32,4 +37,5 @@ __all__ = [
     "McpToolNaming",
     "RequireConfirmation",
     "sanitise_name",
+    "serve",
 ]
