@@ -51,6 +51,11 @@ EXPECTED = {
         "[astream] answer='You have 1,024 EUR.'",
         "-> tool calls ['account_balance']",
     ],
+    "mcp_tools.py": [
+        "answer: Lisbon: sunny, 24°C",
+        "paused before any MCP request; awaiting: ['c1']",
+        "resumed: Trip to Lisbon cancelled",
+    ],
 }
 
 

@@ -19,7 +19,6 @@ def loaded_after(statement: str) -> set[str]:
 
 def test_neither_chatclient_nor_its_testing_kit_loads_the_mcp_sdk() -> None:
     assert "mcp" not in loaded_after("import chatclient, chatclient.testing, chatclient.tools")
-    assert "mcp" in loaded_after("import chatclient.mcp")
 
 
 def test_the_extra_is_declared_and_in_dev() -> None:

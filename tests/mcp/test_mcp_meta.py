@@ -1,0 +1,61 @@
+"""Tool context -> MCP ``_meta``: nothing by default, chosen keys on request, reserved keys never."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from mcp.server.mcpserver import Context, MCPServer
+
+from chatclient import AssistantMessage, ChatClient, Prompt, ToolResponseMessage
+from chatclient.mcp import McpMeta, McpServerConnection, McpToolCallbackProvider
+from chatclient.testing import ScriptedChatModel, ScriptItem, tool_call
+from chatclient.testing.mcp import running_mcp_server
+
+RESERVED = "io.modelcontextprotocol/"
+
+
+def meta_server() -> Any:
+    server = MCPServer("meta", log_level="WARNING")
+
+    @server.tool(description="The request _meta the server received, as JSON")
+    def seen(ctx: Context) -> str:
+        meta = ctx.request_context.meta or {}
+        items = meta.items() if isinstance(meta, dict) else meta.model_dump(by_alias=True).items()
+        return json.dumps({key: value for key, value in items if not key.startswith(RESERVED)})
+
+    return server
+
+
+@pytest.fixture(scope="module")
+def url() -> Iterator[str]:
+    with running_mcp_server(meta_server()) as served:
+        yield served
+
+
+def ask(prompt: Prompt) -> ScriptItem:
+    last = prompt.messages[-1]
+    if isinstance(last, ToolResponseMessage):
+        return last.responses[0].response_data
+    return AssistantMessage(None, tool_calls=[tool_call("seen")])
+
+
+CONTEXT = {"tenant": "acme", "user_token": "secret", RESERVED + "protocolVersion": "forged"}
+
+
+@pytest.mark.parametrize(
+    ("forwarding", "expected"),
+    [(None, {}), (McpMeta.keys("tenant"), {"tenant": "acme"}), (McpMeta.forward_all(), None)],
+    ids=["default-nothing", "chosen-keys", "forward-all"],
+)
+def test_the_server_sees_only_the_chosen_context_keys(url: str, forwarding: Any, expected: Any) -> None:
+    connection = McpServerConnection.http(url, name="meta")
+    with McpToolCallbackProvider(connection, meta_from_context=forwarding) as provider:
+        spec = ChatClient.create(ScriptedChatModel(ask)).prompt("Meta?").tools(provider).tool_context(CONTEXT)
+        seen = json.loads(spec.call().content() or "null")
+    if expected is None:
+        assert seen == {"tenant": "acme", "user_token": "secret"}, "everything but the reserved key"
+    else:
+        assert seen == expected
