@@ -10,7 +10,7 @@ from typing import Annotated
 
 from pydantic import Field
 
-from chatclient import AssistantMessage, ChatClient, Prompt, ToolResponseMessage
+from chatclient import AssistantMessage, ChatClient, Prompt, ToolResponseMessage, UserMessage
 from chatclient.mcp import McpServerConnection, McpToolCallbackProvider, build_mcp_server, mcp_tool
 from chatclient.testing import ScriptedChatModel, ScriptItem, tool_call
 from chatclient.testing.mcp import running_mcp_server
@@ -33,8 +33,7 @@ def model(prompt: Prompt) -> ScriptItem:
     last = prompt.messages[-1]
     if isinstance(last, ToolResponseMessage):
         return " / ".join(r.response_data for r in last.responses)
-    user = prompt.messages[-1].text or ""
-    name = "cancel_trip" if "Cancel" in user else "forecast"
+    name = "cancel_trip" if isinstance(last, UserMessage) and "Cancel" in last.text else "forecast"
     return AssistantMessage(None, tool_calls=[tool_call(name, {"city": "Lisbon"}, id="c1")])
 
 
