@@ -172,6 +172,25 @@ class McpSession:
                 return tools
         return tools
 
+    async def read_resource(self, uri: str) -> Any:
+        """``resources/read``: the ``ReadResourceResult`` (text or base64 blob contents)."""
+        return await self._protocol(uri, self._live().read_resource(uri))
+
+    async def get_prompt(self, name: str, arguments: dict[str, str] | None = None) -> Any:
+        """``prompts/get``: the ``GetPromptResult`` (its messages, rendered by the server)."""
+        return await self._protocol(name, self._live().get_prompt(name, arguments))
+
+    async def _protocol(self, what: str, request: Any) -> Any:
+        import mcp
+
+        try:
+            return await request
+        except mcp.MCPError as exc:
+            raise McpProtocolError(
+                f"MCP server {self.name!r} refused {what!r}: {exc.message} ({exc.code})",
+                tool_name=what, server_name=self.name, code=exc.code,
+            ) from exc  # fmt: skip
+
     async def call_tool(self, name: str, arguments: dict[str, Any], meta: dict[str, Any] | None) -> Any:
         """``tools/call`` with the connection's timeout; errors mapped to chatclient's tool errors."""
         import mcp

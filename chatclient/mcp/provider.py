@@ -107,6 +107,22 @@ class _Catalog:
             return bool(rule(server_name, tool))
         return tool.name in rule
 
+    async def session(self, name: str) -> McpSession:
+        """The open session of the server called ``name`` (connecting every server on first use)."""
+        self._lock = self._lock or asyncio.Lock()
+        async with self._lock:
+            await self._open()
+        for session in self.sessions:
+            if session.name == name:
+                return session
+        raise ValueError(f"No MCP server named {name!r}: {[c.name for c in self.connections]}")
+
+    async def read_resource(self, server: str, uri: str) -> Any:
+        return await (await self.session(server)).read_resource(uri)
+
+    async def get_prompt(self, server: str, name: str, arguments: dict[str, str] | None) -> Any:
+        return await (await self.session(server)).get_prompt(name, arguments)
+
     async def close(self) -> None:
         sessions, self.sessions, self.callbacks = self.sessions, [], None
         await asyncio.gather(*(s.close() for s in sessions))
@@ -137,6 +153,14 @@ class AsyncMcpToolCallbackProvider:
     def invalidate_cache(self) -> None:
         """List the tools again on the next request (the sessions stay open)."""
         self._catalog.callbacks = None
+
+    async def read_resource(self, server: str, uri: str) -> Any:
+        """Read a resource of ``server`` (``mcp.types.ReadResourceResult``)."""
+        return await self._catalog.read_resource(server, uri)
+
+    async def get_prompt(self, server: str, name: str, arguments: dict[str, str] | None = None) -> Any:
+        """Render a prompt of ``server`` (``mcp.types.GetPromptResult``)."""
+        return await self._catalog.get_prompt(server, name, arguments)
 
     async def aclose(self) -> None:
         await self._catalog.close()
@@ -236,6 +260,20 @@ class McpToolCallbackProvider:
                 raise
 
         return {"invoke": invoke, "call_sync": call_sync}
+
+    def read_resource(self, server: str, uri: str) -> Any:
+        """Read a resource of ``server`` (``mcp.types.ReadResourceResult``), from sync code."""
+        return self._started().submit(self._catalog.read_resource(server, uri)).result()
+
+    def get_prompt(self, server: str, name: str, arguments: dict[str, str] | None = None) -> Any:
+        """Render a prompt of ``server`` (``mcp.types.GetPromptResult``), from sync code."""
+        return self._started().submit(self._catalog.get_prompt(server, name, arguments)).result()
+
+    async def aread_resource(self, server: str, uri: str) -> Any:
+        return await asyncio.wrap_future(self._started().submit(self._catalog.read_resource(server, uri)))
+
+    async def aget_prompt(self, server: str, name: str, arguments: dict[str, str] | None = None) -> Any:
+        return await asyncio.wrap_future(self._started().submit(self._catalog.get_prompt(server, name, arguments)))
 
     def close(self) -> None:
         runtime, self._runtime = self._runtime, None

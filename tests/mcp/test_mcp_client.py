@@ -3,15 +3,18 @@ and one real stdio child. No mock of MCP: the official SDK on both sides."""
 
 from __future__ import annotations
 
+import asyncio
 import io
 import os
 import socket
 import subprocess
 import sys
+import threading
 from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
+import anyio
 import pytest
 
 from chatclient import AssistantMessage, ChatClient, Prompt, ToolResponseMessage, tool
@@ -268,3 +271,57 @@ async def test_async_provider_runs_the_calls_of_one_reply_together() -> None:
         async with AsyncMcpToolCallbackProvider(McpServerConnection.http(own, name="meet")) as provider:
             model = ScriptedChatModel(four_meetings)
             assert await ChatClient.create(model).prompt("Meet").tools(provider).acall().content() == "met met met met"
+
+
+# ----------------------------------------------------------------------------------------- cancellation, lifecycle
+
+
+def hang_server(started: threading.Event, cancelled: threading.Event) -> Any:
+    from mcp.server.mcpserver import MCPServer
+
+    server = MCPServer("hang", log_level="WARNING")
+
+    @server.tool(description="Hangs until cancelled")
+    async def hang() -> str:
+        started.set()
+        try:
+            await anyio.sleep(30)
+        except anyio.get_cancelled_exc_class():
+            cancelled.set()
+            raise
+        return "woke"
+
+    @server.tool(description="Echo")
+    def echo(text: str) -> str:
+        return text
+
+    return server
+
+
+@pytest.mark.parametrize("kind", ["thread-backed", "async"])
+async def test_cancelling_a_request_cancels_the_remote_call_and_the_provider_stays_usable(kind: str) -> None:
+    started, cancelled = threading.Event(), threading.Event()
+    with running_mcp_server(hang_server(started, cancelled)) as url:
+        connection = McpServerConnection.http(url, name="hang")
+        provider: Any = (
+            McpToolCallbackProvider(connection) if kind == "thread-backed" else AsyncMcpToolCallbackProvider(connection)
+        )
+        client = ChatClient.create(ScriptedChatModel(calling("hang")))
+        request = asyncio.ensure_future(client.prompt("Hang").tools(provider).acall().content())
+        assert await asyncio.to_thread(started.wait, 5), "the remote tool began"
+        request.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await request
+        assert await asyncio.to_thread(cancelled.wait, 1), "the server saw the cancellation within 1 s"
+        echo = ChatClient.create(ScriptedChatModel(calling("echo", {"text": "still here"})))
+        assert await echo.prompt("Echo").tools(provider).acall().content() == "still here"
+        await provider.aclose() if kind == "async" else provider.close()
+
+
+def test_close_ends_the_runtime_thread(url: str) -> None:
+    provider = McpToolCallbackProvider(McpServerConnection.http(url, name="demo"))
+    provider.get_tool_callbacks()
+    runtime = provider._runtime
+    assert runtime is not None and runtime.thread.is_alive()
+    provider.close()
+    assert not runtime.thread.is_alive()

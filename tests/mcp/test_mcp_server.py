@@ -11,6 +11,8 @@ from pydantic import Field
 
 from chatclient import tool
 from chatclient.mcp import (
+    AsyncMcpToolCallbackProvider,
+    McpProtocolError,
     McpServerConnection,
     McpToolCallbackProvider,
     build_mcp_server,
@@ -126,3 +128,20 @@ def test_a_source_with_nothing_marked_and_serve_inside_a_loop_are_clear_errors()
 
     with pytest.raises(RuntimeError, match="inside a running event loop"):
         asyncio.run(inside())
+
+
+async def test_resources_and_prompts_through_both_providers() -> None:
+    server, _ = build()
+    with running_mcp_server(server) as url:
+        connection = McpServerConnection.http(url, name="weather")
+        with McpToolCallbackProvider(connection) as threaded:
+            assert threaded.read_resource("weather", "cities://fr").contents[0].text == '["Paris", "Lyon"]'
+            prompt = await threaded.aget_prompt("weather", "ask_weather", {"city": "Rome"})
+            assert prompt.messages[0].content.text == "What is the weather in Rome?"
+            with pytest.raises(McpProtocolError, match="refused"):
+                threaded.get_prompt("weather", "no_such_prompt")
+            with pytest.raises(ValueError, match="No MCP server named 'other'"):
+                threaded.read_resource("other", "cities://fr")
+        async with AsyncMcpToolCallbackProvider(connection) as loop_bound:
+            read = await loop_bound.read_resource("weather", "cities://xx")
+            assert read.contents[0].text == "[]"
