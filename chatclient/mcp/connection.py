@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
@@ -23,6 +23,13 @@ __all__ = ["McpServerConnection", "McpSession"]
 
 _REQUEST_TIMEOUT = -32001
 _MAX_PAGES = 100
+_MAX_RELISTENS = 20
+
+
+def _announces_tool_changes(client: Any) -> bool:
+    """A modern connection whose server advertises ``tools.listChanged`` (legacy ones notify instead)."""
+    tools = getattr(client.server_capabilities, "tools", None)
+    return bool(tools and tools.list_changed) and str(client.protocol_version) >= "2026-07-28"
 
 
 @dataclass(frozen=True)
@@ -80,23 +87,25 @@ class McpServerConnection:
         if not self.name:
             raise ValueError("McpServerConnection needs a name")
 
-    def _client(self, stack: contextlib.AsyncExitStack) -> Any:
+    def _client(self, stack: contextlib.AsyncExitStack, message_handler: Any) -> Any:
+        """The SDK client (its response cache off: the provider keeps its own tool cache)."""
         import mcp
 
+        options: dict[str, Any] = {"mode": self.mode, "cache": None, "message_handler": message_handler}
         if self.command is not None:
             params = mcp.StdioServerParameters(
                 command=self.command, args=list(self.args), env=dict(self.env) if self.env else None, cwd=self.cwd
             )
-            return mcp.Client(mcp.stdio_client(params, errlog=self.errlog or _stderr_with_fd()), mode=self.mode)
+            return mcp.Client(mcp.stdio_client(params, errlog=self.errlog or _stderr_with_fd()), **options)
         assert self.url is not None
         if not self.headers:
-            return mcp.Client(self.url, mode=self.mode)
+            return mcp.Client(self.url, **options)
         import httpx2
         from mcp.client.streamable_http import streamable_http_client
 
         http = httpx2.AsyncClient(headers=dict(self.headers), timeout=httpx2.Timeout(30, read=300))
         stack.push_async_callback(http.aclose)
-        return mcp.Client(streamable_http_client(self.url, http_client=http), mode=self.mode)
+        return mcp.Client(streamable_http_client(self.url, http_client=http), **options)
 
 
 def _stderr_with_fd() -> TextIO:
@@ -120,6 +129,9 @@ class McpSession:
         self.loop: asyncio.AbstractEventLoop | None = None
         self._stop: asyncio.Event | None = None
         self._owner: asyncio.Task[None] | None = None
+        self._watcher: asyncio.Task[None] | None = None
+        self.on_tools_changed: Callable[[], None] | None = None
+        """Called on the session's loop when the server says its tool list changed."""
 
     @property
     def name(self) -> str:
@@ -136,7 +148,9 @@ class McpSession:
         assert self._stop is not None
         try:
             async with contextlib.AsyncExitStack() as stack:
-                self.client = await stack.enter_async_context(self.connection._client(stack))
+                self.client = await stack.enter_async_context(self.connection._client(stack, self._on_message))
+                if _announces_tool_changes(self.client):
+                    self._watcher = asyncio.create_task(self._watch(), name=f"mcp-watch-{self.name}")
                 ready.set_result(None)
                 await self._stop.wait()
         except Exception as exc:  # the SDK raises nested groups; callers get one error
@@ -147,7 +161,37 @@ class McpSession:
             if not ready.done():
                 ready.set_exception(McpConnectionError(self.name, ConnectionError("closed before it opened")))
 
+    def _tools_changed(self) -> None:
+        if self.on_tools_changed is not None:
+            self.on_tools_changed()
+
+    async def _on_message(self, message: Any) -> None:
+        """Legacy protocol: the server's ``notifications/tools/list_changed``."""
+        root = getattr(message, "root", message)
+        if getattr(root, "method", None) == "notifications/tools/list_changed":
+            self._tools_changed()
+
+    async def _watch(self) -> None:
+        """Modern protocol: hold a ``subscriptions/listen`` stream; re-listen (and re-list: no replay)
+        with back-off when it drops."""
+        for attempt in range(_MAX_RELISTENS):
+            try:
+                async with self._live().listen(tools_list_changed=True) as subscription:
+                    async for _event in subscription:
+                        self._tools_changed()
+                return  # closed gracefully
+            except (Exception, McpConnectionError):
+                if self.client is None:
+                    return
+                await asyncio.sleep(min(0.1 * 2**attempt, 5.0))
+                self._tools_changed()
+
     async def close(self) -> None:
+        if self._watcher is not None:
+            self._watcher.cancel()
+            with contextlib.suppress(BaseException):
+                await self._watcher
+            self._watcher = None
         if self._stop is not None and self._owner is not None:
             self._stop.set()
             with contextlib.suppress(Exception):

@@ -72,6 +72,8 @@ class _Catalog:
         if self.sessions:
             return
         sessions = [McpSession(c) for c in self.connections]
+        for session in sessions:
+            session.on_tools_changed = self.invalidate
         outcomes = await asyncio.gather(*(s.open() for s in sessions), return_exceptions=True)
         failures = [o for o in outcomes if isinstance(o, BaseException)]
         if failures:
@@ -122,6 +124,10 @@ class _Catalog:
 
     async def get_prompt(self, server: str, name: str, arguments: dict[str, str] | None) -> Any:
         return await (await self.session(server)).get_prompt(name, arguments)
+
+    def invalidate(self) -> None:
+        """List again on the next request; a request under way keeps the tools it resolved."""
+        self.callbacks = None
 
     async def close(self) -> None:
         sessions, self.sessions, self.callbacks = self.sessions, [], None
