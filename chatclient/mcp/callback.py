@@ -9,10 +9,11 @@ from typing import Any
 
 from pydantic import JsonValue
 
-from ..errors import ToolArgumentsError
+from ..errors import ToolArgumentsError, ToolExecutionError
 from ..messages import ToolResult
 from ..tools.callback import ToolCallback
 from ..tools.definition import ToolContext, ToolDefinition, ToolMetadata
+from .errors import McpProtocolError
 from .results import to_tool_result
 
 __all__ = ["McpMeta", "McpToolCallback", "schema_hash"]
@@ -49,6 +50,7 @@ class McpToolCallback(ToolCallback):
         call_sync: Callable[[str, dict[str, Any], dict[str, Any] | None], Any] | None = None,
         requires_confirmation: bool = False,
         meta_from_context: MetaFromContext | None = None,
+        protocol_errors_to_model: bool = False,
     ) -> None:
         schema: dict[str, JsonValue] = dict(tool.input_schema or {})
         schema.setdefault("type", "object")
@@ -64,6 +66,7 @@ class McpToolCallback(ToolCallback):
         self._invoke = invoke
         self._call_sync = call_sync
         self._meta_from_context = meta_from_context
+        self._protocol_errors_to_model = protocol_errors_to_model
 
     @property
     def definition(self) -> ToolDefinition:
@@ -81,8 +84,16 @@ class McpToolCallback(ToolCallback):
         self._arguments(arguments)
 
     async def acall(self, arguments: str, context: ToolContext | None = None) -> str | ToolResult:
-        result = await self._invoke(self.original_name, self._arguments(arguments), self._meta(context))
+        try:
+            result = await self._invoke(self.original_name, self._arguments(arguments), self._meta(context))
+        except McpProtocolError as exc:
+            raise self._protocol_error(exc) from exc
         return to_tool_result(result, server_name=self.server_name, tool_name=self.original_name)
+
+    def _protocol_error(self, error: McpProtocolError) -> Exception:
+        if self._protocol_errors_to_model:
+            return ToolExecutionError(str(error), tool_name=self.name)
+        return error
 
     def call(self, arguments: str, context: ToolContext | None = None) -> str | ToolResult:
         if self._call_sync is None:
@@ -90,7 +101,10 @@ class McpToolCallback(ToolCallback):
                 f"MCP tool {self.name!r} comes from an AsyncMcpToolCallbackProvider, bound to its event loop: "
                 "call it from async code, or use McpToolCallbackProvider for sync code"
             )
-        result = self._call_sync(self.original_name, self._arguments(arguments), self._meta(context))
+        try:
+            result = self._call_sync(self.original_name, self._arguments(arguments), self._meta(context))
+        except McpProtocolError as exc:
+            raise self._protocol_error(exc) from exc
         return to_tool_result(result, server_name=self.server_name, tool_name=self.original_name)
 
     def _arguments(self, arguments: str) -> dict[str, Any]:

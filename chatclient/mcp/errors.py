@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..errors import ChatClientError, ToolExecutionError
+from ..errors import ChatClientError
 
 __all__ = ["McpConnectionError", "McpProtocolError", "leaf_exception"]
 
@@ -16,11 +16,14 @@ class McpConnectionError(ChatClientError):
         self.cause = cause
 
 
-class McpProtocolError(ToolExecutionError):
-    """The server answered a tool call with a protocol error (not a tool's ``isError`` result)."""
+class McpProtocolError(ChatClientError):
+    """The server answered with a protocol error (not a tool's ``isError`` result). A hard failure
+    by default, as in Spring AI: it says the server or the connection is wrong, not the call; a
+    provider built with ``protocol_errors_to_model=True`` tells the model instead."""
 
     def __init__(self, message: str, *, tool_name: str, server_name: str, code: int) -> None:
-        super().__init__(message, tool_name=tool_name)
+        super().__init__(message)
+        self.tool_name = tool_name
         self.server_name = server_name
         self.code = code
 

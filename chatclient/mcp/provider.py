@@ -54,6 +54,7 @@ class _Catalog:
         self.tool_filter = tool_filter
         self.require_confirmation = require_confirmation
         self.meta_from_context = meta_from_context
+        self.protocol_errors_to_model = False
         self.sessions: list[McpSession] = []
         self.callbacks: tuple[McpToolCallback, ...] | None = None
         self._lock: asyncio.Lock | None = None
@@ -95,6 +96,7 @@ class _Catalog:
                         tool=tool,
                         requires_confirmation=self._gated(session.name, tool),
                         meta_from_context=self.meta_from_context,
+                        protocol_errors_to_model=self.protocol_errors_to_model,
                         **bind(session),
                     )
                 )
@@ -140,7 +142,8 @@ class AsyncMcpToolCallbackProvider:
     ``naming`` makes the exposed names (default: the tool's own, sanitised; a collision between
     servers is an error); ``tool_filter`` keeps tools; ``require_confirmation`` gates them (see
     :data:`RequireConfirmation`); ``meta_from_context`` picks the tool-context entries sent as
-    ``_meta`` (default: none; see ``McpMeta``).
+    ``_meta`` (default: none; see ``McpMeta``); ``protocol_errors_to_model`` tells the model about a
+    server's protocol error instead of raising :class:`McpProtocolError`.
     """
 
     def __init__(
@@ -150,8 +153,10 @@ class AsyncMcpToolCallbackProvider:
         tool_filter: McpToolFilter | None = None,
         require_confirmation: RequireConfirmation = None,
         meta_from_context: MetaFromContext | None = None,
+        protocol_errors_to_model: bool = False,
     ) -> None:
         self._catalog = _Catalog(connections, naming, tool_filter, require_confirmation, meta_from_context)
+        self._catalog.protocol_errors_to_model = protocol_errors_to_model
 
     async def tool_callbacks(self) -> tuple[McpToolCallback, ...]:
         return await self._catalog.tool_callbacks(_loop_bound)
@@ -227,8 +232,10 @@ class McpToolCallbackProvider:
         tool_filter: McpToolFilter | None = None,
         require_confirmation: RequireConfirmation = None,
         meta_from_context: MetaFromContext | None = None,
+        protocol_errors_to_model: bool = False,
     ) -> None:
         self._catalog = _Catalog(connections, naming, tool_filter, require_confirmation, meta_from_context)
+        self._catalog.protocol_errors_to_model = protocol_errors_to_model
         self._runtime: _Runtime | None = None
         self._start_lock = threading.Lock()
 

@@ -71,6 +71,13 @@ def demo_server(name: str = "demo", calls: Counter[str] | None = None) -> MCPSer
             return "met"
         return "alone"
 
+    @server.tool(description="Answers with a protocol error")
+    def broken() -> str:
+        import mcp
+
+        counts["broken"] += 1
+        raise mcp.MCPError(-32602, "broken on purpose")
+
     long_name = "very.long." + "x" * 90
     server.add_tool(lambda: "long ok", name=long_name, description="A long dotted name")
     return server

@@ -22,6 +22,7 @@ from chatclient.errors import ConfigurationError, DuplicateToolNameError
 from chatclient.mcp import (
     AsyncMcpToolCallbackProvider,
     McpConnectionError,
+    McpProtocolError,
     McpServerConnection,
     McpToolCallbackProvider,
     McpToolNaming,
@@ -325,3 +326,18 @@ def test_close_ends_the_runtime_thread(url: str) -> None:
     assert runtime is not None and runtime.thread.is_alive()
     provider.close()
     assert not runtime.thread.is_alive()
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_protocol_error_is_raised_by_default_and_told_to_the_model_when_configured(mode: str, url: str) -> None:
+    connection = McpServerConnection.http(url, name="demo")
+    with McpToolCallbackProvider(connection) as strict:
+        model = ScriptedChatModel(calling("broken"))
+        with pytest.raises(McpProtocolError, match="broken on purpose") as raised:
+            run_spec(mode, ChatClient.create(model).prompt("Go").tools(strict))
+        assert raised.value.server_name == "demo" and raised.value.code == -32602
+    with McpToolCallbackProvider(connection, protocol_errors_to_model=True) as lenient:
+        model = ScriptedChatModel(calling("broken"))
+        response, _ = run_spec(mode, ChatClient.create(model).prompt("Go").tools(lenient))
+        assert response.chat_response is not None and "broken on purpose" in (response.chat_response.text or "")
+        assert last_responses(model)[0].is_error
