@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -24,6 +25,7 @@ __all__ = ["McpServerConnection", "McpSession"]
 _REQUEST_TIMEOUT = -32001
 _MAX_PAGES = 100
 _MAX_RELISTENS = 20
+_log = logging.getLogger(__name__)
 
 
 def _announces_tool_changes(client: Any) -> bool:
@@ -214,6 +216,9 @@ class McpSession:
             cursor = page.next_cursor
             if cursor is None:
                 return tools
+        _log.warning(
+            "MCP server %r has more than %d pages of tools; using the first %d", self.name, _MAX_PAGES, len(tools)
+        )
         return tools
 
     async def read_resource(self, uri: str) -> Any:

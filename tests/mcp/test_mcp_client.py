@@ -341,3 +341,26 @@ def test_a_protocol_error_is_raised_by_default_and_told_to_the_model_when_config
         response, _ = run_spec(mode, ChatClient.create(model).prompt("Go").tools(lenient))
         assert response.chat_response is not None and "broken on purpose" in (response.chat_response.text or "")
         assert last_responses(model)[0].is_error
+
+
+def test_fifty_threads_share_one_sync_provider(provider: McpToolCallbackProvider) -> None:
+    add = {c.name: c for c in provider.get_tool_callbacks()}["add"]
+    results: list[str] = []
+    errors: list[BaseException] = []
+    start = threading.Barrier(50)
+
+    def worker(i: int) -> None:
+        try:
+            start.wait(10)
+            results.append(add.call(f'{{"a": {i}, "b": 1}}').text)  # type: ignore[union-attr]
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(50)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert errors == []
+    assert sorted(int(r) for r in results) == list(range(1, 51))
+    assert CALLS == {"add": 50}
