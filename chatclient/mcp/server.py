@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+import typing
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar, overload
@@ -128,8 +129,7 @@ def build_mcp_server(
         spec = spec_of(fn)
         if spec is None:
             raise TypeError(f"{fn!r} is not a @tool function: mark it with @tool or pass it as a source")
-        _refuse_tool_context(fn, spec.name)
-        server.add_tool(fn, name=spec.name, description=spec.description)
+        server.add_tool(_with_tool_context(fn), name=spec.name, description=spec.description)
     return server
 
 
@@ -158,9 +158,8 @@ def _register(server: Any, fn: Callable[..., Any], mark: _Mark) -> None:
 
         hints = options.pop("hints")
         name = options.pop("name") or fn.__name__
-        _refuse_tool_context(fn, name)
         annotations = ToolAnnotations(**hints) if hints else None
-        server.add_tool(fn, name=name, description=description, annotations=annotations, **options)
+        server.add_tool(_with_tool_context(fn), name=name, description=description, annotations=annotations, **options)
     elif mark.kind == "resource":
         uri = options.pop("uri")
         server.resource(uri, description=description, **{**options, "name": options["name"] or fn.__name__})(fn)
@@ -168,10 +167,50 @@ def _register(server: Any, fn: Callable[..., Any], mark: _Mark) -> None:
         server.prompt(description=description, **{**options, "name": options["name"] or fn.__name__})(fn)
 
 
-def _refuse_tool_context(fn: Callable[..., Any], name: str) -> None:
-    for parameter in inspect.signature(fn).parameters.values():
-        if parameter.annotation in (ToolContext, "ToolContext"):
-            raise TypeError(f"MCP tool {name!r} takes a ToolContext: not supported when served over MCP yet")
+_RESERVED_META_PREFIX = "io.modelcontextprotocol/"
+_CONTEXT_PARAMETER = "mcp_request_context"
+
+
+def _with_tool_context(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` with its ``ToolContext`` parameter filled from the request's ``_meta`` (reserved keys
+    dropped) and hidden from the schema: the server-side mirror of the client's ``meta_from_context``."""
+    signature = inspect.signature(fn)
+    hints = typing.get_type_hints(fn, include_extras=True)
+    names = [name for name in signature.parameters if hints.get(name) is ToolContext]
+    if not names:
+        return fn
+    (context_name,) = names
+    from mcp.server.mcpserver import Context
+
+    parameters = [
+        p.replace(annotation=hints.get(p.name, p.annotation))
+        for p in signature.parameters.values()
+        if p.name != context_name
+    ]
+    parameters.append(inspect.Parameter(_CONTEXT_PARAMETER, inspect.Parameter.KEYWORD_ONLY, annotation=Context))
+
+    def fill(kwargs: dict[str, Any]) -> dict[str, Any]:
+        meta: Any = kwargs.pop(_CONTEXT_PARAMETER).request_context.meta or {}
+        items = meta if isinstance(meta, dict) else meta.model_dump(by_alias=True)
+        kwargs[context_name] = ToolContext({k: v for k, v in items.items() if not k.startswith(_RESERVED_META_PREFIX)})
+        return kwargs
+
+    wrapper: Any
+    if inspect.iscoroutinefunction(fn):
+
+        async def wrapper(**kwargs: Any) -> Any:
+            return await fn(**fill(kwargs))
+    else:
+
+        def wrapper(**kwargs: Any) -> Any:
+            return fn(**fill(kwargs))
+
+    wrapper.__signature__ = signature.replace(parameters=parameters)
+    wrapper.__annotations__ = {p.name: p.annotation for p in parameters}
+    if "return" in hints:
+        wrapper.__annotations__["return"] = hints["return"]
+    wrapper.__name__, wrapper.__doc__ = fn.__name__, fn.__doc__
+    return wrapper  # type: ignore[no-any-return]
 
 
 def serve(

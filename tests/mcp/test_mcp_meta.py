@@ -10,9 +10,10 @@ import pytest
 from mcp.server.mcpserver import Context, MCPServer
 
 from chatclient import AssistantMessage, ChatClient, Prompt, ToolResponseMessage
-from chatclient.mcp import McpMeta, McpServerConnection, McpToolCallbackProvider
+from chatclient.mcp import McpMeta, McpServerConnection, McpToolCallbackProvider, build_mcp_server, mcp_tool
 from chatclient.testing import ScriptedChatModel, ScriptItem, tool_call
 from chatclient.testing.mcp import running_mcp_server
+from chatclient.tools import ToolContext
 
 RESERVED = "io.modelcontextprotocol/"
 
@@ -59,3 +60,29 @@ def test_the_server_sees_only_the_chosen_context_keys(url: str, forwarding: Any,
         assert seen == {"tenant": "acme", "user_token": "secret"}, "everything but the reserved key"
     else:
         assert seen == expected
+
+
+@mcp_tool
+def whoami(greeting: str, context: ToolContext) -> str:
+    """Greets the tenant named in the tool context."""
+    return f"{greeting}, {context.get('tenant', 'nobody')} ({sorted(context)})"
+
+
+def test_a_served_tool_receives_the_forwarded_keys_as_its_tool_context() -> None:
+    server = build_mcp_server(whoami, name="ctx")
+    with running_mcp_server(server) as served:
+        connection = McpServerConnection.http(served, name="ctx")
+        with McpToolCallbackProvider(connection, meta_from_context=McpMeta.keys("tenant")) as provider:
+            (callback,) = provider.get_tool_callbacks()
+            hidden = {"greeting": {"title": "Greeting", "type": "string"}}
+            assert callback.definition.input_schema["properties"] == hidden, "the context is not in the schema"
+            model = ScriptedChatModel(calling_whoami)
+            spec = ChatClient.create(model).prompt("Hi").tools(provider).tool_context(CONTEXT)
+            assert spec.call().content() == "Hello, acme (['tenant'])"
+
+
+def calling_whoami(prompt: Prompt) -> ScriptItem:
+    last = prompt.messages[-1]
+    if isinstance(last, ToolResponseMessage):
+        return last.responses[0].response_data
+    return AssistantMessage(None, tool_calls=[tool_call("whoami", {"greeting": "Hello"})])
