@@ -26,3 +26,10 @@ def test_the_extra_is_declared_and_in_dev() -> None:
     extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
     assert extras["mcp"] == ["mcp>=2.3,<3"]
     assert "mcp>=2.3,<3" in extras["dev"]
+
+
+def test_without_the_sdk_chatclient_mcp_names_the_extra() -> None:
+    code = "import sys; sys.modules['mcp'] = None; import chatclient.mcp"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert result.returncode != 0
+    assert "pip install 'chatclient[mcp]'" in result.stderr
