@@ -25,7 +25,10 @@ def meta_server() -> Any:
     def seen(ctx: Context) -> str:
         meta = ctx.request_context.meta or {}
         items = meta.items() if isinstance(meta, dict) else meta.model_dump(by_alias=True).items()
-        return json.dumps({key: value for key, value in items if not key.startswith(RESERVED)})
+        received = dict(items)
+        forged = [key for key, value in received.items() if key.startswith(RESERVED) and value == "forged"]
+        assert not forged, f"a reserved key reached the server: {forged}"
+        return json.dumps({key: value for key, value in received.items() if not key.startswith(RESERVED)})
 
     return server
 
