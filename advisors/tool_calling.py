@@ -52,7 +52,7 @@ from chatclient.observation import NO_OBSERVERS, Observers
 from chatclient.options import ToolCallingChatOptions
 from chatclient.prompt import Prompt
 from chatclient.responses import ChatResponse, FinishReason, Generation, GenerationMetadata, Usage
-from chatclient.tools import ToolCallingManager, ToolExecutionResult
+from chatclient.tools import ToolCallback, ToolCallingManager, ToolExecutionResult
 from chatclient.tools.confirmation import (
     AWAITING_IDS_METADATA_KEY,
     PENDING_METADATA_KEY,
@@ -293,6 +293,12 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
         round_request = yield from _apply(hooks.before_call, paused_round, state)
         paused = pending.paused_response()
         run_prompt = round_request.prompt.with_messages(state.history)
+        try:
+            _check_tool_identities(pending, round_request.prompt.tool_callbacks)
+        except ToolCallDecisionError:
+            if stored is None:
+                self.nonce_ledger.release(pending.nonce)  # nothing ran: the state may be resumed again
+            raise
         if stored is not None:
             self.tool_calling_manager.check_decisions(run_prompt, paused, decisions, observers=observers)
             if stored.take() != pending:  # of two resumes that passed the checks, the store picks one
@@ -637,3 +643,18 @@ def _without_tools(request: ChatClientRequest) -> ChatClientRequest:
     options = request.prompt.options
     assert isinstance(options, ToolCallingChatOptions)
     return request.with_prompt(request.prompt.with_options(options.model_copy(update={"tool_choice": "none"})))
+
+
+def _check_tool_identities(pending: PendingToolCalls, callbacks: Sequence[ToolCallback]) -> None:
+    """Refuse the resume when a paused call's tool is now another one (an MCP tool whose server,
+    original name or schema changed): the person approved the tool as it was."""
+    by_name = {callback.name: callback for callback in callbacks}
+    for call in pending.calls:
+        if not call.tool_identity:
+            continue
+        callback = by_name.get(call.name)
+        now = callback.identity if callback is not None else "(no such tool)"
+        if now != call.tool_identity:
+            raise ToolCallDecisionError(
+                f"Tool {call.name!r} changed since the turn paused ({call.tool_identity} is now {now}); nothing ran"
+            )

@@ -70,6 +70,11 @@ EXPECTED = {
         "saved: 98% of the definition tokens, with 1 more model call",
     ],
     "conversation.py": ["3: We spoke 2 times before.", "log: 10 events: user assistant tool assistant user"],
+    "mcp_tools.py": [
+        "answer: Lisbon: sunny, 24°C",
+        "paused before any MCP request; awaiting: ['c1']",
+        "resumed: Trip to Lisbon cancelled",
+    ],
 }
 
 

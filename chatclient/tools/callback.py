@@ -39,6 +39,13 @@ class ToolCallback(ABC):
     def name(self) -> str:
         return self.definition.name
 
+    @property
+    def identity(self) -> str:
+        """What a paused call binds beyond the name: a remote tool's origin and schema (an MCP tool's
+        server, original name and input-schema hash), so a resume refuses a tool that changed. Empty
+        for local tools, whose code is the application's own."""
+        return ""
+
     def validate_arguments(self, arguments: str) -> None:  # noqa: B027 (an optional hook)
         """Raise ``ToolArgumentsError`` if ``arguments`` would be rejected; the default accepts all."""
 

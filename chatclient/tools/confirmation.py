@@ -235,6 +235,9 @@ class PendingCall(BaseModel):
     name: str
     arguments: str
     requires_confirmation: bool
+    tool_identity: str = ""
+    """The tool's ``ToolCallback.identity`` when the call paused (in the digest); a resume runs
+    nothing if the tool of that name now has another identity."""
 
 
 class PendingToolCalls(BaseModel):
@@ -367,7 +370,11 @@ def _digest(reply_id: str, calls: Sequence[PendingCall], turn: _Turn) -> str:
     canonical = json.dumps(
         [
             reply_id,
-            [[c.id, c.name, canonical_arguments(c.arguments), c.requires_confirmation] for c in calls],
+            [
+                [c.id, c.name, canonical_arguments(c.arguments), c.requires_confirmation]
+                + ([c.tool_identity] if c.tool_identity else [])
+                for c in calls
+            ],
             [turn.id, turn.start, turn.round, turn.nonce],
         ],
         separators=(",", ":"),

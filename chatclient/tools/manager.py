@@ -255,7 +255,13 @@ class ToolCallingManager:
 
     def _pending(self, prompt: Prompt, plan: _Plan, chat_response: ChatResponse) -> PendingToolCalls:
         calls = [
-            PendingCall(id=s.call.id, name=s.call.name, arguments=s.call.arguments, requires_confirmation=s.gated)
+            PendingCall(
+                id=s.call.id,
+                name=s.call.name,
+                arguments=s.call.arguments,
+                requires_confirmation=s.gated,
+                tool_identity=s.target.identity if isinstance(s.target, ToolCallback) else "",
+            )
             for s in plan.steps
         ]
         return PendingToolCalls.create(

@@ -1,0 +1,300 @@
+"""MCP servers' tools as a ``ToolCallbackProvider``, in two drivers over one catalog.
+
+- :class:`AsyncMcpToolCallbackProvider` is bound to the event loop that first uses it (an async
+  service): no thread hop, its tools run only on that loop.
+- :class:`McpToolCallbackProvider` keeps its sessions on a private event-loop thread, so it works
+  from sync code, from any event loop, and inside a running loop (Jupyter), at one thread hop a call.
+
+Both connect and list lazily, on the first request (nothing happens at construction), cache the
+tool set until :meth:`invalidate_cache`, and are asked once per request by the tool loop, so a
+turn keeps the tools it started with.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import threading
+import weakref
+from collections.abc import Callable, Collection, Coroutine, Sequence
+from typing import Any, TypeVar
+
+from .callback import McpToolCallback, MetaFromContext
+from .connection import McpServerConnection, McpSession
+from .naming import McpToolNaming, check_no_collisions
+
+__all__ = ["AsyncMcpToolCallbackProvider", "McpToolCallbackProvider", "McpToolFilter", "RequireConfirmation"]
+
+T = TypeVar("T")
+McpToolFilter = Callable[[str, Any], bool]
+"""``(server name, mcp.types.Tool) -> keep?``"""
+RequireConfirmation = bool | Collection[str] | Callable[[str, Any], bool] | None
+"""``True`` (every tool), original tool names, or a predicate over ``(server name, Tool)``."""
+_SYNC_SLACK_S = 5.0
+"""How much longer than the call timeout a sync caller waits before it gives up on the runtime."""
+
+
+class _Catalog:
+    """Sessions and the tool set they expose; every coroutine runs on the sessions' loop."""
+
+    def __init__(
+        self,
+        connections: Sequence[McpServerConnection],
+        naming: McpToolNaming | None,
+        tool_filter: McpToolFilter | None,
+        require_confirmation: RequireConfirmation,
+        meta_from_context: MetaFromContext | None,
+    ) -> None:
+        names = [c.name for c in connections]
+        if len(set(names)) != len(names):
+            raise ValueError(f"MCP connection names must be unique: {names}")
+        self.connections = tuple(connections)
+        self.naming = naming or McpToolNaming.as_is()
+        self.tool_filter = tool_filter
+        self.require_confirmation = require_confirmation
+        self.meta_from_context = meta_from_context
+        self.protocol_errors_to_model = False
+        self.sessions: list[McpSession] = []
+        self.callbacks: tuple[McpToolCallback, ...] | None = None
+        self._lock: asyncio.Lock | None = None
+
+    async def tool_callbacks(self, bind: Callable[[McpSession], dict[str, Any]]) -> tuple[McpToolCallback, ...]:
+        if self.callbacks is not None:
+            return self.callbacks
+        self._lock = self._lock or asyncio.Lock()
+        async with self._lock:
+            if self.callbacks is None:
+                await self._open()
+                self.callbacks = await self._list(bind)
+            return self.callbacks
+
+    async def _open(self) -> None:
+        if self.sessions:
+            return
+        sessions = [McpSession(c) for c in self.connections]
+        for session in sessions:
+            session.on_tools_changed = self.invalidate
+        outcomes = await asyncio.gather(*(s.open() for s in sessions), return_exceptions=True)
+        failures = [o for o in outcomes if isinstance(o, BaseException)]
+        if failures:
+            await asyncio.gather(*(s.close() for s, o in zip(sessions, outcomes, strict=True) if o is None))
+            raise failures[0]
+        self.sessions = sessions
+
+    async def _list(self, bind: Callable[[McpSession], dict[str, Any]]) -> tuple[McpToolCallback, ...]:
+        listed = await asyncio.gather(*(s.list_tools() for s in self.sessions))
+        callbacks: list[McpToolCallback] = []
+        for session, tools in zip(self.sessions, listed, strict=True):
+            for tool in tools:
+                if self.tool_filter is not None and not self.tool_filter(session.name, tool):
+                    continue
+                callbacks.append(
+                    McpToolCallback(
+                        exposed_name=self.naming(session.name, tool.name),
+                        server_name=session.name,
+                        tool=tool,
+                        requires_confirmation=self._gated(session.name, tool),
+                        meta_from_context=self.meta_from_context,
+                        protocol_errors_to_model=self.protocol_errors_to_model,
+                        **bind(session),
+                    )
+                )
+        check_no_collisions(((c.name, c.server_name, c.original_name) for c in callbacks), self.naming)
+        return tuple(callbacks)
+
+    def _gated(self, server_name: str, tool: Any) -> bool:
+        rule = self.require_confirmation
+        if rule is None or isinstance(rule, bool):
+            return bool(rule)
+        if callable(rule):
+            return bool(rule(server_name, tool))
+        return tool.name in rule
+
+    async def session(self, name: str) -> McpSession:
+        """The open session of the server called ``name`` (connecting every server on first use)."""
+        self._lock = self._lock or asyncio.Lock()
+        async with self._lock:
+            await self._open()
+        for session in self.sessions:
+            if session.name == name:
+                return session
+        raise ValueError(f"No MCP server named {name!r}: {[c.name for c in self.connections]}")
+
+    async def read_resource(self, server: str, uri: str) -> Any:
+        return await (await self.session(server)).read_resource(uri)
+
+    async def get_prompt(self, server: str, name: str, arguments: dict[str, str] | None) -> Any:
+        return await (await self.session(server)).get_prompt(name, arguments)
+
+    def invalidate(self) -> None:
+        """List again on the next request; a request under way keeps the tools it resolved."""
+        self.callbacks = None
+
+    async def close(self) -> None:
+        sessions, self.sessions, self.callbacks = self.sessions, [], None
+        await asyncio.gather(*(s.close() for s in sessions))
+
+
+class AsyncMcpToolCallbackProvider:
+    """MCP tools for async code, on the loop that first asks for them; ``async with`` closes them.
+
+    ``naming`` makes the exposed names (default: the tool's own, sanitised; a collision between
+    servers is an error); ``tool_filter`` keeps tools; ``require_confirmation`` gates them (see
+    :data:`RequireConfirmation`); ``meta_from_context`` picks the tool-context entries sent as
+    ``_meta`` (default: none; see ``McpMeta``); ``protocol_errors_to_model`` tells the model about a
+    server's protocol error instead of raising :class:`McpProtocolError`.
+    """
+
+    def __init__(
+        self,
+        *connections: McpServerConnection,
+        naming: McpToolNaming | None = None,
+        tool_filter: McpToolFilter | None = None,
+        require_confirmation: RequireConfirmation = None,
+        meta_from_context: MetaFromContext | None = None,
+        protocol_errors_to_model: bool = False,
+    ) -> None:
+        self._catalog = _Catalog(connections, naming, tool_filter, require_confirmation, meta_from_context)
+        self._catalog.protocol_errors_to_model = protocol_errors_to_model
+
+    async def tool_callbacks(self) -> tuple[McpToolCallback, ...]:
+        return await self._catalog.tool_callbacks(_loop_bound)
+
+    def invalidate_cache(self) -> None:
+        """List the tools again on the next request (the sessions stay open)."""
+        self._catalog.callbacks = None
+
+    async def read_resource(self, server: str, uri: str) -> Any:
+        """Read a resource of ``server`` (``mcp.types.ReadResourceResult``)."""
+        return await self._catalog.read_resource(server, uri)
+
+    async def get_prompt(self, server: str, name: str, arguments: dict[str, str] | None = None) -> Any:
+        """Render a prompt of ``server`` (``mcp.types.GetPromptResult``)."""
+        return await self._catalog.get_prompt(server, name, arguments)
+
+    async def aclose(self) -> None:
+        await self._catalog.close()
+
+    async def __aenter__(self) -> AsyncMcpToolCallbackProvider:
+        await self.tool_callbacks()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+def _loop_bound(session: McpSession) -> dict[str, Any]:
+    async def invoke(name: str, arguments: dict[str, Any], meta: dict[str, Any] | None) -> Any:
+        if asyncio.get_running_loop() is not session.loop:
+            raise RuntimeError(
+                f"MCP server {session.name!r} was opened on another event loop: an AsyncMcpToolCallbackProvider "
+                "serves one loop; use McpToolCallbackProvider to call from several loops or from sync code"
+            )
+        return await session.call_tool(name, arguments, meta)
+
+    return {"invoke": invoke}
+
+
+class _Runtime:
+    """A daemon thread running the event loop that owns the sessions."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, name="chatclient-mcp", daemon=True)
+        self.thread.start()
+
+    def submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop)
+
+    def shutdown(self, catalog: _Catalog, timeout: float = 10.0) -> None:
+        if not self.thread.is_alive():
+            return
+        with contextlib.suppress(Exception):
+            self.submit(catalog.close()).result(timeout)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(timeout)
+        if not self.thread.is_alive():
+            self.loop.close()
+
+
+class McpToolCallbackProvider:
+    """MCP tools for sync and async code alike: sessions live on a private event-loop thread.
+
+    Options as :class:`AsyncMcpToolCallbackProvider`. Use it as a context manager or call
+    :meth:`close` (HTTP sessions are ended, stdio children stopped); it is also closed when collected.
+    """
+
+    def __init__(
+        self,
+        *connections: McpServerConnection,
+        naming: McpToolNaming | None = None,
+        tool_filter: McpToolFilter | None = None,
+        require_confirmation: RequireConfirmation = None,
+        meta_from_context: MetaFromContext | None = None,
+        protocol_errors_to_model: bool = False,
+    ) -> None:
+        self._catalog = _Catalog(connections, naming, tool_filter, require_confirmation, meta_from_context)
+        self._catalog.protocol_errors_to_model = protocol_errors_to_model
+        self._runtime: _Runtime | None = None
+        self._start_lock = threading.Lock()
+
+    def _started(self) -> _Runtime:
+        with self._start_lock:
+            if self._runtime is None:
+                self._runtime = _Runtime()
+                weakref.finalize(self, self._runtime.shutdown, self._catalog)
+            return self._runtime
+
+    async def tool_callbacks(self) -> tuple[McpToolCallback, ...]:
+        runtime = self._started()
+        return await asyncio.wrap_future(runtime.submit(self._catalog.tool_callbacks(self._bind)))
+
+    def get_tool_callbacks(self) -> tuple[McpToolCallback, ...]:
+        """The tools, from sync code (connects on first use)."""
+        return self._started().submit(self._catalog.tool_callbacks(self._bind)).result()
+
+    def invalidate_cache(self) -> None:
+        self._catalog.callbacks = None
+
+    def _bind(self, session: McpSession) -> dict[str, Any]:
+        runtime = self._started()
+        wait_s = session.connection.call_timeout_s + _SYNC_SLACK_S
+
+        async def invoke(name: str, arguments: dict[str, Any], meta: dict[str, Any] | None) -> Any:
+            return await asyncio.wrap_future(runtime.submit(session.call_tool(name, arguments, meta)))
+
+        def call_sync(name: str, arguments: dict[str, Any], meta: dict[str, Any] | None) -> Any:
+            future = runtime.submit(session.call_tool(name, arguments, meta))
+            try:
+                return future.result(wait_s)
+            except BaseException:
+                future.cancel()  # a timeout or an interrupt must not leave the remote call running
+                raise
+
+        return {"invoke": invoke, "call_sync": call_sync}
+
+    def read_resource(self, server: str, uri: str) -> Any:
+        """Read a resource of ``server`` (``mcp.types.ReadResourceResult``), from sync code."""
+        return self._started().submit(self._catalog.read_resource(server, uri)).result()
+
+    def get_prompt(self, server: str, name: str, arguments: dict[str, str] | None = None) -> Any:
+        """Render a prompt of ``server`` (``mcp.types.GetPromptResult``), from sync code."""
+        return self._started().submit(self._catalog.get_prompt(server, name, arguments)).result()
+
+    async def aread_resource(self, server: str, uri: str) -> Any:
+        return await asyncio.wrap_future(self._started().submit(self._catalog.read_resource(server, uri)))
+
+    async def aget_prompt(self, server: str, name: str, arguments: dict[str, str] | None = None) -> Any:
+        return await asyncio.wrap_future(self._started().submit(self._catalog.get_prompt(server, name, arguments)))
+
+    def close(self) -> None:
+        runtime, self._runtime = self._runtime, None
+        if runtime is not None:
+            runtime.shutdown(self._catalog)
+
+    def __enter__(self) -> McpToolCallbackProvider:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

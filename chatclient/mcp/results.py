@@ -1,0 +1,54 @@
+"""An MCP ``CallToolResult`` as a chatclient ``ToolResult``: one mapping for every provider."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import JsonValue
+
+from ..messages import FilePart, ImagePart, JsonPart, TextPart, ToolResult, ToolResultPart
+
+__all__ = ["to_tool_result"]
+
+
+def to_tool_result(result: Any, *, server_name: str, tool_name: str) -> ToolResult:
+    """Text blocks as text, images as images, audio and blobs as files, resources inline or as links.
+
+    Structured content becomes a ``JsonPart`` when the result has no text; with text (servers send
+    both, the text a rendering of the same value) it is kept in the metadata, so the model reads the
+    value once. ``is_error`` results stay errors: the model is told and the loop continues.
+    """
+    parts: list[ToolResultPart] = [_part(block) for block in result.content]
+    metadata: dict[str, JsonValue] = {"mcp_server": server_name, "mcp_tool": tool_name}
+    structured = result.structured_content
+    if structured is not None:
+        if any(isinstance(part, TextPart) for part in parts):
+            metadata["structured_content"] = structured
+        else:
+            parts.append(JsonPart(structured))
+    return ToolResult(parts, metadata=metadata, is_error=bool(result.is_error))
+
+
+def _part(block: Any) -> ToolResultPart:
+    kind = getattr(block, "type", None)
+    if kind == "text":
+        return TextPart(block.text)
+    if kind == "image":
+        return ImagePart(data=block.data, media_type=block.mime_type)
+    if kind == "audio":
+        return FilePart(data=block.data, media_type=block.mime_type)
+    if kind == "resource":
+        return _resource(block.resource)
+    if kind == "resource_link":
+        return TextPart(f"{block.uri} ({block.name})")
+    return TextPart(f"[unsupported MCP content: {kind}]")
+
+
+def _resource(resource: Any) -> ToolResultPart:
+    text = getattr(resource, "text", None)
+    if text is not None:
+        return TextPart(text)
+    media_type = resource.mime_type or "application/octet-stream"
+    if media_type.startswith("image/"):
+        return ImagePart(data=resource.blob, media_type=media_type)
+    return FilePart(data=resource.blob, media_type=media_type, filename=str(resource.uri))

@@ -1,0 +1,147 @@
+"""Serving over MCP: a server built only with chatclient's decorators, listed and called by the
+official ``mcp.Client`` over Streamable HTTP on 127.0.0.1 (modern and legacy, stateful and stateless)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Annotated, Any
+
+import pytest
+from pydantic import Field
+
+from chatclient import tool
+from chatclient.mcp import (
+    AsyncMcpToolCallbackProvider,
+    McpProtocolError,
+    McpServerConnection,
+    McpToolCallbackProvider,
+    build_mcp_server,
+    mcp_prompt,
+    mcp_resource,
+    mcp_tool,
+    serve,
+)
+from chatclient.testing.mcp import running_mcp_server
+
+
+class Weather:
+    """Tools as methods of an object, as an application would hold them."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    @mcp_tool(read_only=True)
+    def forecast(self, city: Annotated[str, Field(description="City name")], days: int = 1) -> str:
+        """Tomorrow's weather.
+
+        For one city.
+        """
+        self.calls += 1
+        return f"{city}: sunny for {days} days"
+
+    @mcp_tool
+    def explode(self) -> str:
+        raise ValueError("secret crash detail")
+
+    @mcp_tool(name="refuse", description="Refuses")
+    def refusing(self) -> str:
+        from mcp.server.mcpserver.exceptions import ToolError
+
+        raise ToolError("not today")
+
+
+@mcp_resource("cities://{country}", mime_type="application/json", description="Cities of a country")
+def cities(country: str) -> str:
+    return '["Paris", "Lyon"]' if country == "fr" else "[]"
+
+
+@mcp_prompt
+def ask_weather(city: str) -> str:
+    """Ask for the weather."""
+    return f"What is the weather in {city}?"
+
+
+@tool(description="Shout a word")
+def shout(word: str) -> str:
+    return word.upper()
+
+
+def build() -> tuple[Any, Weather]:
+    weather = Weather()
+    return build_mcp_server(weather, cities, ask_weather, tools=[shout], name="weather"), weather
+
+
+async def exercise(url: str, mode: str) -> None:
+    import mcp
+
+    async with mcp.Client(url, mode=mode) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        assert sorted(tools) == ["explode", "forecast", "refuse", "shout"]
+        forecast = tools["forecast"]
+        assert forecast.description == "Tomorrow's weather.\n\nFor one city."
+        assert forecast.input_schema["properties"]["city"]["description"] == "City name"
+        assert forecast.input_schema["required"] == ["city"]
+        assert forecast.annotations is not None and forecast.annotations.read_only_hint is True
+        ok = await client.call_tool("forecast", {"city": "Paris", "days": 2})
+        assert not ok.is_error and ok.content[0].text == "Paris: sunny for 2 days"  # type: ignore[union-attr]
+        crash = await client.call_tool("explode", {})
+        assert crash.is_error and "secret" not in crash.content[0].text  # type: ignore[union-attr]
+        refused = await client.call_tool("refuse", {})
+        assert refused.is_error and "not today" in refused.content[0].text  # type: ignore[union-attr]
+        shouted = await client.call_tool("shout", {"word": "hi"})
+        assert shouted.content[0].text == "HI"  # type: ignore[union-attr]
+        read = await client.read_resource("cities://fr")
+        (content,) = read.contents
+        assert content.mime_type == "application/json" and content.text == '["Paris", "Lyon"]'  # type: ignore[union-attr]
+        prompt = await client.get_prompt("ask_weather", {"city": "Rome"})
+        assert prompt.messages[0].content.text == "What is the weather in Rome?"  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("stateless", [False, True])
+def test_the_official_client_lists_and_calls_the_decorated_server(stateless: bool) -> None:
+    server, weather = build()
+    with running_mcp_server(server, stateless=stateless) as url:
+        for mode in ("auto", "legacy"):
+            asyncio.run(exercise(url, mode))
+    assert weather.calls == 2
+
+
+def test_chatclients_own_provider_calls_the_decorated_server() -> None:
+    server, weather = build()
+    with (
+        running_mcp_server(server) as url,
+        McpToolCallbackProvider(McpServerConnection.http(url, name="weather")) as provider,
+    ):
+        forecast = {c.name: c for c in provider.get_tool_callbacks()}["forecast"]
+        assert forecast.call('{"city": "Oslo"}').text == "Oslo: sunny for 1 days"  # type: ignore[union-attr]
+    assert weather.calls == 1
+
+
+def test_a_source_with_nothing_marked_and_serve_inside_a_loop_are_clear_errors() -> None:
+    with pytest.raises(TypeError, match="has no @mcp_tool"):
+        build_mcp_server(object())
+    with pytest.raises(TypeError, match="not a @tool function"):
+        build_mcp_server(tools=[lambda: None])
+
+    async def inside() -> None:
+        serve(build()[0])
+
+    with pytest.raises(RuntimeError, match="inside a running event loop"):
+        asyncio.run(inside())
+
+
+async def test_resources_and_prompts_through_both_providers() -> None:
+    server, _ = build()
+    with running_mcp_server(server) as url:
+        connection = McpServerConnection.http(url, name="weather")
+        with McpToolCallbackProvider(connection) as threaded:
+            assert threaded.read_resource("weather", "cities://fr").contents[0].text == '["Paris", "Lyon"]'
+            prompt = await threaded.aget_prompt("weather", "ask_weather", {"city": "Rome"})
+            assert prompt.messages[0].content.text == "What is the weather in Rome?"
+            with pytest.raises(McpProtocolError, match="refused"):
+                threaded.get_prompt("weather", "no_such_prompt")
+            with pytest.raises(ValueError, match="No MCP server named 'other'"):
+                threaded.read_resource("other", "cities://fr")
+        async with AsyncMcpToolCallbackProvider(connection) as loop_bound:
+            read = await loop_bound.read_resource("weather", "cities://xx")
+            assert read.contents[0].text == "[]"
