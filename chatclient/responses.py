@@ -56,7 +56,7 @@ class Usage(BaseModel):
         return self.prompt_tokens + self.completion_tokens
 
     def __add__(self, other: Usage) -> Usage:
-        return Usage.model_construct(
+        return Usage(
             prompt_tokens=self.prompt_tokens + other.prompt_tokens,
             completion_tokens=self.completion_tokens + other.completion_tokens,
             cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
