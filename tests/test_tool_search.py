@@ -20,6 +20,7 @@ from chatclient import (
     ChatClient,
     ChatClientResponse,
     Message,
+    SystemMessage,
     ToolCallDecision,
     ToolCallDecisions,
     ToolResponse,
@@ -278,3 +279,38 @@ def test_a_tool_named_like_the_search_tool_is_refused() -> None:
     client = searching(ScriptedChatModel(["hi"]), [*catalogue(), clash])
     with pytest.raises(ConfigurationError, match="like the search tool"):
         client.prompt("x").call().content()
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_with_session_memory_each_turn_searches_and_the_log_holds_the_searches(mode: str) -> None:
+    """Through the real memory advisor: the first turn's search, its result and the call are stored
+    as part of the turn; the second turn reads them back and searches for what it lacks."""
+    from chatclient.memory import InMemorySessionRepository, SessionMemoryAdvisor
+
+    repository = InMemorySessionRepository()
+    model = capable([WEATHER])
+    memory = SessionMemoryAdvisor(repository)
+    client = (
+        ChatClient.builder(model)
+        .default_advisors(memory, ToolSearchToolCallingAdvisor())
+        .default_tools(catalogue())
+        .build()
+    )
+    first, _ = run_spec(mode, client.prompt("Weather?").conversation("c1"))
+    assert first.text == "Wear a coat; two shops are open."
+    stored = [event.message() for event in repository.events("c1")]
+    assert found_tool_names(stored) == ["weather"], "the search and what it found are part of the stored turn"
+
+    second_model = capable([SHOPS])
+    second = (
+        ChatClient.builder(second_model)
+        .default_advisors(SessionMemoryAdvisor(repository), ToolSearchToolCallingAdvisor())
+        .default_tools(catalogue())
+        .build()
+    )
+    reply, _ = run_spec(mode, second.prompt("And shops?").conversation("c1"))
+    assert reply.text == "Wear a coat; two shops are open."
+    sent = [m for m in second_model.prompts[0].messages if not isinstance(m, SystemMessage)]
+    assert sent[: len(stored)] == stored, "the first turn, read back"
+    assert offered_names(second_model)[0] == ["tool_search"], "a new turn starts from the search tool"
+    assert found_tool_names([event.message() for event in repository.events("c1")]) == ["weather", "clothing_shops"]
