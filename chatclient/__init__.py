@@ -176,3 +176,8 @@ __all__ = [
     "Usage",
     "UserMessage",
 ]
+
+import logging as _logging
+
+# A library logs, the application decides where it goes: without a handler of its own nothing shows.
+_logging.getLogger("chatclient").addHandler(_logging.NullHandler())

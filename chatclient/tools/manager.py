@@ -7,6 +7,7 @@ reply's order).
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -59,6 +60,8 @@ if TYPE_CHECKING:
 
     from ..options import ToolCallingChatOptions
     from ..prompt import Prompt
+
+_log = logging.getLogger("chatclient.tools")
 
 __all__ = ["ToolCallingManager", "ToolCallingManagerBuilder", "ToolExecutionResult"]
 
@@ -250,7 +253,9 @@ class ToolCallingManager:
         if decisions is not None:
             return self._apply_decisions(plan, decisions, observers)
         if any(step.gated for step in plan.steps):
-            raise ToolCallConfirmationRequired(self._pending(prompt, plan, chat_response), chat_response)
+            pending = self._pending(prompt, plan, chat_response)
+            _log.info("Tool calls await a decision: %s", ", ".join(pending.awaiting_ids))
+            raise ToolCallConfirmationRequired(pending, chat_response)
         return plan
 
     def _pending(self, prompt: Prompt, plan: _Plan, chat_response: ChatResponse) -> PendingToolCalls:
@@ -416,7 +421,11 @@ class ToolCallingManager:
             error.__cause__ = cause
         if error.call_id is None:
             error.call_id = call.id
-        return self._exception_processor(error)
+        text = self._exception_processor(error)  # may raise instead: then the caller reports it
+        raised = error.__cause__ if error.__cause__ is not None else error
+        trace = (type(raised), raised, raised.__traceback__) if raised.__traceback__ is not None else None
+        _log.warning("Tool %r (call %s) failed; the model is told: %s", call.name, call.id, text, exc_info=trace)
+        return text
 
 
 class ToolCallingManagerBuilder:
