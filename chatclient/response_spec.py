@@ -13,11 +13,11 @@ import re
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import PydanticUserError, TypeAdapter, ValidationError
 
 from ._chain import compose_acall, compose_astream, compose_call, compose_stream
 from .advisor import ChatClientResponse, ContextKeys
-from .errors import ChatClientError, StructuredOutputError
+from .errors import ChatClientError, ConfigurationError, StructuredOutputError
 from .events import StreamEvent, TextDelta, ToolResultReady, TurnFinished
 from .messages import AssistantMessage
 from .model import ChatModel
@@ -53,8 +53,15 @@ def _adapter(type_: Any) -> TypeAdapter[Any]:
 
 
 def _entity_context(type_: Any, native: bool) -> tuple[TypeAdapter[Any], dict[str, Any]]:
-    adapter = _adapter(type_)
-    schema = adapter.json_schema()
+    try:
+        adapter = _adapter(type_)
+        schema = adapter.json_schema()
+    except (PydanticUserError, TypeError) as exc:  # TypeError: an unhashable "type" in the cache
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ConfigurationError(
+            f"entity() cannot convert to {type_!r}: pydantic has no JSON schema for it ({first}); "
+            "use a pydantic model, a dataclass, a TypedDict or a standard type. Nothing was sent."
+        ) from exc
     context: dict[str, Any] = {ContextKeys.OUTPUT_FORMAT: _FORMAT.format(schema=json.dumps(schema))}
     if native:
         context[ContextKeys.OUTPUT_SCHEMA] = schema
