@@ -101,6 +101,7 @@ class StructuredOutputError(ChatClientError):
 
     def __init__(self, message: str, text: str | None) -> None:
         self.text = text
+        self.attempts = 1  # how many replies were asked for (``entity(T, retries=N)``)
         super().__init__(message)
 
 

@@ -85,6 +85,23 @@ def _parse(adapter: TypeAdapter[T], response: ChatClientResponse) -> T:
         ) from exc
 
 
+def _reask(context: dict[str, Any], error: StructuredOutputError, attempt: int) -> dict[str, Any]:
+    """The next attempt's context: the format instructions plus what was wrong with the last reply."""
+    base = context.get(_FIRST_FORMAT, context[ContextKeys.OUTPUT_FORMAT])
+    fix = f"\n\nAttempt {attempt} of your reply was rejected: {error}\nReply again, fixing these errors."
+    return {**context, _FIRST_FORMAT: base, ContextKeys.OUTPUT_FORMAT: base + fix}
+
+
+def _gave_up(error: StructuredOutputError, attempts: int) -> StructuredOutputError:
+    error.attempts = attempts
+    if attempts > 1:
+        error.args = (f"{error.args[0]} (after {attempts} attempts)",)
+    return error
+
+
+_FIRST_FORMAT = "chatclient.output.format.first"
+
+
 def _call_info(mode: str, prepared: PreparedRequest) -> CallInfo:
     request = prepared.request
     return CallInfo(mode, request.prompt, resumed=ContextKeys.RESUME in request.context)
@@ -110,19 +127,28 @@ class CallResponseSpec:
         return self._run(None).text
 
     @overload
-    def entity(self, type_: type[T], *, native: bool = False) -> T: ...
+    def entity(self, type_: type[T], *, native: bool = False, retries: int = 0) -> T: ...
     @overload
-    def entity(self, type_: Any, *, native: bool = False) -> Any: ...
+    def entity(self, type_: Any, *, native: bool = False, retries: int = 0) -> Any: ...
 
-    def entity(self, type_: Any, *, native: bool = False) -> Any:
+    def entity(self, type_: Any, *, native: bool = False, retries: int = 0) -> Any:
         """The reply converted to ``type_`` (a pydantic model, ``list[Model]``, a TypedDict...).
 
         The JSON schema goes to the model as instructions on the last user message, or, with
         ``native=True`` and a provider that supports it, through the provider's own structured
-        output. Raises :class:`StructuredOutputError` (with the raw text) when it does not parse.
+        output. Raises :class:`StructuredOutputError` (with the raw text) when it does not parse;
+        with ``retries=N`` the model is first asked again up to N times, told the validation errors
+        (the error's ``attempts`` says how many were made).
         """
         adapter, context = _entity_context(type_, native)
-        return _parse(adapter, self._run(context))
+        for attempt in range(1, retries + 2):
+            try:
+                return _parse(adapter, self._run(context))
+            except StructuredOutputError as exc:
+                if attempt > retries:
+                    raise _gave_up(exc, attempt) from exc.__cause__
+                context = _reask(context, exc, attempt)
+        raise AssertionError("unreachable")
 
     def _run(self, context: Mapping[str, Any] | None) -> ChatClientResponse:
         prepared = self._prepare(context)
@@ -160,13 +186,20 @@ class AsyncCallResponseSpec:
         return (await self._run(None)).text
 
     @overload
-    async def entity(self, type_: type[T], *, native: bool = False) -> T: ...
+    async def entity(self, type_: type[T], *, native: bool = False, retries: int = 0) -> T: ...
     @overload
-    async def entity(self, type_: Any, *, native: bool = False) -> Any: ...
+    async def entity(self, type_: Any, *, native: bool = False, retries: int = 0) -> Any: ...
 
-    async def entity(self, type_: Any, *, native: bool = False) -> Any:
+    async def entity(self, type_: Any, *, native: bool = False, retries: int = 0) -> Any:
         adapter, context = _entity_context(type_, native)
-        return _parse(adapter, await self._run(context))
+        for attempt in range(1, retries + 2):
+            try:
+                return _parse(adapter, await self._run(context))
+            except StructuredOutputError as exc:
+                if attempt > retries:
+                    raise _gave_up(exc, attempt) from exc.__cause__
+                context = _reask(context, exc, attempt)
+        raise AssertionError("unreachable")
 
     async def _run(self, context: Mapping[str, Any] | None) -> ChatClientResponse:
         prepared = self._prepare(context)
