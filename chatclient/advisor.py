@@ -83,6 +83,17 @@ class ChatClientResponse:
         """True when the turn paused for a person's decision (see ``awaiting_decision``)."""
         return self.context.get(ContextKeys.PENDING_TOOL_CALLS) is not None
 
+    def __repr__(self) -> str:
+        from ._display import client_response_repr
+
+        return client_response_repr(self)
+
+    def _repr_markdown_(self) -> str:
+        """A notebook shows the answer, or the table of calls a paused turn waits for."""
+        from ._display import client_response_markdown
+
+        return client_response_markdown(self)
+
 
 class AdvisorOrder:
     """Named orders with gaps. Memory wraps the tool loop; advisors above ``TOOL_CALLING`` sit inside

@@ -113,6 +113,17 @@ class ChatResponse(BaseModel):
     ) -> None:
         super().__init__(generations=tuple(generations), metadata=metadata or ChatResponseMetadata())
 
+    def __repr__(self) -> str:
+        from ._display import chat_response_repr
+
+        return chat_response_repr(self)
+
+    def _repr_markdown_(self) -> str:
+        """A notebook shows the text, then the model, finish reason, tokens and calls in one line."""
+        from ._display import chat_response_markdown
+
+        return chat_response_markdown(self)
+
     @classmethod
     def of(
         cls,

@@ -354,8 +354,15 @@ class PendingToolCalls(BaseModel):
         return ChatResponse.of(self.reply, id=self.reply_id)
 
     def __repr__(self) -> str:
-        names = ", ".join(f"{c.name}({c.id})" for c in self.calls)
-        return f"PendingToolCalls(reply_id={self.reply_id!r}, calls=[{names}], awaiting={self.awaiting_ids})"
+        from .._display import pending_repr
+
+        return pending_repr(self)
+
+    def _repr_markdown_(self) -> str:
+        """A notebook shows a table of the calls: id, tool, arguments, needs confirmation."""
+        from .._display import pending_markdown
+
+        return pending_markdown(self)
 
 
 @dataclass(frozen=True)
