@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from typing_extensions import Self
 
-from .advisor import Advisor, ChatClientRequest, ContextKeys, ToolAdvisor
+from .advisor import Advisor, ChatClientRequest, ChatClientResponse, ContextKeys, ToolAdvisor
 from .errors import ConfigurationError
 from .messages import MediaPart, Message, SystemMessage, UserMessage
 from .model import ChatModel
@@ -27,10 +27,12 @@ from .response_spec import (
     CallResponseSpec,
     StreamResponseSpec,
 )
+from .responses import Usage
 from .tools.callback import ToolCallback, ToolCallbackProvider
 from .tools.confirmation import PendingToolCalls, ToolCallDecisions
 from .tools.pending import PendingToolCallStore, StoredPendingToolCalls
 from .tools.resolve import ToolLike, aresolve_providers, check_unique, resolve_providers, split_tools
+from .usage import UsageTotals, UsageTracker, usage_minus
 
 if TYPE_CHECKING:
     from advisors.tool_calling import ToolCallingAdvisor, ToolLoopExtension
@@ -50,6 +52,24 @@ class PreparedRequest:
     chain: list[Advisor]
     providers: tuple[ToolCallbackProvider, ...]
     observers: Observers | None
+    usage_tracker: UsageTracker | None = None
+    resumed_usage: Usage | None = None
+    """On a resume: the usage the paused reply already carried (counted when it paused)."""
+
+    def record(self, response: ChatClientResponse) -> None:
+        """Add the final reply's usage to the client's running total (a resume adds only its own rounds)."""
+        tracker = self.usage_tracker
+        if tracker is None:
+            return
+        chat = response.chat_response
+        usage = chat.metadata.usage if chat is not None else None
+        if usage is not None and self.resumed_usage is not None:
+            usage = usage_minus(usage, self.resumed_usage)
+        model = chat.metadata.model if chat is not None else None
+        options = self.request.prompt.options
+        if model is None and options is not None:
+            model = options.model
+        tracker.add(usage, model)
 
     def resolve(self) -> ChatClientRequest:
         return self._with(resolve_providers(self.providers)) if self.providers else self.request
@@ -203,11 +223,18 @@ class ChatClientRequestSpec:
 
     # ------------------------------------------------------------------ assembly
 
-    def _prepare(self, extra_context: Mapping[str, Any] | None = None) -> PreparedRequest:
-        """The request and the sorted advisor chain for one run."""
+    def _prepare(
+        self, extra_context: Mapping[str, Any] | None = None, extra_advisors: Sequence[Advisor] = ()
+    ) -> PreparedRequest:
+        """The request and the sorted advisor chain for one run (``extra_advisors``: this run's own,
+        e.g. ``entity(T, retries=N)``'s validation)."""
         context = {**self.advisor_params, **(extra_context or {})}
+        resumed_usage: Usage | None = None
         if self.resume_state is not None:
-            messages: Sequence[Message] = self.resume_state[0].turn_request
+            source = self.resume_state[0]
+            pending = source.peek() if isinstance(source, StoredPendingToolCalls) else source
+            messages: Sequence[Message] = pending.turn_request
+            resumed_usage = pending.usage
             context[ContextKeys.RESUME] = self.resume_state
         else:
             messages = self._messages()
@@ -217,10 +244,13 @@ class ChatClientRequestSpec:
         if observers:
             context[ContextKeys.OBSERVERS] = observers
         prompt = Prompt.model_construct(messages=tuple(messages), options=self._options())
-        chain = self.client._chain_for(self.advisor_list, context)
+        advisors = (*self.advisor_list, *extra_advisors) if extra_advisors else self.advisor_list
+        chain = self.client._chain_for(advisors, context)
         if self.resume_state is not None and not any(isinstance(a, ToolAdvisor) for a in chain):
             raise ConfigurationError("resume() needs the tool-calling advisor in the chain, but it is switched off")
-        return PreparedRequest(ChatClientRequest(prompt, context), chain, self.tool_providers, observers or None)
+        request = ChatClientRequest(prompt, context)
+        tracker = self.client._usage
+        return PreparedRequest(request, chain, self.tool_providers, observers or None, tracker, resumed_usage)
 
     def _messages(self) -> list[Message]:
         messages: list[Message] = []
@@ -299,6 +329,7 @@ class ChatClient:
             tool_calling_advisor = ToolCallingAdvisor()
         self._tool_calling_advisor = tool_calling_advisor
         self._options_cache: tuple[ChatOptions | None, ChatOptions] | None = None
+        self._usage = UsageTracker()
 
     @classmethod
     def create(cls, model: ChatModel) -> ChatClient:
@@ -311,6 +342,20 @@ class ChatClient:
     @property
     def model(self) -> ChatModel:
         return self._model
+
+    @property
+    def usage(self) -> UsageTotals:
+        """The usage of every reply this client returned so far, per model (a snapshot).
+
+        Counted when a terminal returns its final reply (a stream: when it ends); a paused turn
+        counts its rounds when it pauses and its resume only the rounds after, so nothing counts
+        twice. A call that raised counts nothing. Safe to read while other threads and tasks call.
+        """
+        return self._usage.totals()
+
+    def reset_usage(self) -> UsageTotals:
+        """Start the running total again from zero; returns the totals up to now."""
+        return self._usage.reset()
 
     def prompt(self, content: str | Prompt | None = None) -> ChatClientRequestSpec:
         """Start a request from this client's defaults. A string is the user text; a ``Prompt``

@@ -8,6 +8,7 @@
     ├── AdvisorChainError                    an advisor cannot serve the requested mode
     ├── StructuredOutputError                ``entity()`` could not parse the model's reply
     ├── ScriptExhaustedError                 a ScriptedChatModel ran out of replies (tests)
+    ├── UnknownModelPriceError (LookupError) a price table has no price for a reply's model
     ├── ProviderError                        a provider call failed (status, type, request id)
     │   ├── AuthenticationError              401: bad or missing API key
     │   ├── PermissionDeniedError            403
@@ -73,6 +74,7 @@ __all__ = [
     "ToolError",
     "ToolExecutionError",
     "UnknownToolError",
+    "UnknownModelPriceError",
 ]
 
 
@@ -296,4 +298,13 @@ class ToolCallUnauthorizedError(ToolCallDecisionError):
         self.refused = refused
         self.call_id: str | None = refused[0][0] if refused else None
         self.tool_name: str | None = refused[0][1] if refused else None
+        super().__init__(message)
+
+
+class UnknownModelPriceError(ChatClientError, LookupError):
+    """A ``PriceTable`` has no price for a reply's model (``model``; ``None`` when the reply named
+    none): the cost is not guessed, nor counted as zero."""
+
+    def __init__(self, message: str, model: str | None) -> None:
+        self.model = model
         super().__init__(message)

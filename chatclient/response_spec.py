@@ -7,22 +7,20 @@ final response stays on its spec once consumed (``.response``), so nothing needs
 
 from __future__ import annotations
 
-import functools
-import json
-import re
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any, TypeVar, overload
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, overload
 
-from pydantic import PydanticUserError, TypeAdapter, ValidationError
+from pydantic import TypeAdapter
 
 from ._chain import compose_acall, compose_astream, compose_call, compose_stream
-from .advisor import ChatClientResponse, ContextKeys
+from .advisor import Advisor, ChatClientResponse, ContextKeys
 from .errors import ChatClientError, ConfigurationError, StructuredOutputError
 from .events import StreamEvent, TextDelta, ToolResultReady, TurnFinished
 from .messages import AssistantMessage
 from .model import ChatModel
 from .observation import CallInfo, Observers
 from .responses import ChatResponse, Generation
+from .structured_output import ResponseEntity, entity_context, parse_reply, structured_output_attempts
 
 if TYPE_CHECKING:
     from .client import PreparedRequest
@@ -35,71 +33,39 @@ __all__ = [
 ]
 
 T = TypeVar("T")
-_Prepare = Callable[[Mapping[str, Any] | None], "PreparedRequest"]
-
-_FORMAT = """Your response should be in JSON format.
-Do not include any explanations, only provide a RFC8259 compliant JSON response following this format \
-without deviation.
-Do not include markdown code blocks in your response.
-Here is the JSON Schema instance your output must adhere to:
-```{schema}```"""
-
-_FENCE = re.compile(r"^\s*```[a-zA-Z0-9_-]*\s*\n?(.*?)\n?\s*```\s*$", re.DOTALL)
 
 
-@functools.lru_cache(maxsize=256)
-def _adapter(type_: Any) -> TypeAdapter[Any]:
-    return TypeAdapter(type_)
+class _Prepare(Protocol):
+    def __call__(
+        self, extra_context: Mapping[str, Any] | None = None, extra_advisors: Sequence[Advisor] = ()
+    ) -> PreparedRequest: ...
 
 
-def _entity_context(type_: Any, native: bool) -> tuple[TypeAdapter[Any], dict[str, Any]]:
+def _validation(type_: Any, retries: int) -> tuple[Advisor, ...]:
+    """``entity(T, retries=N)``'s one switch: the validation advisor in this request, or nothing."""
+    if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
+        raise ConfigurationError(f"entity() retries must be an int >= 0, got {retries!r}")
+    if retries == 0:
+        return ()
+    from ._layout import own_package
+
+    with own_package("advisors"):
+        from advisors.structured_output import StructuredOutputValidationAdvisor
+
+    return (StructuredOutputValidationAdvisor(type_, max_repeat_attempts=retries),)
+
+
+def _converted(adapter: TypeAdapter[T], response: ChatClientResponse) -> T:
+    """The final reply as the requested type; the error says how many replies were asked for."""
     try:
-        adapter = _adapter(type_)
-        schema = adapter.json_schema()
-    except (PydanticUserError, TypeError) as exc:  # TypeError: an unhashable "type" in the cache
-        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise ConfigurationError(
-            f"entity() cannot convert to {type_!r}: pydantic has no JSON schema for it ({first}); "
-            "use a pydantic model, a dataclass, a TypedDict or a standard type. Nothing was sent."
-        ) from exc
-    context: dict[str, Any] = {ContextKeys.OUTPUT_FORMAT: _FORMAT.format(schema=json.dumps(schema))}
-    if native:
-        context[ContextKeys.OUTPUT_SCHEMA] = schema
-    return adapter, context
-
-
-def _parse(adapter: TypeAdapter[T], response: ChatClientResponse) -> T:
-    chat = response.chat_response
-    text = chat.text if chat is not None else None
-    if not text or not text.strip():
-        raise StructuredOutputError("The model returned no text to convert", text)
-    match = _FENCE.match(text)
-    cleaned = match.group(1) if match else text.strip()
-    try:
-        return adapter.validate_json(cleaned)
-    except ValidationError as exc:
-        raise StructuredOutputError(
-            f"The model's reply does not match the requested type: {exc.error_count()} error(s): "
-            + "; ".join(f"{'.'.join(map(str, e['loc'])) or '<root>'}: {e['msg']}" for e in exc.errors()),
-            text,
-        ) from exc
-
-
-def _reask(context: dict[str, Any], error: StructuredOutputError, attempt: int) -> dict[str, Any]:
-    """The next attempt's context: the format instructions plus what was wrong with the last reply."""
-    base = context.get(_FIRST_FORMAT, context[ContextKeys.OUTPUT_FORMAT])
-    fix = f"\n\nAttempt {attempt} of your reply was rejected: {error}\nReply again, fixing these errors."
-    return {**context, _FIRST_FORMAT: base, ContextKeys.OUTPUT_FORMAT: base + fix}
-
-
-def _gave_up(error: StructuredOutputError, attempts: int) -> StructuredOutputError:
-    error.attempts = attempts
-    if attempts > 1:
-        error.args = (f"{error.args[0]} (after {attempts} attempts)",)
-    return error
-
-
-_FIRST_FORMAT = "chatclient.output.format.first"
+        return parse_reply(adapter, response.chat_response)
+    except StructuredOutputError as exc:
+        record = structured_output_attempts(response)
+        attempts = record.attempts if record is not None and record.attempts > 0 else 1
+        exc.attempts = attempts
+        if attempts > 1:
+            exc.args = (f"{exc.args[0]} (after {attempts} attempts)",)
+        raise
 
 
 def _call_info(mode: str, prepared: PreparedRequest) -> CallInfo:
@@ -136,26 +102,34 @@ class CallResponseSpec:
 
         The JSON schema goes to the model as instructions on the last user message, or, with
         ``native=True`` and a provider that supports it, through the provider's own structured
-        output. Raises :class:`StructuredOutputError` (with the raw text) when it does not parse;
-        with ``retries=N`` the model is first asked again up to N times, told the validation errors
-        (the error's ``attempts`` says how many were made).
-        """
-        adapter, context = _entity_context(type_, native)
-        for attempt in range(1, retries + 2):
-            try:
-                return _parse(adapter, self._run(context))
-            except StructuredOutputError as exc:
-                if attempt > retries:
-                    raise _gave_up(exc, attempt) from exc.__cause__
-                context = _reask(context, exc, attempt)
-        raise AssertionError("unreachable")
+        output. Raises :class:`StructuredOutputError` (with the raw text) when it does not parse.
 
-    def _run(self, context: Mapping[str, Any] | None) -> ChatClientResponse:
-        prepared = self._prepare(context)
+        ``retries=N`` puts a ``StructuredOutputValidationAdvisor`` in this request: inside the tool
+        loop, it asks the model again, told the validation errors, up to N times; the reply's
+        metadata records the attempts (``structured_output_attempts(response)``) and the error's
+        ``attempts`` says how many replies were asked for. Without it nothing extra runs.
+        """
+        return self.response_entity(type_, native=native, retries=retries).entity
+
+    @overload
+    def response_entity(self, type_: type[T], *, native: bool = False, retries: int = 0) -> ResponseEntity[T]: ...
+    @overload
+    def response_entity(self, type_: Any, *, native: bool = False, retries: int = 0) -> ResponseEntity[Any]: ...
+
+    def response_entity(self, type_: Any, *, native: bool = False, retries: int = 0) -> ResponseEntity[Any]:
+        """As :meth:`entity`, with the response it came from (``.attempts`` reads the validation record)."""
+        adapter, context = entity_context(type_, native)
+        response = self._run(context, _validation(type_, retries))
+        return ResponseEntity(response, _converted(adapter, response))
+
+    def _run(self, context: Mapping[str, Any] | None, advisors: Sequence[Advisor] = ()) -> ChatClientResponse:
+        prepared = self._prepare(context, advisors)
         observers = prepared.observers
         handler = compose_call(prepared.chain, self._model, observers)
         if not observers:
-            return handler(prepared.resolve())
+            response = handler(prepared.resolve())
+            prepared.record(response)
+            return response
         info = _call_info("call", prepared)
         tokens = observers.call_started(info)
         try:
@@ -163,6 +137,7 @@ class CallResponseSpec:
         except BaseException as exc:
             observers.call_finished(tokens, info, None, exc)
             raise
+        prepared.record(response)
         observers.call_finished(tokens, info, response, None)
         return response
 
@@ -191,22 +166,26 @@ class AsyncCallResponseSpec:
     async def entity(self, type_: Any, *, native: bool = False, retries: int = 0) -> Any: ...
 
     async def entity(self, type_: Any, *, native: bool = False, retries: int = 0) -> Any:
-        adapter, context = _entity_context(type_, native)
-        for attempt in range(1, retries + 2):
-            try:
-                return _parse(adapter, await self._run(context))
-            except StructuredOutputError as exc:
-                if attempt > retries:
-                    raise _gave_up(exc, attempt) from exc.__cause__
-                context = _reask(context, exc, attempt)
-        raise AssertionError("unreachable")
+        return (await self.response_entity(type_, native=native, retries=retries)).entity
 
-    async def _run(self, context: Mapping[str, Any] | None) -> ChatClientResponse:
-        prepared = self._prepare(context)
+    @overload
+    async def response_entity(self, type_: type[T], *, native: bool = False, retries: int = 0) -> ResponseEntity[T]: ...
+    @overload
+    async def response_entity(self, type_: Any, *, native: bool = False, retries: int = 0) -> ResponseEntity[Any]: ...
+
+    async def response_entity(self, type_: Any, *, native: bool = False, retries: int = 0) -> ResponseEntity[Any]:
+        adapter, context = entity_context(type_, native)
+        response = await self._run(context, _validation(type_, retries))
+        return ResponseEntity(response, _converted(adapter, response))
+
+    async def _run(self, context: Mapping[str, Any] | None, advisors: Sequence[Advisor] = ()) -> ChatClientResponse:
+        prepared = self._prepare(context, advisors)
         observers = prepared.observers
         handler = compose_acall(prepared.chain, self._model, observers)
         if not observers:
-            return await handler(await prepared.aresolve())
+            response = await handler(await prepared.aresolve())
+            prepared.record(response)
+            return response
         info = _call_info("acall", prepared)
         tokens = observers.call_started(info)
         try:
@@ -214,6 +193,7 @@ class AsyncCallResponseSpec:
         except BaseException as exc:
             observers.call_finished(tokens, info, None, exc)
             raise
+        prepared.record(response)
         observers.call_finished(tokens, info, response, None)
         return response
 
@@ -285,18 +265,20 @@ class StreamResponseSpec(_StreamBase):
 
     def events(self) -> Iterator[StreamEvent]:
         """Typed events as they happen; the last one is ``TurnFinished`` with the final response."""
-        for event in self._chain_events():
+        prepared, events = self._chain_events()
+        for event in events:
             if isinstance(event, TurnFinished):
                 self._final = event.response
+                prepared.record(event.response)
             yield event
 
-    def _chain_events(self) -> Iterator[StreamEvent]:
+    def _chain_events(self) -> tuple[PreparedRequest, Iterator[StreamEvent]]:
         """The chain's own iterator (observed when there are observers): the terminals read it
         directly, one generator less per delta."""
         prepared = self._prepare(None)
         observers = prepared.observers
         events = compose_stream(prepared.chain, self._model, observers)(prepared.resolve())
-        return self._observed(events, observers, _call_info("stream", prepared)) if observers else events
+        return prepared, self._observed(events, observers, _call_info("stream", prepared)) if observers else events
 
     def _observed(self, events: Iterator[StreamEvent], observers: Observers, info: CallInfo) -> Iterator[StreamEvent]:
         tokens = observers.call_started(info)
@@ -315,13 +297,15 @@ class StreamResponseSpec(_StreamBase):
         """Text deltas as they arrive (empty deltas are skipped), then any unstreamed rest of the answer."""
         view = _TextView()
         seen = view.round_text
-        for event in self._chain_events():
+        prepared, events = self._chain_events()
+        for event in events:
             if type(event) is TextDelta:  # the hot path: one check per delta
                 if event.index == 0 and event.text:
                     seen.append(event.text)
                     yield event.text
             elif isinstance(event, TurnFinished):
                 self._final = event.response
+                prepared.record(event.response)
                 rest = view.unseen(event.response)
                 if rest:
                     yield rest
@@ -360,6 +344,7 @@ class AsyncStreamResponseSpec(_StreamBase):
             async for event in compose_astream(prepared.chain, self._model, observers)(await prepared.aresolve()):
                 if isinstance(event, TurnFinished):
                     self._final = event.response
+                    prepared.record(event.response)
                 yield event
         except BaseException as exc:
             if observers and info:

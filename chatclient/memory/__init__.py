@@ -30,6 +30,7 @@ from .repository import (
     InMemorySessionRepository,
     SessionRepository,
 )
+from .usage import asession_usage, session_usage
 
 if TYPE_CHECKING:
     from .postgres import AsyncPostgresSessionRepository, PostgresSessionRepository
@@ -59,6 +60,8 @@ __all__ = [
     "SqliteSessionRepository",
     "VersionConflict",
     "turn_events",
+    "session_usage",
+    "asession_usage",
 ]
 
 _LAZY = {

@@ -33,6 +33,7 @@ from ..messages import Message, SystemMessage, UserMessage
 from ..turn import turn_of
 from .log import CONVERSATION_ID, NewEvent, SessionEvent, turn_events
 from .repository import AsyncSessionRepository, SessionRepository
+from .usage import usage_event
 from .window import messages_of, window
 
 __all__ = ["CONVERSATION_ID", "ConcurrencyPolicy", "SessionMemoryAdvisor"]
@@ -114,17 +115,21 @@ class SessionMemoryAdvisor:
         return request, _Plan(conversation_id, turn_id, base, tuple(prompt[split:]))
 
     def _to_store(self, plan: _Plan, response: ChatClientResponse) -> list[NewEvent]:
-        """The turn's events; none while the turn waits for a confirmation."""
+        """The turn's events, its usage last; none while the turn waits for a confirmation."""
         if response.is_paused:
             return []
         turn = turn_of(response)
         if turn is not None:
-            return turn_events(turn.id, turn.messages)
-        # No tool loop ran: the turn is the request's new messages and the answer.
-        generation = response.chat_response.result if response.chat_response is not None else None
-        answer = generation.output if generation is not None else None
-        users = [m for m in plan.new_messages if isinstance(m, UserMessage)]
-        return turn_events(plan.turn_id, [*users[-1:], *([answer] if answer is not None else [])])
+            turn_id, events = turn.id, turn_events(turn.id, turn.messages)
+        else:
+            # No tool loop ran: the turn is the request's new messages and the answer.
+            generation = response.chat_response.result if response.chat_response is not None else None
+            answer = generation.output if generation is not None else None
+            users = [m for m in plan.new_messages if isinstance(m, UserMessage)]
+            turn_id = plan.turn_id
+            events = turn_events(turn_id, [*users[-1:], *([answer] if answer is not None else [])])
+        usage = usage_event(turn_id, response.chat_response)
+        return [*events, usage] if usage is not None and events else events
 
     def _expected(self, plan: _Plan) -> int | None:
         return plan.base_version if self.concurrency == "raise" else None

@@ -75,6 +75,8 @@ class SessionEvent:
 
     def message(self) -> Message:
         """The message this event holds (``type == "message"``), exactly as it was appended."""
+        if self.type != "message":
+            raise ValueError(f"Event {self.event_id!r} is a {self.type!r} event, not a message (filter on type)")
         return decode_message(self.payload)
 
     @property

@@ -1,0 +1,57 @@
+"""A conversation's usage, kept in its own log: one ``usage`` event per stored turn.
+
+The memory advisor appends it with the turn's messages, in the same atomic batch, under the id
+``f"{turn_id}:usage"``, so a replayed append adds nothing and nothing already stored is rewritten.
+A paused turn stores nothing; its resume stores the whole turn with the usage of all its rounds,
+so a paused and resumed turn counts once. Message readers skip these events (``messages_of``
+reads ``type == "message"`` only). Turns stored before this existed, or whose provider reported
+no usage, count as turns without usage.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections.abc import Iterable, Iterator
+
+from ..responses import ChatResponse, Usage
+from ..usage import UsageTotals, totals_of
+from .log import NewEvent, SessionEvent
+from .repository import AsyncSessionRepository, SessionRepository, in_thread
+
+__all__ = ["USAGE_EVENT", "asession_usage", "session_usage", "usage_event", "usage_records"]
+
+USAGE_EVENT = "usage"
+"""The ``type`` of a turn's usage event; its payload is ``{"model": ..., <Usage fields>}``."""
+
+
+def usage_event(turn_id: str, chat: ChatResponse | None) -> NewEvent | None:
+    """The usage event of a turn whose final reply is ``chat``; ``None`` when it reported no usage."""
+    if chat is None or chat.metadata.usage is None:
+        return None
+    payload = json.dumps({"model": chat.metadata.model, **chat.metadata.usage.model_dump()}, sort_keys=True)
+    return NewEvent(f"{turn_id}:{USAGE_EVENT}", turn_id, payload, type=USAGE_EVENT)
+
+
+def usage_records(events: Iterable[SessionEvent]) -> Iterator[tuple[Usage, str | None]]:
+    """``(usage, model)`` of each usage event, in log order."""
+    for event in events:
+        if event.type == USAGE_EVENT:
+            data = json.loads(event.payload)
+            model = data.pop("model", None)
+            yield Usage(**data), model
+
+
+def session_usage(repository: SessionRepository, session_id: str) -> UsageTotals:
+    """The usage of every turn stored in the session (``calls`` counts the turns that reported usage)."""
+    return totals_of(usage_records(repository.events(session_id)))
+
+
+async def asession_usage(repository: SessionRepository | AsyncSessionRepository, session_id: str) -> UsageTotals:
+    """:func:`session_usage` for an async repository (a sync one is read off the event loop)."""
+    if inspect.iscoroutinefunction(repository.events):
+        events = await repository.events(session_id)
+    else:
+        sync: SessionRepository = repository  # type: ignore[assignment]
+        events = await in_thread(lambda: sync.events(session_id))
+    return totals_of(usage_records(events))
