@@ -35,8 +35,7 @@ from chatclient.structured_output import (
     StructuredOutputAttempts,
     output_adapter,
     parse_reply,
-    reask_context,
-    restore_format,
+    reask_prompt,
 )
 
 __all__ = ["StructuredOutputValidationAdvisor"]
@@ -134,8 +133,7 @@ class _Run:
         self.errors.append(error)
         if len(self.errors) > self._max:
             return None
-        context = reask_context(self._request.context, error, len(self.errors))
-        return ChatClientRequest(self._request.prompt, context)
+        return self._request.with_prompt(reask_prompt(self._request.prompt, error, len(self.errors)))
 
     def finish(self, response: ChatClientResponse) -> ChatClientResponse:
         """The reply with every attempt's usage and, when it was judged, the record."""
@@ -151,5 +149,4 @@ class _Run:
             updates["extra"] = {**chat.metadata.extra, ATTEMPTS_METADATA_KEY: record.as_json()}
         if not updates:
             return response
-        context = restore_format(response.context, self._request.context) if self.errors else response.context
-        return ChatClientResponse(chat.with_metadata(**updates), context)
+        return response.with_chat_response(chat.with_metadata(**updates))

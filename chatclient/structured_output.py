@@ -11,7 +11,6 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Generic, TypeVar
 
@@ -19,6 +18,8 @@ from pydantic import PydanticUserError, TypeAdapter, ValidationError
 
 from .advisor import ChatClientResponse, ContextKeys
 from .errors import ConfigurationError, StructuredOutputError
+from .messages import Message, UserMessage
+from .prompt import Prompt
 from .responses import ChatResponse
 
 __all__ = [
@@ -28,8 +29,7 @@ __all__ = [
     "entity_context",
     "output_adapter",
     "parse_reply",
-    "reask_context",
-    "restore_format",
+    "reask_prompt",
     "structured_output_attempts",
 ]
 
@@ -45,9 +45,6 @@ without deviation.
 Do not include markdown code blocks in your response.
 Here is the JSON Schema instance your output must adhere to:
 ```{schema}```"""
-
-_FIRST_FORMAT = "chatclient.output.format.first"
-"""Context key: the format instructions before any re-ask was appended (each re-ask replaces the last)."""
 
 _FENCE = re.compile(r"^\s*```[a-zA-Z0-9_-]*\s*\n?(.*?)\n?\s*```\s*$", re.DOTALL)
 
@@ -100,23 +97,18 @@ def parse_reply(adapter: TypeAdapter[T], chat: ChatResponse | None) -> T:
         ) from exc
 
 
-def reask_context(context: Mapping[str, Any], error: str, attempt: int) -> dict[str, Any]:
-    """The next attempt's context: the format instructions plus what was wrong with the last reply
-    (the model call appends them to the last user message)."""
-    base = context.get(_FIRST_FORMAT, context.get(ContextKeys.OUTPUT_FORMAT) or "")
+def reask_prompt(prompt: Prompt, error: str, attempt: int) -> Prompt:
+    """The prompt of the next attempt: what was wrong with the last reply, appended to the last user
+    message (as Spring AI does), so it reaches the model with native structured output too."""
     fix = f"Attempt {attempt} of your reply was rejected: {error}\nReply again, fixing these errors."
-    return {**context, _FIRST_FORMAT: base, ContextKeys.OUTPUT_FORMAT: f"{base}\n\n{fix}" if base else fix}
-
-
-def restore_format(context: Mapping[str, Any], original: Mapping[str, Any]) -> dict[str, Any]:
-    """``context`` with the format instructions of ``original`` (a re-ask's stay out of the answer)."""
-    restored = dict(context)
-    for key in (ContextKeys.OUTPUT_FORMAT, _FIRST_FORMAT):
-        if key in original:
-            restored[key] = original[key]
-        else:
-            restored.pop(key, None)
-    return restored
+    messages: list[Message] = list(prompt.messages)
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if isinstance(message, UserMessage):
+            text = f"{message.text}\n\n{fix}" if message.text else fix
+            messages[index] = message.model_copy(update={"text": text})
+            return prompt.with_messages(messages)
+    return prompt.with_messages([*messages, UserMessage(fix)])
 
 
 @dataclass(frozen=True, slots=True)

@@ -212,3 +212,22 @@ def test_a_reply_with_no_text_is_an_error_the_model_is_told() -> None:
     final: ChatClientResponse = response.chat_client_response()
     record = structured_output_attempts(final)
     assert record is not None and record.errors == ("The model returned no text to convert",)
+
+
+class NativeModel(ScriptedChatModel):
+    supports_output_schema = True
+
+
+@pytest.mark.parametrize("mode", ["call", "acall"])
+def test_with_native_structured_output_the_errors_still_reach_the_model(mode: str) -> None:
+    model = NativeModel([MISSING, GOOD])
+    spec = ChatClient.create(model).prompt("A city")
+    if mode == "call":
+        city = spec.call().entity(City, native=True, retries=1)
+    else:
+        city = run_sync(lambda: spec.acall().entity(City, native=True, retries=1))
+    assert city.population == 700000
+    first, second = last_user_texts(model)
+    assert first == "A city", "the schema goes through the provider, not the text"
+    assert second.startswith("A city\n\nAttempt 1 of your reply was rejected") and "population" in second
+    assert all(p.options is not None and p.options.output_schema is not None for p in model.prompts)
