@@ -227,7 +227,8 @@ class ChatClientRequestSpec:
         self, extra_context: Mapping[str, Any] | None = None, extra_advisors: Sequence[Advisor] = ()
     ) -> PreparedRequest:
         """The request and the sorted advisor chain for one run (``extra_advisors``: this run's own,
-        e.g. ``entity(T, retries=N)``'s validation)."""
+        e.g. ``entity(T, retries=N)``'s validation; each replaces a registered advisor of its class,
+        so two validators never nest)."""
         context = {**self.advisor_params, **(extra_context or {})}
         resumed_usage: Usage | None = None
         if self.resume_state is not None:
@@ -244,7 +245,10 @@ class ChatClientRequestSpec:
         if observers:
             context[ContextKeys.OBSERVERS] = observers
         prompt = Prompt.model_construct(messages=tuple(messages), options=self._options())
-        advisors = (*self.advisor_list, *extra_advisors) if extra_advisors else self.advisor_list
+        advisors = self.advisor_list
+        if extra_advisors:
+            replaced = {type(a) for a in extra_advisors}
+            advisors = (*(a for a in advisors if type(a) not in replaced), *extra_advisors)
         chain = self.client._chain_for(advisors, context)
         if self.resume_state is not None and not any(isinstance(a, ToolAdvisor) for a in chain):
             raise ConfigurationError("resume() needs the tool-calling advisor in the chain, but it is switched off")
@@ -310,6 +314,7 @@ class ChatClient:
         *,
         defaults: ChatClientRequestSpec | None = None,
         tool_calling_advisor: ToolCallingAdvisor | None = None,
+        usage_tracker: UsageTracker | None = None,
     ) -> None:
         self._model = model
         spec = defaults or ChatClientRequestSpec(self)
@@ -329,7 +334,8 @@ class ChatClient:
             tool_calling_advisor = ToolCallingAdvisor()
         self._tool_calling_advisor = tool_calling_advisor
         self._options_cache: tuple[ChatOptions | None, ChatOptions] | None = None
-        self._usage = UsageTracker()
+        self._shared_usage = usage_tracker
+        self._usage = usage_tracker if usage_tracker is not None else UsageTracker()
 
     @classmethod
     def create(cls, model: ChatModel) -> ChatClient:
@@ -374,6 +380,7 @@ class ChatClient:
         builder = ChatClientBuilder(self._model)
         builder._spec = replace(self._defaults, client=_PENDING_CLIENT)
         builder._tool_calling_advisor = self._tool_calling_advisor
+        builder._usage_tracker = self._shared_usage
         return builder
 
     def _chain_for(self, advisors_in: Sequence[Advisor], context: Mapping[str, Any]) -> list[Advisor]:
@@ -402,6 +409,7 @@ class ChatClientBuilder:
         self._model = model
         self._spec = ChatClientRequestSpec(_PENDING_CLIENT)
         self._tool_calling_advisor: ToolCallingAdvisor | None = None
+        self._usage_tracker: UsageTracker | None = None
 
     def default_system(self, text: str) -> Self:
         self._spec = self._spec.system(text)
@@ -442,8 +450,19 @@ class ChatClientBuilder:
         self._tool_calling_advisor = advisor
         return self
 
+    def usage_tracker(self, tracker: UsageTracker) -> Self:
+        """Count this client's usage in ``tracker``, e.g. one total shared by several clients
+        (a client derived with ``mutate()`` shares it too); by default each client has its own."""
+        self._usage_tracker = tracker
+        return self
+
     def build(self) -> ChatClient:
-        return ChatClient(self._model, defaults=self._spec, tool_calling_advisor=self._tool_calling_advisor)
+        return ChatClient(
+            self._model,
+            defaults=self._spec,
+            tool_calling_advisor=self._tool_calling_advisor,
+            usage_tracker=self._usage_tracker,
+        )
 
 
 class _PendingClient:

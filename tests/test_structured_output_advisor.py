@@ -231,3 +231,12 @@ def test_with_native_structured_output_the_errors_still_reach_the_model(mode: st
     assert first == "A city", "the schema goes through the provider, not the text"
     assert second.startswith("A city\n\nAttempt 1 of your reply was rejected") and "population" in second
     assert all(p.options is not None and p.options.output_schema is not None for p in model.prompts)
+
+
+def test_entity_retries_replace_a_registered_validator_so_two_never_nest() -> None:
+    model = ScriptedChatModel([MISSING, MISSING, GOOD])
+    client = ChatClient.builder(model).default_advisors(StructuredOutputValidationAdvisor(City)).build()
+    with pytest.raises(StructuredOutputError, match="after 2 attempts") as caught:
+        client.prompt("A city").call().entity(City, retries=1)
+    assert len(model.prompts) == 2 and caught.value.attempts == 2, "the request's own validator ran, not both"
+    assert client.prompt("A city").call().entity(City).population == 700000, "the registered one still serves"

@@ -246,3 +246,13 @@ def test_the_clients_total_and_one_reply_have_a_cost() -> None:
     assert UsageTotals().cost(table) == Decimal(0)
     with pytest.raises(UnknownModelPriceError):
         client.usage.cost(PriceTable({}))
+
+
+def test_clients_may_share_one_tracker_and_mutate_keeps_it() -> None:
+    shared = UsageTracker()
+    first = ChatClient.builder(ScriptedChatModel(["a"], usage=ROUND, model="m1")).usage_tracker(shared).build()
+    second = ChatClient.builder(ScriptedChatModel(["b", "c"], usage=ROUND, model="m2")).usage_tracker(shared).build()
+    first.prompt("x").call().content()
+    second.prompt("y").call().content()
+    second.mutate().default_system("Be brief").build().prompt("z").call().content()
+    assert shared.totals().by_model == {"m1": ROUND, "m2": times(2)} and first.usage == second.usage

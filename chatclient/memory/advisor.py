@@ -1,7 +1,7 @@
 """``SessionMemoryAdvisor``: a conversation's history before each turn, the whole turn after it.
 
 It sits outside the tool loop (``AdvisorOrder.MEMORY``). Before the turn it reads the view (the
-last ``window`` events, cut where a turn begins) and puts it between the system message and the
+last ``window`` messages, cut where a turn begins) and puts it between the system message and the
 new user message. After the turn it appends every message of the turn (user message, each tool-call
 message, each tool result, the answer) in one batch whose ids come from the turn id. While a
 confirmation is pending it stores nothing; the resumed turn keeps its id, so it is written once
@@ -34,7 +34,7 @@ from ..turn import turn_of
 from .log import CONVERSATION_ID, NewEvent, SessionEvent, turn_events
 from .repository import AsyncSessionRepository, SessionRepository
 from .usage import usage_event
-from .window import messages_of, window
+from .window import messages_of, read_size, window
 
 __all__ = ["CONVERSATION_ID", "ConcurrencyPolicy", "SessionMemoryAdvisor"]
 
@@ -54,7 +54,8 @@ class _Plan:
 class SessionMemoryAdvisor:
     """Memory for conversations, on any :class:`SessionRepository` (sync or async).
 
-    ``window`` bounds the events read per turn (``None``: the whole log). The conversation id comes
+    ``window`` bounds the messages read per turn (``None``: the whole log); usage events take no
+    message's place. The conversation id comes
     from the request: ``spec.conversation(id)`` (or the ``CONVERSATION_ID`` advisor param); a request
     without one is refused, never stored under a shared default.
     """
@@ -108,7 +109,7 @@ class SessionMemoryAdvisor:
         base = events[-1].seq if events else 0
         prompt = request.prompt.messages
         split = next((i for i, m in enumerate(prompt) if not isinstance(m, SystemMessage)), len(prompt))
-        history = messages_of(window(events)) if self.window is not None else messages_of(events)
+        history = messages_of(window(events, self.window)) if self.window is not None else messages_of(events)
         messages = (*prompt[:split], *history, *prompt[split:])
         context = {**request.context, ContextKeys.TURN_ID: turn_id}
         request = ChatClientRequest(request.prompt.with_messages(messages), context)
@@ -149,7 +150,7 @@ class SessionMemoryAdvisor:
         if self._resuming(request):
             return self._plan(request, None)
         repository = self._sync_repository()
-        return self._plan(request, repository.events(self.conversation_of(request), last=self.window))
+        return self._plan(request, repository.events(self.conversation_of(request), last=read_size(self.window)))
 
     def _after(self, plan: _Plan, response: ChatClientResponse) -> ChatClientResponse:
         events = self._to_store(plan, response)
@@ -173,10 +174,10 @@ class SessionMemoryAdvisor:
             return self._plan(request, None)
         conversation_id = self.conversation_of(request)
         if self._async:
-            events = await self.repository.events(conversation_id, last=self.window)  # type: ignore[misc]
+            events = await self.repository.events(conversation_id, last=read_size(self.window))  # type: ignore[misc]
         else:
             repository: SessionRepository = self.repository  # type: ignore[assignment]
-            events = await asyncio.to_thread(repository.events, conversation_id, last=self.window)
+            events = await asyncio.to_thread(repository.events, conversation_id, last=read_size(self.window))
         return self._plan(request, events)
 
     async def _aafter(self, plan: _Plan, response: ChatClientResponse) -> ChatClientResponse:

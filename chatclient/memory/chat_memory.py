@@ -16,7 +16,7 @@ from ..messages import Message
 from .advisor import ConcurrencyPolicy, SessionMemoryAdvisor
 from .log import check_session_id, turn_events
 from .repository import InMemorySessionRepository, SessionRepository
-from .window import messages_of, window
+from .window import messages_of, read_size, window
 
 __all__ = ["ChatMemory", "MessageChatMemoryAdvisor", "MessageWindowChatMemory"]
 
@@ -44,7 +44,8 @@ class MessageWindowChatMemory:
         self.repository.append(check_session_id(conversation_id), turn_events(turn_id, messages))
 
     def get(self, conversation_id: str) -> list[Message]:
-        return messages_of(window(self.repository.events(conversation_id, last=self.max_messages)))
+        events = self.repository.events(conversation_id, last=read_size(self.max_messages))
+        return messages_of(window(events, self.max_messages))
 
     def clear(self, conversation_id: str) -> None:
         self.repository.delete(conversation_id)

@@ -9,6 +9,8 @@ import pytest
 from chatclient import AssistantMessage, ChatClient, ToolCallDecision, ToolCallDecisions, tool
 from chatclient.memory import (
     InMemorySessionRepository,
+    MessageChatMemoryAdvisor,
+    MessageWindowChatMemory,
     SessionMemoryAdvisor,
     SessionRepository,
     asession_usage,
@@ -122,3 +124,24 @@ async def test_asession_usage_reads_a_sync_repository_off_the_loop() -> None:
     repository.append("c1", [event])
     totals = await asession_usage(repository, "c1")
     assert totals.by_model == {None: ROUND}
+
+
+@pytest.mark.parametrize("memory_kind", ["session", "chat_memory"])
+def test_usage_events_take_no_message_place_in_the_window(memory_kind: str) -> None:
+    """A window of 4 messages holds 4 messages whether or not the turns reported usage."""
+    seen: dict[bool, list[list[str]]] = {}
+    for with_usage in (False, True):
+        repository = InMemorySessionRepository()
+        memory: SessionMemoryAdvisor
+        if memory_kind == "session":
+            memory = SessionMemoryAdvisor(repository, window=4)
+        else:
+            memory = MessageChatMemoryAdvisor(MessageWindowChatMemory(repository, max_messages=4))
+        model = ScriptedChatModel(["a1", "a2", "a3", "a4"], usage=ROUND if with_usage else None)
+        client = ChatClient.builder(model).default_advisors(memory).build()
+        for n in range(1, 5):
+            client.prompt(f"q{n}").conversation("c1").call().content()
+        seen[with_usage] = [[str(getattr(m, "text", "")) for m in p.messages] for p in model.prompts]
+        assert len(repository.events("c1")) == (12 if with_usage else 8)
+    assert seen[True] == seen[False]
+    assert seen[True][-1] == ["q2", "a2", "q3", "a3", "q4"]
