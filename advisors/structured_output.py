@@ -50,7 +50,7 @@ class StructuredOutputValidationAdvisor:
     invalid; ``entity()`` then raises ``StructuredOutputError`` with ``attempts`` set."""
 
     def __init__(self, output_type: Any, *, max_repeat_attempts: int = 3, order: int = DEFAULT_ORDER) -> None:
-        if not isinstance(max_repeat_attempts, int) or max_repeat_attempts < 0:
+        if isinstance(max_repeat_attempts, bool) or not isinstance(max_repeat_attempts, int) or max_repeat_attempts < 0:
             raise ConfigurationError(f"max_repeat_attempts must be an int >= 0, got {max_repeat_attempts!r}")
         self.output_type = output_type
         self.max_repeat_attempts = max_repeat_attempts
