@@ -24,9 +24,10 @@ class SimpleLoggerAdvisor(BaseAdvisor):
     """Logs each request's messages and each final response on ``chatclient.advisors`` at DEBUG.
 
     Nothing is formatted unless DEBUG is enabled for that logger, so leaving it registered costs a
-    level check per call. ``redact`` sees every logged line before it is written. Placed outside the
-    tool loop by default (one request and one answer per turn); give ``order`` above
-    ``AdvisorOrder.TOOL_CALLING`` to see every round.
+    level check per call. ``redact`` sees every logged line before it is written. Its default order
+    (``AdvisorOrder.DEFAULT``) is above ``AdvisorOrder.TOOL_CALLING``, so it sits inside the tool
+    loop and logs every round; give an ``order`` below ``TOOL_CALLING`` to log one request and one
+    answer per turn.
     """
 
     def __init__(
