@@ -4,11 +4,13 @@ Register observers on the client (``ChatClient.builder(model).observers(...)``) 
 (``.observers(...)``). Each ``*_started`` method may return a token (a span, a start time); the
 matching ``*_finished`` method gets it back, so an observer keeps no table of its own.
 
-Points: a client call (``call``/``stream``/``acall``/``astream``, and resumes), each model round
-(the prompt sent, the response or the error), each tool invocation (start, end or error, duration),
-each retry of a provider request, and the confirmation pause, each decision (allowed, denied or
-refused as unauthorized; approver, reason, time: a :class:`DecisionRecord`) and the resume. With
-no observer registered nothing of this runs: the chain is built without it.
+Points: a client call (``call``/``stream``/``acall``/``astream``, and resumes), each advisor
+invocation (``advisor_started``/``advisor_finished``), each model round (the prompt sent, the
+first chunk of a stream, the response or the error), each tool invocation (start, end or error,
+duration), each retry of a provider request, and the confirmation pause, each decision (allowed,
+denied or refused as unauthorized; approver, reason, time: a :class:`DecisionRecord`) and the
+resume. With no observer registered nothing of this runs: the chain is built without it; and the
+advisor and first-chunk points are wired in only when an observer overrides them.
 
 Observers run inline on the request's path: keep them quick, and do not raise (an observer that
 raises is logged and skipped, so instrumentation never breaks a request).
@@ -18,7 +20,7 @@ from __future__ import annotations
 
 import contextvars
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
@@ -26,11 +28,13 @@ from typing import TYPE_CHECKING, Any, Literal
 if TYPE_CHECKING:
     from .advisor import ChatClientResponse
     from .messages import ToolCall, ToolResult
+    from .model import ChatModel
     from .prompt import Prompt
     from .responses import ChatResponse
     from .tools.confirmation import PendingToolCalls, ToolCallDecision
 
 __all__ = [
+    "AdvisorInfo",
     "CallInfo",
     "ChatObserver",
     "DecisionOutcome",
@@ -61,6 +65,17 @@ class ModelCallInfo:
     prompt: Prompt
     streaming: bool
     model: str | None = None
+    chat_model: ChatModel | None = None
+    """The provider's model object (what it is, where it sends), for instrumentation."""
+
+
+@dataclass(frozen=True, slots=True)
+class AdvisorInfo:
+    """One advisor invocation: its name and order, and the mode it runs in."""
+
+    name: str
+    order: int
+    mode: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,8 +143,18 @@ class ChatObserver:
     ) -> None:
         pass
 
+    def advisor_started(self, info: AdvisorInfo) -> Any:
+        """An advisor is entered (an advisor inside the tool loop: once per round)."""
+        return None
+
+    def advisor_finished(self, token: Any, info: AdvisorInfo, error: BaseException | None) -> None:
+        """The advisor returned (in a stream: passed the final ``TurnFinished`` on) or raised."""
+
     def model_started(self, info: ModelCallInfo) -> Any:
         return None
+
+    def model_first_chunk(self, token: Any, info: ModelCallInfo) -> None:
+        """A streamed model round delivered its first event (time to first chunk)."""
 
     def model_finished(
         self, token: Any, info: ModelCallInfo, response: ChatResponse | None, error: BaseException | None
@@ -152,8 +177,10 @@ class ChatObserver:
     def retry(self, info: RetryInfo) -> None:
         pass
 
-    def turn_paused(self, pending: PendingToolCalls) -> None:
-        pass
+    def turn_paused(self, pending: PendingToolCalls) -> Mapping[str, str] | None:
+        """The turn paused for confirmation. What this returns is added to ``pending.metadata`` and
+        travels with the pending state (e.g. a trace context, to link the resume to the pause)."""
+        return None
 
     def decision_made(self, record: DecisionRecord) -> None:
         """Every decision on a paused call: allowed, denied, or refused as unauthorized."""
@@ -167,6 +194,13 @@ class Observers:
     """Several observers as one; each is called in turn and a failing one is logged and skipped."""
 
     observers: tuple[ChatObserver, ...] = field(default=())
+    watch_advisors: bool = field(init=False, default=False)
+    """Whether any observer overrides the advisor points (else the chain does not report them)."""
+    watch_first_chunk: bool = field(init=False, default=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "watch_advisors", _overrides(self.observers, "advisor_started", "advisor_finished"))
+        object.__setattr__(self, "watch_first_chunk", _overrides(self.observers, "model_first_chunk"))
 
     def __bool__(self) -> bool:
         return bool(self.observers)
@@ -196,8 +230,17 @@ class Observers:
     ) -> None:
         self._finish("call_finished", tokens, info, response, error)
 
+    def advisor_started(self, info: AdvisorInfo) -> list[Any]:
+        return self._each("advisor_started", info)
+
+    def advisor_finished(self, tokens: Sequence[Any], info: AdvisorInfo, error: BaseException | None) -> None:
+        self._finish("advisor_finished", tokens, info, error)
+
     def model_started(self, info: ModelCallInfo) -> list[Any]:
         return self._each("model_started", info)
+
+    def model_first_chunk(self, tokens: Sequence[Any], info: ModelCallInfo) -> None:
+        self._finish("model_first_chunk", tokens, info)
 
     def model_finished(
         self, tokens: Sequence[Any], info: ModelCallInfo, response: ChatResponse | None, error: BaseException | None
@@ -220,14 +263,25 @@ class Observers:
     def retry(self, info: RetryInfo) -> None:
         self._each("retry", info)
 
-    def turn_paused(self, pending: PendingToolCalls) -> None:
-        self._each("turn_paused", pending)
+    def turn_paused(self, pending: PendingToolCalls) -> PendingToolCalls:
+        """Tell every observer; the pending state comes back with what they added to its metadata."""
+        added: dict[str, str] = {}
+        for extra in self._each("turn_paused", pending):
+            if extra:
+                added.update(extra)
+        if not added:
+            return pending
+        return pending.model_copy(update={"metadata": {**pending.metadata, **added}})
 
     def decision_made(self, record: DecisionRecord) -> None:
         self._each("decision_made", record)
 
     def turn_resumed(self, pending: PendingToolCalls) -> None:
         self._each("turn_resumed", pending)
+
+
+def _overrides(observers: Sequence[ChatObserver], *methods: str) -> bool:
+    return any(getattr(type(o), m) is not getattr(ChatObserver, m) for o in observers for m in methods)
 
 
 NO_OBSERVERS = Observers()
