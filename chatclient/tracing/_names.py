@@ -28,6 +28,8 @@ AGENT_NAME: Final = "gen_ai.agent.name"
 CONVERSATION_ID: Final = "gen_ai.conversation.id"
 ERROR_TYPE: Final = "error.type"
 OUTPUT_TYPE: Final = "gen_ai.output.type"
+SERVER_ADDRESS: Final = "server.address"
+SERVER_PORT: Final = "server.port"
 
 # --- request
 REQUEST_MODEL: Final = "gen_ai.request.model"

@@ -271,7 +271,7 @@ class OpenTelemetryObserver(ChatObserver):
         started = time.perf_counter()
         if not self._recording_parent():
             return _Op(None, started, None, metric_attrs=metric_attrs)
-        attrs = {**metric_attrs, **_request_attributes(info.prompt)}
+        attrs = {**metric_attrs, **_server_attributes(info.chat_model), **_request_attributes(info.prompt)}
         if api_type:
             attrs[n.OPENAI_API_TYPE] = api_type
         if info.streaming:
@@ -479,6 +479,22 @@ def provider_of(model: object) -> tuple[str, str | None]:
         if module == prefix or module.startswith(prefix + "."):
             return provider, api_type
     return "unknown", None
+
+
+def _server_attributes(model: object) -> dict[str, Any]:
+    """``server.address``/``server.port`` from a model's public ``base_url`` (no credentials: only
+    the host and port are kept)."""
+    base_url = getattr(model, "base_url", None)
+    if not isinstance(base_url, str):
+        return {}
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(base_url)
+        host, port = parts.hostname, parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        return {}
+    return {n.SERVER_ADDRESS: host, n.SERVER_PORT: port} if host else {}
 
 
 def _request_attributes(prompt: Prompt) -> dict[str, Any]:
