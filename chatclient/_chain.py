@@ -27,7 +27,7 @@ from .errors import AdvisorChainError
 from .events import ModelEvent, StreamEvent, TurnFinished
 from .messages import Message, UserMessage
 from .model import ChatModel
-from .observation import AdvisorInfo, ModelCallInfo, Observers, observing
+from .observation import AdvisorInfo, ModelCallInfo, Observers, call_is_quiet, observing
 from .options import ChatOptions
 from .prompt import Prompt
 from .responses import ChatResponse
@@ -84,6 +84,8 @@ def compose_call(advisors: Sequence[Advisor], model: ChatModel, observers: Obser
 
     def observed(request: ChatClientRequest) -> ChatClientResponse:
         assert observers is not None
+        if call_is_quiet():
+            return terminal(request)
         prompt = model_prompt(request, model)
         info = ModelCallInfo(prompt, streaming=False, model=_model_name(prompt, model), chat_model=model)
         tokens = observers.model_started(info)
@@ -115,6 +117,8 @@ def compose_acall(advisors: Sequence[Advisor], model: ChatModel, observers: Obse
 
     async def observed(request: ChatClientRequest) -> ChatClientResponse:
         assert observers is not None
+        if call_is_quiet():
+            return await terminal(request)
         prompt = model_prompt(request, model)
         info = ModelCallInfo(prompt, streaming=False, model=_model_name(prompt, model), chat_model=model)
         tokens = observers.model_started(info)
@@ -145,7 +149,7 @@ def compose_stream(advisors: Sequence[Advisor], model: ChatModel, observers: Obs
         prompt = model_prompt(request, model)
         accumulator = ChatResponseAccumulator()
         add = accumulator.add
-        info = ModelCallInfo(prompt, True, _model_name(prompt, model), model) if observers else None
+        info = _stream_info(prompt, model, observers)
         tokens = observers.model_started(info) if observers and info else []
         events = model.stream(prompt)
         try:
@@ -198,7 +202,7 @@ def compose_astream(
         prompt = model_prompt(request, model)
         accumulator = ChatResponseAccumulator()
         add = accumulator.add
-        info = ModelCallInfo(prompt, True, _model_name(prompt, model), model) if observers else None
+        info = _stream_info(prompt, model, observers)
         tokens = observers.model_started(info) if observers and info else []
         events = model.astream(prompt)
         try:
@@ -258,6 +262,9 @@ def _fold(
 
 def _watched_call(method: Any, inner: CallNext, observers: Observers, info: AdvisorInfo) -> CallNext:
     def handler(request: ChatClientRequest) -> ChatClientResponse:
+        if call_is_quiet():
+            direct: ChatClientResponse = method(request, inner)
+            return direct
         tokens = observers.advisor_started(info)
         try:
             response: ChatClientResponse = method(request, inner)
@@ -272,6 +279,9 @@ def _watched_call(method: Any, inner: CallNext, observers: Observers, info: Advi
 
 def _watched_acall(method: Any, inner: AsyncCallNext, observers: Observers, info: AdvisorInfo) -> AsyncCallNext:
     async def handler(request: ChatClientRequest) -> ChatClientResponse:
+        if call_is_quiet():
+            direct: ChatClientResponse = await method(request, inner)
+            return direct
         tokens = observers.advisor_started(info)
         try:
             response: ChatClientResponse = await method(request, inner)
@@ -289,6 +299,9 @@ def _watched_stream(method: Any, inner: StreamNext, observers: Observers, info: 
     stop reading there), or when it raises or is closed early."""
 
     def handler(request: ChatClientRequest) -> Iterator[StreamEvent]:
+        if call_is_quiet():
+            yield from method(request, inner)
+            return
         tokens = observers.advisor_started(info)
         finished = False
         try:
@@ -310,6 +323,10 @@ def _watched_stream(method: Any, inner: StreamNext, observers: Observers, info: 
 
 def _watched_astream(method: Any, inner: AsyncStreamNext, observers: Observers, info: AdvisorInfo) -> AsyncStreamNext:
     async def handler(request: ChatClientRequest) -> AsyncIterator[StreamEvent]:
+        if call_is_quiet():
+            async for event in method(request, inner):
+                yield event
+            return
         tokens = observers.advisor_started(info)
         finished = False
         try:
@@ -337,6 +354,13 @@ def _passed_on(event: ModelEvent, add: Any) -> tuple[StreamEvent, ...] | Iterato
 
 def _observing(observers: Observers | None) -> AbstractContextManager[None]:
     return observing(observers) if observers else nullcontext()
+
+
+def _stream_info(prompt: Prompt, model: ChatModel, observers: Observers | None) -> ModelCallInfo | None:
+    """What a streamed round reports, or ``None`` when nothing observes it (no observers, a quiet call)."""
+    if not observers or call_is_quiet():
+        return None
+    return ModelCallInfo(prompt, True, _model_name(prompt, model), model)
 
 
 def _model_name(prompt: Prompt, model: ChatModel) -> str | None:

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from .._version import __version__
 from ..errors import ConfigurationError
 from ..observation import (
+    QUIET,
     AdvisorInfo,
     CallInfo,
     ChatObserver,
@@ -168,6 +169,11 @@ class OpenTelemetryObserver(ChatObserver):
             explicit_bucket_boundaries_advisory=n.DURATION_BUCKETS,
         )  # fmt: skip
         self._agent_attrs: dict[str, Any] = {n.AGENT_NAME: agent_name} if agent_name else {}
+        self._root_name = f"{n.OP_INVOKE_AGENT} {agent_name}" if agent_name else n.OP_INVOKE_AGENT
+        self._metrics_on = False
+        self._active = tracer_provider is not None or meter_provider is not None
+        if os.environ.get("OTEL_PYTHON_TRACER_PROVIDER"):
+            trace.get_tracer_provider()  # the API sets a provider named in the environment on first use
 
     # ------------------------------------------------------------------ context handling
 
@@ -193,11 +199,28 @@ class OpenTelemetryObserver(ChatObserver):
 
     # ------------------------------------------------------------------ client call: invoke_agent
 
-    def call_started(self, info: CallInfo) -> _Call:
+    def is_active(self) -> bool:
+        """False while no tracer or meter provider is configured (only the API's no-op proxies):
+        then the client runs as if this observer were not registered. Once one is set (for good,
+        the API allows it once) this stays true and each call's root span decides."""
+        if not self._active:
+            provider_set = getattr(self._trace, "_TRACER_PROVIDER", True) is not None
+            self._active = provider_set or self._metrics_live()
+        return self._active
+
+    def _metrics_live(self) -> bool:
+        """Whether the metrics go anywhere: an injected meter provider, or a global one set by now
+        (the API's proxy instruments stay empty until then; once set it is set for good)."""
+        if not self._metrics_on:
+            self._metrics_on = getattr(self._m_agent, "_real_instrument", True) is not None
+        return self._metrics_on
+
+    def call_started(self, info: CallInfo) -> Any:
         started = time.perf_counter()
-        name = f"{n.OP_INVOKE_AGENT} {self.agent_name}" if self.agent_name else n.OP_INVOKE_AGENT
-        span = self._tracer.start_span(name, kind=self._kinds.INTERNAL)
+        span = self._tracer.start_span(self._root_name, kind=self._kinds.INTERNAL)
         if not span.is_recording():
+            if not self._metrics_live():
+                return QUIET  # the root gate: nothing records, the call runs unobserved
             call = _Call(None, started, None)
         else:
             span.set_attributes(self._agent_attributes(info))
@@ -218,6 +241,8 @@ class OpenTelemetryObserver(ChatObserver):
     def call_finished(
         self, token: _Call, info: CallInfo, response: ChatClientResponse | None, error: BaseException | None
     ) -> None:
+        if token is QUIET:
+            return
         if _CALL.get() is token:
             _CALL.set(None)
         duration = time.perf_counter() - token.started
