@@ -80,9 +80,14 @@ class _Call:
     span: Span | None
     started: float
     restore: tuple[Context, Context] | None
+    outer: _Call | None = None
+    """The call this one runs inside (a client called from a tool), current again after it."""
     inference_calls: int = 0
     tool_calls: int = 0
     paused_at: float | None = None
+    entered: list[Context] = field(default_factory=list)
+    """The contexts its spans made current: whichever is current when the call ends is undone
+    (a stream abandoned mid-way ends the call before its inner spans)."""
 
 
 @dataclass(slots=True)
@@ -182,6 +187,9 @@ class OpenTelemetryObserver(ChatObserver):
         previous = self._context.get_current()
         ours = self._trace.set_span_in_context(span, previous)
         self._context.attach(ours)
+        call = _CALL.get()
+        if call is not None:
+            call.entered.append(ours)
         return ours, previous
 
     def _leave(self, restore: tuple[Context, Context] | None) -> None:
@@ -189,6 +197,15 @@ class OpenTelemetryObserver(ChatObserver):
         (a stream closed from elsewhere): never a detach that fails in a different context."""
         if restore is not None and self._context.get_current() is restore[0]:
             self._context.attach(restore[1])
+
+    def _leave_call(self, call: _Call) -> None:
+        """Put back the context from before the call, if the current one is the call's or one of
+        its spans' (then those spans' own leaving finds another current context and does nothing)."""
+        if call.restore is None:
+            return
+        current = self._context.get_current()
+        if current is call.restore[0] or any(current is entered for entered in call.entered):
+            self._context.attach(call.restore[1])
 
     def _recording_parent(self) -> bool:
         return bool(self._trace.get_current_span().is_recording())
@@ -221,12 +238,13 @@ class OpenTelemetryObserver(ChatObserver):
         if not span.is_recording():
             if not self._metrics_live():
                 return QUIET  # the root gate: nothing records, the call runs unobserved
-            call = _Call(None, started, None)
+            call = _Call(None, started, None, _CALL.get())
         else:
             span.set_attributes(self._agent_attributes(info))
             if self.capture_content:
                 span.set_attribute(n.INPUT_MESSAGES, _content.input_messages(info.prompt.messages))
-            call = _Call(span, started, self._enter(span))
+            call = _Call(span, started, None, _CALL.get())
+            call.restore = self._enter(span)
         _CALL.set(call)
         return call
 
@@ -244,7 +262,7 @@ class OpenTelemetryObserver(ChatObserver):
         if token is QUIET:
             return
         if _CALL.get() is token:
-            _CALL.set(None)
+            _CALL.set(token.outer)
         duration = time.perf_counter() - token.started
         attrs = dict(self._agent_attrs)
         span = token.span
@@ -254,7 +272,7 @@ class OpenTelemetryObserver(ChatObserver):
                 _set_response(span, chat, self.capture_content)
             if error is not None:
                 self._fail(span, error)
-            self._leave(token.restore)
+            self._leave_call(token)
             span.end()
         if error is not None:
             attrs[n.ERROR_TYPE] = error_type(error)

@@ -252,3 +252,43 @@ def test_decision_reasons_are_content_recorded_only_when_captured(otel: Otel, mo
         if name == "chatclient.tool_confirmation.decided"
     }
     assert reasons == {"w1": None, "b1": "on budget", "b2": "duplicate"}
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_an_advisor_outside_the_loop_spans_the_turn_and_one_inside_spans_each_round(otel: Otel, mode: str) -> None:
+    from advisors import SimpleLoggerAdvisor
+    from chatclient.advisor import AdvisorOrder
+
+    model = ScriptedChatModel(
+        [AssistantMessage(None, tool_calls=[tool_call("weather", {"city": "Oslo"}, id="c1")]), "Sunny."]
+    )
+    outer, inner = SimpleLoggerAdvisor(order=AdvisorOrder.MEMORY), SimpleLoggerAdvisor()
+    client = (
+        ChatClient.builder(model)
+        .default_tools(Tools())
+        .default_advisors(outer, inner)
+        .observers(otel.observer())
+        .build()
+    )
+    run_spec(mode, client.prompt("Weather in Oslo?"))
+
+    def advisor(order: int, *children: dict[str, Any]) -> dict[str, Any]:
+        attrs = {"chatclient.advisor.name": "SimpleLoggerAdvisor", "chatclient.advisor.order": order}
+        return {
+            "name": "advisor SimpleLoggerAdvisor",
+            "kind": "INTERNAL",
+            "attributes": attrs,
+            "children": list(children),
+        }
+
+    [root] = otel.tree()
+    assert root["children"] == [
+        advisor(
+            AdvisorOrder.MEMORY,
+            loop(
+                advisor(0, chat(mode, 1, "tool_call")),
+                tool_span("weather", "c1"),
+                advisor(0, chat(mode, 2, "stop")),
+            ),
+        )
+    ]
