@@ -292,3 +292,47 @@ def test_an_advisor_outside_the_loop_spans_the_turn_and_one_inside_spans_each_ro
             ),
         )
     ]
+
+
+@pytest.mark.parametrize("mode", ["call", "astream"])
+def test_a_decision_filled_in_by_the_completeness_policy_says_so(otel: Otel, mode: str) -> None:
+    from advisors.tool_calling import ToolCallingAdvisor
+    from chatclient.tools import DecisionCompleteness, ToolCallingManager
+
+    manager = (
+        ToolCallingManager.builder().decision_completeness(DecisionCompleteness.MISSING_UNGATED_MEANS_ALLOW).build()
+    )
+    model = ScriptedChatModel(
+        [
+            AssistantMessage(
+                None,
+                tool_calls=[
+                    tool_call("weather", {"city": "Oslo"}, id="w1"),
+                    tool_call("book", {"flight": "X1"}, id="b1"),
+                ],
+            ),
+            "Done.",
+        ]
+    )
+    client = (
+        ChatClient.builder(model)
+        .default_tools(Tools())
+        .default_advisors(ToolCallingAdvisor(tool_calling_manager=manager))
+        .observers(otel.observer())
+        .build()
+    )
+    paused, _ = run_spec(mode, client.prompt("Weather, then book"))
+    pending = awaiting_decision(paused)
+    assert pending is not None
+    otel.exporter.clear()
+    run_spec(mode, client.prompt().resume(pending, ToolCallDecisions.of(ToolCallDecision.allow("b1", approver="bo"))))
+    [root] = otel.tree()
+    decided = {
+        attrs["gen_ai.tool.call.id"]: (
+            attrs["chatclient.confirmation.decision.source"],
+            attrs.get("chatclient.confirmation.approver.id"),
+        )
+        for name, attrs in root["events"]
+        if name == "chatclient.tool_confirmation.decided"
+    }
+    assert decided == {"w1": ("policy", None), "b1": ("explicit", "bo")}
