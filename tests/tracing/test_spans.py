@@ -336,3 +336,26 @@ def test_a_decision_filled_in_by_the_completeness_policy_says_so(otel: Otel, mod
         if name == "chatclient.tool_confirmation.decided"
     }
     assert decided == {"w1": ("policy", None), "b1": ("explicit", "bo")}
+
+
+@pytest.mark.parametrize("mode", ["call", "astream"])
+def test_a_refused_resume_is_an_error_span_with_the_refusal_and_nothing_ran(otel: Otel, mode: str) -> None:
+    from chatclient.errors import ToolCallUnauthorizedError
+
+    from ..test_approvers import BOB, Shop, allow, client_for, pause
+
+    shop = Shop()
+    client = client_for(shop, "refund", audit=otel.observer())
+    pending = pause(client)
+    otel.exporter.clear()
+    with pytest.raises(ToolCallUnauthorizedError):
+        run_spec(mode, client.prompt().resume(pending, allow("refund", BOB)))
+    assert shop.ran == []
+    [root] = otel.tree()
+    assert root["status"] == "ERROR"
+    assert root["attributes"]["error.type"] == "chatclient.errors.ToolCallUnauthorizedError"
+    [refused] = [attrs for name, attrs in root["events"] if name == "chatclient.tool_confirmation.decided"]
+    assert refused["chatclient.confirmation.decision"] == "refused"
+    assert refused["chatclient.confirmation.approver.id"] == "bob"
+    assert refused["chatclient.confirmation.refusal"] == "needs role 'manager'"
+    assert not any(child["name"].startswith("execute_tool") for child in root["children"][0].get("children", []))
