@@ -345,7 +345,7 @@ def test_a_refused_resume_is_an_error_span_with_the_refusal_and_nothing_ran(otel
     from ..test_approvers import BOB, Shop, allow, client_for, pause
 
     shop = Shop()
-    client = client_for(shop, "refund", audit=otel.observer())
+    client = client_for(shop, "refund", audit=otel.observer())  # type: ignore[arg-type]
     pending = pause(client)
     otel.exporter.clear()
     with pytest.raises(ToolCallUnauthorizedError):
