@@ -414,9 +414,9 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
         pending = pause.pending.for_turn(
             state.turn_id, state.turn_start, state.round, state.usage if state.saw_usage else None
         )
-        state.pending = pending
         if state.observers:
-            state.observers.turn_paused(pending)
+            pending = state.observers.turn_paused(pending)
+        state.pending = pending
         chat = pause.chat_response
         awaiting = FinishReason.AWAITING_DECISION
         generations = [

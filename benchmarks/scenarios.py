@@ -44,7 +44,7 @@ from .harness import (
 )
 
 ROOT = Path(__file__).resolve().parent.parent
-SCENARIOS = ("S1", "S2", "S3", "S4", "S5", "S6", "S7", "S8")
+SCENARIOS = ("S1", "S2", "S3", "S4", "S5", "S6", "S7", "S8", "S1T")
 
 
 @dataclass(frozen=True)
@@ -669,8 +669,15 @@ def _loop_bytes(ctx: Context, series: Sequence[Series]) -> dict[tuple[str, str, 
     return found
 
 
+def s1t(ctx: Context) -> Result:
+    """S1 with tracing absent and on but not recording (``benchmarks/tracing_cost.py``)."""
+    from .tracing_cost import s1t as run
+
+    return run(ctx)
+
+
 RUNNERS: dict[str, Callable[[Context], Result]] = {
-    "S1": s1, "S2": s2, "S3": s3, "S4": s4, "S5": s5, "S6": s6, "S7": s7, "S8": s8,
+    "S1": s1, "S2": s2, "S3": s3, "S4": s4, "S5": s5, "S6": s6, "S7": s7, "S8": s8, "S1T": s1t,
 }  # fmt: skip
 
 

@@ -2,8 +2,9 @@
 
 The model call is the innermost handler. In a stream it is also the one place where a reply is
 assembled: it folds the model's events with the accumulator, passes the deltas on, and ends the
-stream with ``TurnFinished``. With observers, each model round is reported to them; without, the
-plain handlers are used and instrumentation costs nothing.
+stream with ``TurnFinished``. With observers, each model round is reported to them (and each
+advisor invocation, when an observer asks for it); without, the plain handlers are used and
+instrumentation costs nothing.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from .errors import AdvisorChainError
 from .events import ModelEvent, StreamEvent, TurnFinished
 from .messages import Message, UserMessage
 from .model import ChatModel
-from .observation import ModelCallInfo, Observers, observing
+from .observation import AdvisorInfo, ModelCallInfo, Observers, call_is_quiet, observing
 from .options import ChatOptions
 from .prompt import Prompt
 from .responses import ChatResponse
@@ -83,8 +84,10 @@ def compose_call(advisors: Sequence[Advisor], model: ChatModel, observers: Obser
 
     def observed(request: ChatClientRequest) -> ChatClientResponse:
         assert observers is not None
+        if call_is_quiet():
+            return terminal(request)
         prompt = model_prompt(request, model)
-        info = ModelCallInfo(prompt, streaming=False, model=_model_name(prompt))
+        info = ModelCallInfo(prompt, streaming=False, model=_model_name(prompt, model), chat_model=model)
         tokens = observers.model_started(info)
         try:
             with observing(observers):
@@ -96,9 +99,8 @@ def compose_call(advisors: Sequence[Advisor], model: ChatModel, observers: Obser
         return ChatClientResponse(chat, request.context)
 
     handler: CallNext = observed if observers else terminal
-    for advisor in reversed(advisors):
-        handler = _bind_call(_method(advisor, "advise_call"), handler)
-    return handler
+    folded: CallNext = _fold(advisors, handler, "advise_call", observers, _bind_call, _watched_call)
+    return folded
 
 
 def _bind_call(method: Any, inner: CallNext) -> CallNext:
@@ -115,8 +117,10 @@ def compose_acall(advisors: Sequence[Advisor], model: ChatModel, observers: Obse
 
     async def observed(request: ChatClientRequest) -> ChatClientResponse:
         assert observers is not None
+        if call_is_quiet():
+            return await terminal(request)
         prompt = model_prompt(request, model)
-        info = ModelCallInfo(prompt, streaming=False, model=_model_name(prompt))
+        info = ModelCallInfo(prompt, streaming=False, model=_model_name(prompt, model), chat_model=model)
         tokens = observers.model_started(info)
         try:
             with observing(observers):
@@ -128,9 +132,8 @@ def compose_acall(advisors: Sequence[Advisor], model: ChatModel, observers: Obse
         return ChatClientResponse(chat, request.context)
 
     handler: AsyncCallNext = observed if observers else terminal
-    for advisor in reversed(advisors):
-        handler = _bind_acall(_method(advisor, "aadvise_call"), handler)
-    return handler
+    folded: AsyncCallNext = _fold(advisors, handler, "aadvise_call", observers, _bind_acall, _watched_acall)
+    return folded
 
 
 def _bind_acall(method: Any, inner: AsyncCallNext) -> AsyncCallNext:
@@ -146,12 +149,14 @@ def compose_stream(advisors: Sequence[Advisor], model: ChatModel, observers: Obs
         prompt = model_prompt(request, model)
         accumulator = ChatResponseAccumulator()
         add = accumulator.add
-        info = ModelCallInfo(prompt, streaming=True, model=_model_name(prompt)) if observers else None
+        info = _stream_info(prompt, model, observers)
         tokens = observers.model_started(info) if observers and info else []
         events = model.stream(prompt)
         try:
             with _observing(observers):  # retries happen while the stream opens
                 first = next(events, None)
+            if observers and observers.watch_first_chunk and first is not None and info:
+                observers.model_first_chunk(tokens, info)
             if first is not None:
                 add(first)
                 if isinstance(first, ChatResponse):
@@ -178,9 +183,8 @@ def compose_stream(advisors: Sequence[Advisor], model: ChatModel, observers: Obs
         yield TurnFinished(ChatClientResponse(chat, request.context))
 
     handler: StreamNext = terminal
-    for advisor in reversed(advisors):
-        handler = _bind_stream(_method(advisor, "advise_stream"), handler)
-    return handler
+    folded: StreamNext = _fold(advisors, handler, "advise_stream", observers, _bind_stream, _watched_stream)
+    return folded
 
 
 def _bind_stream(method: Any, inner: StreamNext) -> StreamNext:
@@ -198,7 +202,7 @@ def compose_astream(
         prompt = model_prompt(request, model)
         accumulator = ChatResponseAccumulator()
         add = accumulator.add
-        info = ModelCallInfo(prompt, streaming=True, model=_model_name(prompt)) if observers else None
+        info = _stream_info(prompt, model, observers)
         tokens = observers.model_started(info) if observers and info else []
         events = model.astream(prompt)
         try:
@@ -207,6 +211,8 @@ def compose_astream(
                     first: ModelEvent | None = await events.__anext__()
             except StopAsyncIteration:
                 first = None
+            if observers and observers.watch_first_chunk and first is not None and info:
+                observers.model_first_chunk(tokens, info)
             if first is not None:
                 for delta in _passed_on(first, add):
                     yield delta
@@ -227,15 +233,115 @@ def compose_astream(
         yield TurnFinished(ChatClientResponse(chat, request.context))
 
     handler: AsyncStreamNext = terminal
-    for advisor in reversed(advisors):
-        handler = _bind_astream(_method(advisor, "aadvise_stream"), handler)
-    return handler
+    folded: AsyncStreamNext = _fold(advisors, handler, "aadvise_stream", observers, _bind_astream, _watched_astream)
+    return folded
 
 
 def _bind_astream(method: Any, inner: AsyncStreamNext) -> AsyncStreamNext:
     def handler(request: ChatClientRequest) -> AsyncIterator[StreamEvent]:
         events: AsyncIterator[StreamEvent] = method(request, inner)
         return events
+
+    return handler
+
+
+def _fold(
+    advisors: Sequence[Advisor], handler: Any, name: str, observers: Observers | None, bind: Any, watched: Any
+) -> Any:
+    """Wrap ``handler`` in each advisor, the first outermost; reported to observers that watch advisors."""
+    watch = observers is not None and observers.watch_advisors
+    mode = _MODES[name].rstrip("()")
+    for advisor in reversed(advisors):
+        method = _method(advisor, name)
+        if watch:
+            handler = watched(method, handler, observers, AdvisorInfo(advisor.name, advisor.order, mode))
+        else:
+            handler = bind(method, handler)
+    return handler
+
+
+def _watched_call(method: Any, inner: CallNext, observers: Observers, info: AdvisorInfo) -> CallNext:
+    def handler(request: ChatClientRequest) -> ChatClientResponse:
+        if call_is_quiet():
+            direct: ChatClientResponse = method(request, inner)
+            return direct
+        tokens = observers.advisor_started(info)
+        try:
+            response: ChatClientResponse = method(request, inner)
+        except BaseException as exc:
+            observers.advisor_finished(tokens, info, exc)
+            raise
+        observers.advisor_finished(tokens, info, None)
+        return response
+
+    return handler
+
+
+def _watched_acall(method: Any, inner: AsyncCallNext, observers: Observers, info: AdvisorInfo) -> AsyncCallNext:
+    async def handler(request: ChatClientRequest) -> ChatClientResponse:
+        if call_is_quiet():
+            direct: ChatClientResponse = await method(request, inner)
+            return direct
+        tokens = observers.advisor_started(info)
+        try:
+            response: ChatClientResponse = await method(request, inner)
+        except BaseException as exc:
+            observers.advisor_finished(tokens, info, exc)
+            raise
+        observers.advisor_finished(tokens, info, None)
+        return response
+
+    return handler
+
+
+def _watched_stream(method: Any, inner: StreamNext, observers: Observers, info: AdvisorInfo) -> StreamNext:
+    """The advisor's stream, reported as finished when its ``TurnFinished`` passes (a consumer may
+    stop reading there), or when it raises or is closed early."""
+
+    def handler(request: ChatClientRequest) -> Iterator[StreamEvent]:
+        if call_is_quiet():
+            yield from method(request, inner)
+            return
+        tokens = observers.advisor_started(info)
+        finished = False
+        try:
+            for event in method(request, inner):
+                if not finished and isinstance(event, TurnFinished):
+                    finished = True
+                    observers.advisor_finished(tokens, info, None)
+                yield event
+        except BaseException as exc:
+            if not finished:
+                finished = True
+                observers.advisor_finished(tokens, info, exc)
+            raise
+        if not finished:
+            observers.advisor_finished(tokens, info, None)
+
+    return handler
+
+
+def _watched_astream(method: Any, inner: AsyncStreamNext, observers: Observers, info: AdvisorInfo) -> AsyncStreamNext:
+    async def handler(request: ChatClientRequest) -> AsyncIterator[StreamEvent]:
+        if call_is_quiet():
+            async for event in method(request, inner):
+                yield event
+            return
+        tokens = observers.advisor_started(info)
+        finished = False
+        try:
+            async for event in method(request, inner):
+                if not finished and isinstance(event, TurnFinished):
+                    finished = True
+                    observers.advisor_finished(tokens, info, None)
+                yield event
+        except BaseException as exc:
+            if not finished:
+                finished = True
+                observers.advisor_finished(tokens, info, exc)
+            raise
+        if not finished:
+            observers.advisor_finished(tokens, info, None)
 
     return handler
 
@@ -250,6 +356,17 @@ def _observing(observers: Observers | None) -> AbstractContextManager[None]:
     return observing(observers) if observers else nullcontext()
 
 
-def _model_name(prompt: Prompt) -> str | None:
+def _stream_info(prompt: Prompt, model: ChatModel, observers: Observers | None) -> ModelCallInfo | None:
+    """What a streamed round reports, or ``None`` when nothing observes it (no observers, a quiet call)."""
+    if not observers or call_is_quiet():
+        return None
+    return ModelCallInfo(prompt, True, _model_name(prompt, model), model)
+
+
+def _model_name(prompt: Prompt, model: ChatModel) -> str | None:
+    """The model asked for: the request's, else the provider model's default."""
     options = prompt.options
-    return options.model if options is not None else None
+    if options is not None and options.model:
+        return options.model
+    defaults = model.default_options
+    return defaults.model if defaults is not None else None

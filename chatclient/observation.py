@@ -4,11 +4,19 @@ Register observers on the client (``ChatClient.builder(model).observers(...)``) 
 (``.observers(...)``). Each ``*_started`` method may return a token (a span, a start time); the
 matching ``*_finished`` method gets it back, so an observer keeps no table of its own.
 
-Points: a client call (``call``/``stream``/``acall``/``astream``, and resumes), each model round
-(the prompt sent, the response or the error), each tool invocation (start, end or error, duration),
-each retry of a provider request, and the confirmation pause, each decision (allowed, denied or
-refused as unauthorized; approver, reason, time: a :class:`DecisionRecord`) and the resume. With
-no observer registered nothing of this runs: the chain is built without it.
+Points: a client call (``call``/``stream``/``acall``/``astream``, and resumes), each advisor
+invocation (``advisor_started``/``advisor_finished``), each model round (the prompt sent, the
+first chunk of a stream, the response or the error), each tool invocation (start, end or error,
+duration), each retry of a provider request, and the confirmation pause, each decision (allowed,
+denied or refused as unauthorized; approver, reason, time: a :class:`DecisionRecord`) and the
+resume. With no observer registered nothing of this runs: the chain is built without it; and the
+advisor and first-chunk points are wired in only when an observer overrides them.
+
+An observer that can record nothing at all right now (a tracer with no tracer or meter provider
+configured) says so with ``is_active()``; when none is active, requests run exactly as without
+observers. An observer with nothing to do for a call (a tracer whose root span does not record) returns
+:data:`QUIET` from ``call_started``: when every observer does, the rest of the call runs as if
+there were none (the chain takes its plain paths) and only ``call_finished`` is skipped for it.
 
 Observers run inline on the request's path: keep them quick, and do not raise (an observer that
 raises is logged and skipped, so instrumentation never breaks a request).
@@ -18,7 +26,7 @@ from __future__ import annotations
 
 import contextvars
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
@@ -26,11 +34,14 @@ from typing import TYPE_CHECKING, Any, Literal
 if TYPE_CHECKING:
     from .advisor import ChatClientResponse
     from .messages import ToolCall, ToolResult
+    from .model import ChatModel
     from .prompt import Prompt
     from .responses import ChatResponse
     from .tools.confirmation import PendingToolCalls, ToolCallDecision
 
 __all__ = [
+    "QUIET",
+    "AdvisorInfo",
     "CallInfo",
     "ChatObserver",
     "DecisionOutcome",
@@ -61,6 +72,17 @@ class ModelCallInfo:
     prompt: Prompt
     streaming: bool
     model: str | None = None
+    chat_model: ChatModel | None = None
+    """The provider's model object (what it is, where it sends), for instrumentation."""
+
+
+@dataclass(frozen=True, slots=True)
+class AdvisorInfo:
+    """One advisor invocation: its name and order, and the mode it runs in."""
+
+    name: str
+    order: int
+    mode: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,8 +139,39 @@ class DecisionRecord:
         return f"{self.outcome} {self.tool}({self.call_id}) by {self.approver_id or 'nobody'}{why}"
 
 
+class _Quiet:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "QUIET"
+
+
+QUIET: Any = _Quiet()
+"""Returned from ``call_started``: this observer needs nothing more of this call (not even its
+``call_finished``). When every observer says so, the call runs as unobserved."""
+
+_quiet: contextvars.ContextVar[bool] = contextvars.ContextVar("chatclient_quiet_call", default=False)
+
+
+def call_is_quiet() -> bool:
+    """Whether the current client call is unobserved (every observer returned ``QUIET``)."""
+    return _quiet.get()
+
+
+class _CallTokens(list[Any]):
+    """The tokens of ``call_started``, and whether the call around this one was quiet."""
+
+    __slots__ = ("outer_quiet",)
+    outer_quiet: bool
+
+
 class ChatObserver:
     """Override the points you need; every method is a no-op."""
+
+    def is_active(self) -> bool:
+        """Whether this observer may record anything now; asked several times per request, so keep
+        it to an attribute read. While no observer is active, none is called."""
+        return True
 
     def call_started(self, info: CallInfo) -> Any:
         return None
@@ -128,8 +181,18 @@ class ChatObserver:
     ) -> None:
         pass
 
+    def advisor_started(self, info: AdvisorInfo) -> Any:
+        """An advisor is entered (an advisor inside the tool loop: once per round)."""
+        return None
+
+    def advisor_finished(self, token: Any, info: AdvisorInfo, error: BaseException | None) -> None:
+        """The advisor returned (in a stream: passed the final ``TurnFinished`` on) or raised."""
+
     def model_started(self, info: ModelCallInfo) -> Any:
         return None
+
+    def model_first_chunk(self, token: Any, info: ModelCallInfo) -> None:
+        """A streamed model round delivered its first event (time to first chunk)."""
 
     def model_finished(
         self, token: Any, info: ModelCallInfo, response: ChatResponse | None, error: BaseException | None
@@ -152,8 +215,10 @@ class ChatObserver:
     def retry(self, info: RetryInfo) -> None:
         pass
 
-    def turn_paused(self, pending: PendingToolCalls) -> None:
-        pass
+    def turn_paused(self, pending: PendingToolCalls) -> Mapping[str, str] | None:
+        """The turn paused for confirmation. What this returns is added to ``pending.metadata`` and
+        travels with the pending state (e.g. a trace context, to link the resume to the pause)."""
+        return None
 
     def decision_made(self, record: DecisionRecord) -> None:
         """Every decision on a paused call: allowed, denied, or refused as unauthorized."""
@@ -167,9 +232,20 @@ class Observers:
     """Several observers as one; each is called in turn and a failing one is logged and skipped."""
 
     observers: tuple[ChatObserver, ...] = field(default=())
+    watch_advisors: bool = field(init=False, default=False)
+    """Whether any observer overrides the advisor points (else the chain does not report them)."""
+    watch_first_chunk: bool = field(init=False, default=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "watch_advisors", _overrides(self.observers, "advisor_started", "advisor_finished"))
+        object.__setattr__(self, "watch_first_chunk", _overrides(self.observers, "model_first_chunk"))
 
     def __bool__(self) -> bool:
-        return bool(self.observers)
+        """True when some observer is active: the chain is built with observers only then."""
+        for observer in self.observers:  # noqa: SIM110 - a hot path: no generator
+            if observer.is_active():
+                return True
+        return False
 
     def _each(self, method: str, *args: Any) -> list[Any]:
         results = []
@@ -189,15 +265,45 @@ class Observers:
                 _log.exception("Observer %r failed in %s; skipped", observer, method)
 
     def call_started(self, info: CallInfo) -> list[Any]:
-        return self._each("call_started", info)
+        tokens = _CallTokens()
+        quiet = True
+        for observer in self.observers:
+            try:
+                token = observer.call_started(info)
+            except Exception:
+                _log.exception("Observer %r failed in %s; skipped", observer, "call_started")
+                token = None
+            tokens.append(token)
+            if token is not QUIET:
+                quiet = False
+        tokens.outer_quiet = _quiet.get()
+        _quiet.set(quiet)
+        return tokens
 
     def call_finished(
         self, tokens: Sequence[Any], info: CallInfo, response: ChatClientResponse | None, error: BaseException | None
     ) -> None:
-        self._finish("call_finished", tokens, info, response, error)
+        if isinstance(tokens, _CallTokens):
+            _quiet.set(tokens.outer_quiet)  # a set, not a reset: a stream may end in another context
+        for observer, token in zip(self.observers, tokens, strict=False):
+            if token is QUIET:
+                continue
+            try:
+                observer.call_finished(token, info, response, error)
+            except Exception:
+                _log.exception("Observer %r failed in %s; skipped", observer, "call_finished")
+
+    def advisor_started(self, info: AdvisorInfo) -> list[Any]:
+        return [] if _quiet.get() else self._each("advisor_started", info)
+
+    def advisor_finished(self, tokens: Sequence[Any], info: AdvisorInfo, error: BaseException | None) -> None:
+        self._finish("advisor_finished", tokens, info, error)
 
     def model_started(self, info: ModelCallInfo) -> list[Any]:
-        return self._each("model_started", info)
+        return [] if _quiet.get() else self._each("model_started", info)
+
+    def model_first_chunk(self, tokens: Sequence[Any], info: ModelCallInfo) -> None:
+        self._finish("model_first_chunk", tokens, info)
 
     def model_finished(
         self, tokens: Sequence[Any], info: ModelCallInfo, response: ChatResponse | None, error: BaseException | None
@@ -205,7 +311,7 @@ class Observers:
         self._finish("model_finished", tokens, info, response, error)
 
     def tool_started(self, info: ToolInvocationInfo) -> list[Any]:
-        return self._each("tool_started", info)
+        return [] if _quiet.get() else self._each("tool_started", info)
 
     def tool_finished(
         self,
@@ -218,16 +324,32 @@ class Observers:
         self._finish("tool_finished", tokens, info, result, error, duration)
 
     def retry(self, info: RetryInfo) -> None:
-        self._each("retry", info)
+        if not _quiet.get():
+            self._each("retry", info)
 
-    def turn_paused(self, pending: PendingToolCalls) -> None:
-        self._each("turn_paused", pending)
+    def turn_paused(self, pending: PendingToolCalls) -> PendingToolCalls:
+        """Tell every observer; the pending state comes back with what they added to its metadata."""
+        if _quiet.get():
+            return pending
+        added: dict[str, str] = {}
+        for extra in self._each("turn_paused", pending):
+            if extra:
+                added.update(extra)
+        if not added:
+            return pending
+        return pending.model_copy(update={"metadata": {**pending.metadata, **added}})
 
     def decision_made(self, record: DecisionRecord) -> None:
-        self._each("decision_made", record)
+        if not _quiet.get():
+            self._each("decision_made", record)
 
     def turn_resumed(self, pending: PendingToolCalls) -> None:
-        self._each("turn_resumed", pending)
+        if not _quiet.get():
+            self._each("turn_resumed", pending)
+
+
+def _overrides(observers: Sequence[ChatObserver], *methods: str) -> bool:
+    return any(getattr(type(o), m) is not getattr(ChatObserver, m) for o in observers for m in methods)
 
 
 NO_OBSERVERS = Observers()

@@ -265,6 +265,9 @@ class PendingToolCalls(BaseModel):
     round: int = 1
     usage: Usage | None = None
     nonce: str = ""
+    metadata: dict[str, str] = Field(default_factory=dict)
+    """Added by observers at the pause (e.g. the W3C ``traceparent`` a resume links to). Not in
+    the digest: nothing that runs depends on it, so observers may add to a state already bound."""
 
     @property
     def awaiting_ids(self) -> list[str]:
