@@ -712,6 +712,36 @@ class ProviderHttp:
             return deadline.exceeded(self.provider, "the stream was abandoned while being read")
         return transport_error(self.provider, exc)
 
+    def _send(
+        self, path: str, body: Any, headers: Mapping[str, str] | None, deadline: _Deadline | None, *, stream: bool
+    ) -> httpx2.Response:
+        """One attempt: the response, read unless ``stream``; an error for a transport failure or a
+        non-2xx status. The one method a transport of another kind (an official SDK client) replaces."""
+        client = self.client()
+        try:
+            response = client.send(self._build(client, path, body, headers, deadline), stream=stream)
+        except httpx2.HTTPError as exc:
+            raise transport_error(self.provider, exc) from exc
+        if response.status_code >= 400:
+            content = response.read()
+            response.close()
+            self._check(response, content)
+        return response
+
+    async def _asend(
+        self, path: str, body: Any, headers: Mapping[str, str] | None, deadline: _Deadline | None, *, stream: bool
+    ) -> httpx2.Response:
+        client = self.async_client()
+        try:
+            response = await client.send(self._build(client, path, body, headers, deadline), stream=stream)
+        except httpx2.HTTPError as exc:
+            raise transport_error(self.provider, exc) from exc
+        if response.status_code >= 400:
+            content = await response.aread()
+            await response.aclose()
+            self._check(response, content)
+        return response
+
     def post_json(
         self, path: str, body: Any, headers: Mapping[str, str] | None = None, *, timeout: float | None = None
     ) -> tuple[Any, httpx2.Headers]:
@@ -720,30 +750,20 @@ class ProviderHttp:
         ``timeout`` bounds the whole request, retries included (a request's ``ChatOptions.timeout``).
         """
 
-        def once(deadline: _Deadline | None) -> tuple[Any, httpx2.Headers]:
-            client = self.client()
-            try:
-                response = client.send(self._build(client, path, body, headers, deadline))
-            except httpx2.HTTPError as exc:
-                raise transport_error(self.provider, exc) from exc
-            self._check(response, response.content)
-            return parse_json(response.content, provider=self.provider), response.headers
+        def once(deadline: _Deadline | None) -> httpx2.Response:
+            return self._send(path, body, headers, deadline, stream=False)
 
-        return self._with_retries(once, self._deadline(timeout))
+        response = self._with_retries(once, self._deadline(timeout))
+        return parse_json(response.content, provider=self.provider), response.headers
 
     async def apost_json(
         self, path: str, body: Any, headers: Mapping[str, str] | None = None, *, timeout: float | None = None
     ) -> tuple[Any, httpx2.Headers]:
-        async def once(deadline: _Deadline | None) -> tuple[Any, httpx2.Headers]:
-            client = self.async_client()
-            try:
-                response = await client.send(self._build(client, path, body, headers, deadline))
-            except httpx2.HTTPError as exc:
-                raise transport_error(self.provider, exc) from exc
-            self._check(response, response.content)
-            return parse_json(response.content, provider=self.provider), response.headers
+        async def once(deadline: _Deadline | None) -> httpx2.Response:
+            return await self._asend(path, body, headers, deadline, stream=False)
 
-        return await self._awith_retries(once, self._deadline(timeout))
+        response = await self._awith_retries(once, self._deadline(timeout))
+        return parse_json(response.content, provider=self.provider), response.headers
 
     @contextmanager
     def stream(
@@ -757,16 +777,7 @@ class ProviderHttp:
         """
 
         def once(deadline: _Deadline | None) -> httpx2.Response:
-            client = self.client()
-            try:
-                response = client.send(self._build(client, path, body, headers, deadline), stream=True)
-            except httpx2.HTTPError as exc:
-                raise transport_error(self.provider, exc) from exc
-            if response.status_code >= 400:
-                content = response.read()
-                response.close()
-                self._check(response, content)
-            return response
+            return self._send(path, body, headers, deadline, stream=True)
 
         deadline = self._deadline(timeout)
         response = self._with_retries(once, deadline)
@@ -784,16 +795,7 @@ class ProviderHttp:
         self, path: str, body: Any, headers: Mapping[str, str] | None = None, *, timeout: float | None = None
     ) -> AsyncIterator[httpx2.Response]:
         async def once(deadline: _Deadline | None) -> httpx2.Response:
-            client = self.async_client()
-            try:
-                response = await client.send(self._build(client, path, body, headers, deadline), stream=True)
-            except httpx2.HTTPError as exc:
-                raise transport_error(self.provider, exc) from exc
-            if response.status_code >= 400:
-                content = await response.aread()
-                await response.aclose()
-                self._check(response, content)
-            return response
+            return await self._asend(path, body, headers, deadline, stream=True)
 
         deadline = self._deadline(timeout)
         response = await self._awith_retries(once, deadline)
