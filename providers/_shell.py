@@ -38,9 +38,17 @@ from ._extras import apply_extra_body, extra_headers
 from ._http import ErrorDetails, ModelLifecycle, ProviderHttp, RetryPolicy, Secret, parse_json
 from ._stream import aiter_ndjson, aiter_sse, iter_ndjson, iter_sse
 
-__all__ = ["ProviderModel", "StreamDecoder", "WireMapping"]
+__all__ = ["BuildRequest", "ParseResponse", "ProviderModel", "StreamDecoder", "WireMapping"]
 
 OptionsT = TypeVar("OptionsT", bound=ChatOptions)
+
+
+class BuildRequest(Protocol):
+    def __call__(self, prompt: Prompt, options: ChatOptions, *, stream: bool) -> dict[str, Any]: ...
+
+
+class ParseResponse(Protocol):
+    def __call__(self, data: Any, headers: httpx2.Headers) -> ChatResponse: ...
 
 
 class StreamDecoder(Protocol):
@@ -50,7 +58,7 @@ class StreamDecoder(Protocol):
         """One event: ``(name, data)`` for SSE, the parsed line for NDJSON."""
         ...
 
-    def finish(self, saw_done: bool) -> None:
+    def finish(self, saw_done: bool = False) -> None:
         """The stream ended (``saw_done``: an SSE ``[DONE]`` came); raise ``StreamIncompleteError``
         if it ended before the API's terminal event."""
         ...
@@ -64,9 +72,9 @@ class WireMapping:
     """The name in errors and logs (``ProviderError.provider``)."""
     path: str
     """Appended to the base URL (``"/chat/completions"``)."""
-    build_request: Callable[[Prompt, ChatOptions, bool], dict[str, Any]]
-    """``(prompt, options, stream)`` → the request body (pure; ``extra_body`` is merged in after)."""
-    parse_response: Callable[[Any, httpx2.Headers], ChatResponse]
+    build_request: BuildRequest
+    """``(prompt, options, stream=)`` → the request body (pure; ``extra_body`` is merged in after)."""
+    parse_response: ParseResponse
     """``(json, headers)`` of a complete reply → the response."""
     error_details: Callable[[Any], ErrorDetails | None]
     """What an error body says (message, type, code); the status table does the classing."""
@@ -148,7 +156,7 @@ class ProviderModel(ModelLifecycle, ChatModel, Generic[OptionsT]):
 
     def build_body(self, prompt: Prompt, options: ChatOptions, *, stream: bool) -> dict[str, Any]:
         """The request body: the mapping's, with ``extra_body`` merged in last."""
-        return apply_extra_body(self.wire.build_request(prompt, options, stream), options)
+        return apply_extra_body(self.wire.build_request(prompt, options, stream=stream), options)
 
     def request_headers(self, options: ChatOptions) -> dict[str, str] | None:
         """Headers of this request on top of the model's own (by default the options' ``extra_headers``)."""
@@ -174,7 +182,7 @@ class ProviderModel(ModelLifecycle, ChatModel, Generic[OptionsT]):
         if wire.framing == "ndjson":
             for line in iter_ndjson(response, provider=wire.provider):
                 yield from decoder.feed(line)
-            decoder.finish(False)
+            decoder.finish()
             return
         events = iter_sse(response, provider=wire.provider)
         for event in events:
@@ -192,7 +200,7 @@ class ProviderModel(ModelLifecycle, ChatModel, Generic[OptionsT]):
             async for line in aiter_ndjson(response, provider=wire.provider):
                 for model_event in decoder.feed(line):
                     yield model_event
-            decoder.finish(False)
+            decoder.finish()
             return
         events = aiter_sse(response, provider=wire.provider)
         async for event in events:

@@ -572,7 +572,7 @@ class StreamParser:
             raise MalformedResponseError(f"Unexpected {kind!r} event: {exc!r}", provider=PROVIDER, body=data) from exc
         return []  # ping and event types this client does not use
 
-    def finish(self) -> None:
+    def finish(self, saw_done: bool = False) -> None:
         """Call when the body ended: a stream cut before ``message_stop`` is an error, not a reply."""
         if not self.done:
             raise StreamIncompleteError("The event stream ended before message_stop", provider=PROVIDER)

@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
 from typing import Any
 
 import httpx2
 
 from chatclient.errors import ConfigurationError
-from chatclient.events import ModelEvent
 from chatclient.options import ChatOptions
-from chatclient.prompt import Prompt
 from providers._extras import extra_headers
 from providers._http import RetryPolicy, Secret
 from providers._shell import ProviderModel, WireMapping
@@ -26,32 +23,8 @@ DEFAULT_ANTHROPIC_VERSION = "2023-06-01"
 MESSAGES_PATH = "/v1/messages"
 
 
-class _Decoder:
-    __slots__ = ("_parser",)
-
-    def __init__(self, headers: httpx2.Headers) -> None:
-        self._parser = StreamParser(headers.get("request-id"))
-
-    def feed(self, event: tuple[str, Any]) -> Iterable[ModelEvent]:
-        return self._parser.feed(event)
-
-    def finish(self, saw_done: bool) -> None:
-        self._parser.finish()
-
-
-def _build(prompt: Prompt, options: ChatOptions, stream: bool) -> dict[str, Any]:
-    return build_request(prompt, options, stream=stream)
-
-
-WIRE = WireMapping(
-    provider=PROVIDER,
-    path=MESSAGES_PATH,
-    build_request=_build,
-    parse_response=parse_response,
-    error_details=error_details,
-    stream_decoder=_Decoder,
-    accept=None,
-)
+WIRE = WireMapping(PROVIDER, MESSAGES_PATH, build_request, parse_response, error_details, accept=None,
+                   stream_decoder=lambda headers: StreamParser(headers.get("request-id")))  # fmt: skip
 
 
 class AnthropicChatModel(ProviderModel[AnthropicChatOptions]):

@@ -394,6 +394,10 @@ class StreamParser:
         if not self.done:
             raise StreamIncompleteError("The stream ended before its final line (done: true)", provider=PROVIDER)
 
+    def finish(self, saw_done: bool = False) -> None:
+        """The shell's name for :meth:`close` (an NDJSON stream has no ``[DONE]``)."""
+        self.close()
+
 
 # ---------------------------------------------------------------------------------------- errors
 

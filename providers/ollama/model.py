@@ -3,14 +3,10 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
-from typing import Any
 
 import httpx2
 
-from chatclient.events import ModelEvent
 from chatclient.options import ChatOptions
-from chatclient.prompt import Prompt
 
 from .._http import RetryPolicy, Secret
 from .._shell import ProviderModel, WireMapping
@@ -63,33 +59,8 @@ def _split_host_port(hostport: str) -> tuple[str, str | None]:
     return hostport or "localhost", None
 
 
-class _Decoder:
-    __slots__ = ("_parser",)
-
-    def __init__(self, headers: httpx2.Headers) -> None:
-        self._parser = StreamParser()
-
-    def feed(self, event: Any) -> Iterable[ModelEvent]:
-        return self._parser.feed(event)
-
-    def finish(self, saw_done: bool) -> None:
-        self._parser.close()
-
-
-def _build(prompt: Prompt, options: ChatOptions, stream: bool) -> dict[str, Any]:
-    return build_request(prompt, options, stream=stream)
-
-
-WIRE = WireMapping(
-    provider=PROVIDER,
-    path=_PATH,
-    build_request=_build,
-    parse_response=parse_response,
-    error_details=error_details,
-    stream_decoder=_Decoder,
-    framing="ndjson",
-    accept="application/json, application/x-ndjson",
-)
+WIRE = WireMapping(PROVIDER, _PATH, build_request, parse_response, error_details, lambda _: StreamParser(),
+                   framing="ndjson", accept="application/json, application/x-ndjson")  # fmt: skip
 
 
 class OllamaChatModel(ProviderModel[OllamaChatOptions]):

@@ -565,6 +565,9 @@ class StreamParser:
         self._final_meta: ChatResponseMetadata | None = None
 
     def feed(self, event: Any) -> list[ModelEvent]:
+        """One event's data (the shell hands over ``(name, data)``: Chat Completions names none)."""
+        if type(event) is tuple:
+            event = event[1]
         if not isinstance(event, dict):
             raise MalformedResponseError(f"Unexpected stream event: {event!r:.200}", provider=PROVIDER)
         if "error" in event:
@@ -578,7 +581,7 @@ class StreamParser:
                 f"Unexpected stream event ({type(exc).__name__}: {exc}): {event!r:.200}", provider=PROVIDER
             ) from exc
 
-    def finish(self, saw_done: bool) -> None:
+    def finish(self, saw_done: bool = False) -> None:
         """Call when the body ended. Complete means ``[DONE]`` came, or every choice got its finish
         reason (for servers that leave ``[DONE]`` out); anything else, and a stream without a single
         event, is a cut stream: ``StreamIncompleteError``, never a (partial or empty) reply."""

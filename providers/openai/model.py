@@ -7,17 +7,16 @@ LM Studio, Groq, DeepSeek, Azure OpenAI's ``/openai/v1`` endpoint. Without an AP
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
 import httpx2
 
 from chatclient.errors import ConfigurationError
-from chatclient.events import ModelEvent
-from chatclient.options import ChatOptions
-from chatclient.prompt import Prompt
 from providers._http import RetryPolicy, Secret
 from providers._shell import ProviderModel, WireMapping
 
@@ -51,47 +50,10 @@ def _brings_credentials(*clients: httpx2.Client | httpx2.AsyncClient | None) -> 
     )
 
 
-class _Decoder:
-    """Chat Completions events carry no SSE event name: the parser takes the data alone."""
-
-    __slots__ = ("_parser",)
-
-    def __init__(self, headers: httpx2.Headers) -> None:
-        self._parser = StreamParser(headers)
-
-    def feed(self, event: tuple[str, Any]) -> Iterable[ModelEvent]:
-        return self._parser.feed(event[1])
-
-    def finish(self, saw_done: bool) -> None:
-        self._parser.finish(saw_done)
-
-
-def _build_for_openai(prompt: Prompt, options: ChatOptions, stream: bool) -> dict[str, Any]:
-    return build_request(prompt, options, stream=stream, openai_platform=True)
-
-
-def _build_for_others(prompt: Prompt, options: ChatOptions, stream: bool) -> dict[str, Any]:
-    return build_request(prompt, options, stream=stream, openai_platform=False)
-
-
-WIRE = WireMapping(
-    provider=PROVIDER,
-    path=PATH,
-    build_request=_build_for_openai,
-    parse_response=parse_response,
-    error_details=error_details,
-    stream_decoder=_Decoder,
-)
+WIRE = WireMapping(PROVIDER, PATH, build_request, parse_response, error_details, StreamParser)
 """Chat Completions as OpenAI and Azure speak it (``max_completion_tokens``)."""
 
-_COMPATIBLE_WIRE = WireMapping(
-    provider=PROVIDER,
-    path=PATH,
-    build_request=_build_for_others,
-    parse_response=parse_response,
-    error_details=error_details,
-    stream_decoder=_Decoder,
-)
+_COMPATIBLE_WIRE = dataclasses.replace(WIRE, build_request=functools.partial(build_request, openai_platform=False))
 """The same for every other server (``max_tokens``)."""
 
 

@@ -690,7 +690,7 @@ class StreamParser:
     def _error(self, data: dict[str, Any]) -> list[ModelEvent]:
         raise event_error(data)
 
-    def finish(self) -> None:
+    def finish(self, saw_done: bool = False) -> None:
         """Call when the stream ended: a stream cut before its last event is an error, not a reply."""
         if not self.done:
             raise StreamIncompleteError("The stream ended before response.completed", provider=PROVIDER)
