@@ -36,7 +36,7 @@ from chatclient.responses import ChatResponse
 
 from ._extras import apply_extra_body, extra_headers
 from ._http import ErrorDetails, ModelLifecycle, ProviderHttp, RetryPolicy, Secret, parse_json
-from ._stream import aiter_ndjson, aiter_sse, iter_ndjson, iter_sse
+from ._stream import SseStream, aiter_ndjson, aiter_sse, iter_ndjson, iter_sse
 
 __all__ = ["BuildRequest", "ParseResponse", "ProviderModel", "StreamDecoder", "WireMapping"]
 
@@ -172,41 +172,9 @@ class ProviderModel(ModelLifecycle, ChatModel, Generic[OptionsT]):
         options = self.options_for(prompt)
         return self.build_body(prompt, options, stream=stream), self.request_headers(options), options.timeout
 
-    def _decode(self, response: httpx2.Response) -> Iterator[ModelEvent]:
-        wire = self.wire
-        if wire.framing == "sse" and response.headers.get("content-type", "").startswith("application/json"):
-            # A server that ignored ``stream: true`` and answered in one piece.
-            yield wire.parse_response(parse_json(response.read(), provider=wire.provider), response.headers)
-            return
-        decoder = wire.stream_decoder(response.headers)
-        if wire.framing == "ndjson":
-            for line in iter_ndjson(response, provider=wire.provider):
-                yield from decoder.feed(line)
-            decoder.finish()
-            return
-        events = iter_sse(response, provider=wire.provider)
-        for event in events:
-            yield from decoder.feed(event)
-        decoder.finish(events.saw_done)
-
-    async def _adecode(self, response: httpx2.Response) -> AsyncIterator[ModelEvent]:
-        wire = self.wire
-        if wire.framing == "sse" and response.headers.get("content-type", "").startswith("application/json"):
-            data = parse_json(await response.aread(), provider=wire.provider)
-            yield wire.parse_response(data, response.headers)
-            return
-        decoder = wire.stream_decoder(response.headers)
-        if wire.framing == "ndjson":
-            async for line in aiter_ndjson(response, provider=wire.provider):
-                for model_event in decoder.feed(line):
-                    yield model_event
-            decoder.finish()
-            return
-        events = aiter_sse(response, provider=wire.provider)
-        async for event in events:
-            for model_event in decoder.feed(event):
-                yield model_event
-        decoder.finish(events.saw_done)
+    def _whole_reply(self, response: httpx2.Response) -> bool:
+        """A server that ignored ``stream: true`` and answered in one piece (SSE APIs only)."""
+        return self.wire.framing == "sse" and response.headers.get("content-type", "").startswith("application/json")
 
     def _needs_bridge(self, *, sync: bool) -> bool:
         """Only the other kind of SDK client was given for this side."""
@@ -237,8 +205,17 @@ class ProviderModel(ModelLifecycle, ChatModel, Generic[OptionsT]):
         opened: AbstractContextManager[httpx2.Response] = self._transport.stream(
             self.wire.path, body, headers, timeout=timeout
         )
+        wire = self.wire
         with opened as response:
-            yield from self._decode(response)
+            if self._whole_reply(response):
+                yield wire.parse_response(parse_json(response.read(), provider=wire.provider), response.headers)
+                return
+            decoder = wire.stream_decoder(response.headers)
+            events = iter_sse if wire.framing == "sse" else iter_ndjson
+            source = events(response, provider=wire.provider)
+            for item in source:
+                yield from decoder.feed(item)
+            decoder.finish(isinstance(source, SseStream) and source.saw_done)
 
     async def acall(self, prompt: Prompt) -> ChatResponse:
         if self._needs_bridge(sync=False):
@@ -261,6 +238,16 @@ class ProviderModel(ModelLifecycle, ChatModel, Generic[OptionsT]):
         opened: AbstractAsyncContextManager[httpx2.Response] = self._transport.astream(
             self.wire.path, body, headers, timeout=timeout
         )
+        wire = self.wire
         async with opened as response:
-            async for event in self._adecode(response):
-                yield event
+            if self._whole_reply(response):
+                data = parse_json(await response.aread(), provider=wire.provider)
+                yield wire.parse_response(data, response.headers)
+                return
+            decoder = wire.stream_decoder(response.headers)
+            events = aiter_sse if wire.framing == "sse" else aiter_ndjson
+            source = events(response, provider=wire.provider)
+            async for item in source:
+                for model_event in decoder.feed(item):
+                    yield model_event
+            decoder.finish(isinstance(source, SseStream) and source.saw_done)
