@@ -7,7 +7,7 @@ with ``{"model", "system", "turns", "tools", "answer_schema", "stream"}``; a rep
 
 Everything below is pure translation. Transport (httpx2 or an SDK client), lifecycle, retries,
 deadlines, error classification, key redaction, ``extra_body``/``extra_headers`` and the options
-merge come from ``providers._shell``; ``tests/providers/test_plugin_conformance.py`` runs the whole
+merge come from the shell (``providers.shell``); ``tests/providers/test_plugin_conformance.py`` runs the whole
 conformance kit over it.
 """
 
@@ -24,9 +24,15 @@ from chatclient.messages import AssistantMessage, SystemMessage, ToolCall, ToolR
 from chatclient.options import ChatOptions
 from chatclient.prompt import Prompt
 from chatclient.responses import ChatResponse, ChatResponseMetadata, FinishReason, Generation, GenerationMetadata, Usage
-from providers._extras import ProviderOptions
-from providers._http import ErrorDetails, RetryPolicy, Secret, error_from_event
-from providers._shell import ProviderModel, WireMapping
+from providers.shell import (
+    ErrorDetails,
+    ProviderModel,
+    ProviderOptions,
+    RetryPolicy,
+    Secret,
+    WireMapping,
+    error_from_event,
+)
 
 PROVIDER = "tinychat"
 _ENDS = {"done": FinishReason.STOP, "calls": FinishReason.TOOL_CALLS, "cap": FinishReason.LENGTH}
