@@ -28,7 +28,6 @@ from providers.shell import (
     ErrorDetails,
     ProviderModel,
     ProviderOptions,
-    RetryPolicy,
     Secret,
     WireMapping,
     error_from_event,
@@ -126,8 +125,9 @@ WIRE = WireMapping(PROVIDER, "/v1/talk", build_request, parse_response, error_de
 class TinyChatModel(ProviderModel[ProviderOptions]):
     wire = WIRE
 
-    def __init__(self, model: str, *, base_url: str, api_key: str, retry: RetryPolicy | None = None, **transport: Any):
+    def __init__(
+        self, model: str, *, base_url: str, api_key: str, options: ProviderOptions | None = None, **transport: Any
+    ):
+        defaults = (options or ProviderOptions()).model_copy(update={"model": model})
         key = {"authorization": Secret(f"Bearer {api_key}")}
-        super().__init__(
-            defaults=ProviderOptions(model=model), base_url=base_url, secret_headers=key, retry=retry, **transport
-        )
+        super().__init__(defaults=defaults, base_url=base_url, secret_headers=key, **transport)

@@ -9,9 +9,9 @@ from typing import Any
 
 import httpx2
 
-from chatclient import ChatModel, ToolCall, Usage
+from chatclient import ChatModel, Prompt, ToolCall, Usage
 from chatclient.testing.conformance import ChatModelConformance, WireFormat
-from providers._http import RetryPolicy
+from providers.shell import ProviderOptions, RetryPolicy
 
 from .plugin_provider import TinyChatModel
 
@@ -68,3 +68,23 @@ class TestPluginConformance(ChatModelConformance):
 
     def make_model_at(self, base_url: str, api_key: str) -> ChatModel:
         return TinyChatModel("tiny", base_url=base_url, api_key=api_key, retry=RetryPolicy(initial_backoff=0))
+
+
+def test_a_plugin_gets_extra_body_and_extra_headers_from_the_shell() -> None:
+    """The plugin's mapping knows nothing of ``extra_body``/``extra_headers``: the shell merges the
+    request's over the model's and sends them."""
+    sent: list[httpx2.Request] = []
+
+    def answer(request: httpx2.Request) -> httpx2.Response:
+        sent.append(request)
+        return TinyWire().reply("ok", [], Usage(prompt_tokens=1, completion_tokens=1))
+
+    transport = httpx2.MockTransport(answer)
+    defaults = ProviderOptions(extra_body={"knobs": {"a": 1}}, extra_headers={"x-route": "model"})
+    client = httpx2.Client(transport=transport)
+    model = TinyChatModel("tiny", base_url="https://tiny.example", api_key="k", options=defaults, http_client=client)
+    request_options = ProviderOptions(extra_body={"knobs": {"b": 2}}, extra_headers={"X-Route": "request"})
+    assert model.call(Prompt("hi", request_options)).text == "ok"
+    body = json.loads(sent[0].content)
+    assert body["knobs"] == {"a": 1, "b": 2} and body["model"] == "tiny"
+    assert sent[0].headers["x-route"] == "request"
