@@ -68,7 +68,8 @@ class OpenAIChatModel(ProviderModel[OpenAIChatOptions]):
     ``headers`` are sent with every request; credential headers among them (``api-key`` for Azure,
     ``authorization``) are held as secrets too. ``client``/``async_client`` take an
     ``openai.OpenAI``/``openai.AsyncOpenAI`` (or ``AzureOpenAI``): requests then go through the SDK,
-    with its auth and its own retries (``retry`` does not apply)::
+    with its auth and its own retries (a deadline, ``retry``'s or a request's ``timeout``, still
+    holds: see :mod:`providers._sdk`)::
 
         OpenAIChatModel("gpt-4o-mini")                                  # OPENAI_API_KEY
         OpenAIChatModel("qwen3", base_url="http://localhost:11434/v1")  # Ollama: no key, no header

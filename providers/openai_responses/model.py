@@ -33,8 +33,8 @@ class OpenAIResponsesChatModel(ProviderModel[OpenAIResponsesChatOptions]):
     The key comes from ``api_key`` or ``OPENAI_API_KEY``, the base URL from ``base_url``,
     ``OPENAI_BASE_URL`` or :data:`DEFAULT_BASE_URL`, both read here, once. Pass ``client`` (an
     ``openai.OpenAI`` or ``openai.AsyncOpenAI``) to send through the official SDK instead, with its
-    own auth, base URL and retries (``api_key``, ``base_url``, ``http_client``, ``retry`` then do
-    not apply).
+    own auth, base URL and retries (``api_key``, ``base_url`` and ``http_client`` then do not apply;
+    a deadline, ``retry``'s or a request's ``timeout``, still holds: see :mod:`providers._sdk`).
     """
 
     wire = WIRE
