@@ -99,6 +99,10 @@ class ProviderModel(ModelLifecycle, ChatModel, Generic[OptionsT]):
     """``_http``, or the SDK transport when an official client was given."""
     _sdk_sync: Any
     _sdk_async: Any
+    _sync_via_async: bool
+    """Only an async SDK client was given: sync calls run it through the sync bridge."""
+    _async_via_sync: bool
+    """Only a sync SDK client was given: async calls run it in a worker thread."""
 
     def __init__(
         self,
@@ -129,12 +133,14 @@ class ProviderModel(ModelLifecycle, ChatModel, Generic[OptionsT]):
         )
         self._transport = self._http
         self._sdk_sync = self._sdk_async = None
+        self._sync_via_async = self._async_via_sync = False
         if client is not None or async_client is not None:
             from ._sdk import SdkTransport, is_async_client
 
             if client is not None and async_client is None and is_async_client(client):
                 client, async_client = None, client  # ``client=`` takes either kind
             self._sdk_sync, self._sdk_async = client, async_client
+            self._sync_via_async, self._async_via_sync = client is None, async_client is None
             self._transport = SdkTransport(
                 provider=wire.provider,
                 error_details=wire.error_details,
@@ -176,16 +182,10 @@ class ProviderModel(ModelLifecycle, ChatModel, Generic[OptionsT]):
         """A server that ignored ``stream: true`` and answered in one piece (SSE APIs only)."""
         return self.wire.framing == "sse" and response.headers.get("content-type", "").startswith("application/json")
 
-    def _needs_bridge(self, *, sync: bool) -> bool:
-        """Only the other kind of SDK client was given for this side."""
-        if not self.via_sdk:
-            return False
-        return self._sdk_sync is None if sync else self._sdk_async is None
-
     # ------------------------------------------------------------------ ChatModel
 
     def call(self, prompt: Prompt) -> ChatResponse:
-        if self._needs_bridge(sync=True):
+        if self._sync_via_async:
             self.no_sync_sdk_client()
             from chatclient._sync import run_sync
 
@@ -195,7 +195,7 @@ class ProviderModel(ModelLifecycle, ChatModel, Generic[OptionsT]):
         return self.wire.parse_response(data, reply_headers)
 
     def stream(self, prompt: Prompt) -> Iterator[ModelEvent]:
-        if self._needs_bridge(sync=True):
+        if self._sync_via_async:
             self.no_sync_sdk_client()
             from chatclient._sync import iterate_sync
 
@@ -218,7 +218,7 @@ class ProviderModel(ModelLifecycle, ChatModel, Generic[OptionsT]):
             decoder.finish(isinstance(source, SseStream) and source.saw_done)
 
     async def acall(self, prompt: Prompt) -> ChatResponse:
-        if self._needs_bridge(sync=False):
+        if self._async_via_sync:
             import asyncio
 
             return await asyncio.to_thread(self.call, prompt)
@@ -227,7 +227,7 @@ class ProviderModel(ModelLifecycle, ChatModel, Generic[OptionsT]):
         return self.wire.parse_response(data, reply_headers)
 
     async def astream(self, prompt: Prompt) -> AsyncIterator[ModelEvent]:
-        if self._needs_bridge(sync=False):
+        if self._async_via_sync:
             from ._bridge import iterate_in_thread
 
             # Only a sync SDK client: its stream is read in a worker thread, event by event.
