@@ -25,13 +25,14 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import TypeVar
 
 import httpx2
 
-__all__ = ["FaultServer", "Visit", "fault_server", "first_events"]
+__all__ = ["FaultServer", "Visit", "fault_server", "first_events", "serving", "wait_for_hang_up"]
 
 WAIT_LIMIT = 15.0
 """Seconds the server waits for a client to hang up before it gives up (no check needs this long)."""
@@ -105,7 +106,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _serve(self, visit: Visit) -> None:
         reply = self.server.reply
         if visit.scenario == "stall":
-            visit.hung_up = self._wait_for_hang_up()
+            visit.hung_up = wait_for_hang_up(self.connection)
             self.close_connection = True
             return
         if visit.scenario == "whole":
@@ -124,7 +125,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._head(200, reply, close=True)
             self.wfile.write(part)
             self.wfile.flush()
-            visit.hung_up = self._wait_for_hang_up()
+            visit.hung_up = wait_for_hang_up(self.connection)
         else:
             self.send_error(404, f"no scenario {visit.scenario!r}")
 
@@ -149,28 +150,30 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("connection", "close")
         self.end_headers()
 
-    def _wait_for_hang_up(self) -> bool:
-        """Wait without sending until the client closes the connection (True) or the limit passes."""
-        connection = self.connection
-        give_up = time.monotonic() + WAIT_LIMIT
-        while time.monotonic() < give_up:
-            readable, _, _ = select.select([connection], [], [], 0.05)
-            if readable:
-                try:
-                    if connection.recv(1, socket.MSG_PEEK) == b"":
-                        return True
-                except OSError:
-                    return True
-        return False
-
     def log_message(self, format: str, *args: object) -> None:
         """Quiet: a check's failure says what went wrong."""
 
 
+def wait_for_hang_up(connection: socket.socket, limit: float = WAIT_LIMIT) -> bool:
+    """Wait without sending until the client closes ``connection`` (True) or ``limit`` seconds pass."""
+    give_up = time.monotonic() + limit
+    while time.monotonic() < give_up:
+        readable, _, _ = select.select([connection], [], [], 0.05)
+        if readable:
+            try:
+                if connection.recv(1, socket.MSG_PEEK) == b"":
+                    return True
+            except OSError:
+                return True
+    return False
+
+
+S = TypeVar("S", bound=ThreadingHTTPServer)
+
+
 @contextmanager
-def fault_server(reply: httpx2.Response) -> Iterator[FaultServer]:
-    """Serves ``reply`` in the fault scenarios on a random loopback port until the block ends."""
-    server = FaultServer(reply)
+def serving(server: S) -> Iterator[S]:
+    """Runs ``server`` in a thread until the block ends, then shuts it down and closes its socket."""
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     try:
@@ -179,3 +182,8 @@ def fault_server(reply: httpx2.Response) -> Iterator[FaultServer]:
         server.shutdown()
         server.server_close()
         thread.join(5)
+
+
+def fault_server(reply: httpx2.Response) -> AbstractContextManager[FaultServer]:
+    """Serves ``reply`` in the fault scenarios on a random loopback port until the block ends."""
+    return serving(FaultServer(reply))
