@@ -63,6 +63,7 @@ T = TypeVar("T")
 __all__ = [
     "CREDENTIAL_HEADERS",
     "DEADLINE_EXCEEDED",
+    "EVENT_ERROR_STATUS",
     "USER_AGENT",
     "ErrorDetails",
     "ModelLifecycle",
@@ -71,7 +72,9 @@ __all__ = [
     "RetryPolicy",
     "Secret",
     "check_base_url",
+    "error_from_event",
     "error_from_response",
+    "event_status",
     "transport_error",
     "parse_json",
 ]
@@ -313,6 +316,11 @@ def error_from_response(
     found = details(parsed) if parsed is not None else None
     if found is None:
         found = ErrorDetails(_describe_body(status, headers, body))
+    return _classified(provider, status, headers, parsed, found)
+
+
+def _classified(provider: str, status: int, headers: httpx2.Headers, parsed: Any, found: ErrorDetails) -> ProviderError:
+    """The one table: the class from the status and what the body says, retryability from both."""
     should_retry = headers.get("x-should-retry")
     fields: dict[str, Any] = {
         "provider": provider,
@@ -331,6 +339,81 @@ def error_from_response(
     elif status >= 500 and should_retry is None and _says_invalid_request(found):
         fields["retryable"] = False  # the same request fails the same way: sending it again cannot help
     return _error_class(status, found)(found.message, **fields)
+
+
+EVENT_ERROR_STATUS: dict[str, int] = {
+    "invalid_request_error": 400,
+    "invalid_request": 400,
+    "invalid_prompt": 400,
+    "bad_request": 400,
+    "context_length_exceeded": 400,
+    "authentication_error": 401,
+    "invalid_api_key": 401,
+    "billing_error": 402,
+    "permission_error": 403,
+    "permission_denied": 403,
+    "not_found_error": 404,
+    "request_too_large": 413,
+    "rate_limit_error": 429,
+    "rate_limit_exceeded": 429,
+    "insufficient_quota": 429,
+    "api_error": 500,
+    "server_error": 500,
+    "internal_error": 500,
+    "timeout_error": 504,
+    "overloaded_error": 529,
+    "server_is_overloaded": 529,
+    "overloaded": 529,
+}
+"""The HTTP status an error *event* stands for (an error inside a 200 stream, or a failed response
+object), by its type or code, across the providers' vocabularies. The status then goes through the
+same classification as a real HTTP error, so a mid-stream ``rate_limit_error`` and a 429 are one
+error class with one retry rule."""
+
+_EVENT_HINTS = (
+    ("context_length", 400),
+    ("context length", 400),
+    ("rate_limit", 429),
+    ("overloaded", 529),
+    ("authentication", 401),
+    ("api_key", 401),
+    ("permission", 403),
+    ("invalid_request", 400),
+)
+
+
+def event_status(found: ErrorDetails) -> int | None:
+    """The status an error event stands for: by its code or type, else by words in it; ``None`` if unknown."""
+    for kind in (found.code, found.error_type):
+        if kind and (status := EVENT_ERROR_STATUS.get(kind.lower())) is not None:
+            return status
+    hint = " ".join(filter(None, (found.message, found.error_type, found.code))).lower()
+    return next((status for word, status in _EVENT_HINTS if word in hint), None)
+
+
+def error_from_event(
+    provider: str,
+    body: Any,
+    details: Callable[[Any], ErrorDetails | None],
+    *,
+    status: int | None = None,
+    headers: httpx2.Headers | None = None,
+    unknown: type[ProviderError] | None = None,
+) -> ProviderError:
+    """The error for an error event, classed by the table of :func:`error_from_response`.
+
+    ``status`` is the one the event carries (Ollama's ``status``, a numeric ``code``), if any: it
+    wins and is reported; otherwise the event's type or code gives the status to class it by
+    (:data:`EVENT_ERROR_STATUS`) and the error's ``status`` stays ``None`` (no HTTP status was
+    sent). An event the table does not know is a server error, or ``unknown`` when given.
+    """
+    found = details(body) or ErrorDetails(f"Error in the reply: {body!r:.200}")
+    classed_by = status or event_status(found)
+    if classed_by is None and unknown is not None:
+        return unknown(found.message, provider=provider, error_type=found.code or found.error_type, body=body)
+    error = _classified(provider, classed_by or 500, headers or httpx2.Headers(), body, found)
+    error.status = status
+    return error
 
 
 _TITLE = re.compile(rb"<title[^>]*>(.*?)</title\s*>", re.IGNORECASE | re.DOTALL)
@@ -704,6 +787,36 @@ class ProviderHttp:
             return deadline.exceeded(self.provider, "the stream was abandoned while being read")
         return transport_error(self.provider, exc)
 
+    def _send(
+        self, path: str, body: Any, headers: Mapping[str, str] | None, deadline: _Deadline | None, *, stream: bool
+    ) -> httpx2.Response:
+        """One attempt: the response, read unless ``stream``; an error for a transport failure or a
+        non-2xx status. The one method a transport of another kind (an official SDK client) replaces."""
+        client = self.client()
+        try:
+            response = client.send(self._build(client, path, body, headers, deadline), stream=stream)
+        except httpx2.HTTPError as exc:
+            raise transport_error(self.provider, exc) from exc
+        if response.status_code >= 400:
+            content = response.read()
+            response.close()
+            self._check(response, content)
+        return response
+
+    async def _asend(
+        self, path: str, body: Any, headers: Mapping[str, str] | None, deadline: _Deadline | None, *, stream: bool
+    ) -> httpx2.Response:
+        client = self.async_client()
+        try:
+            response = await client.send(self._build(client, path, body, headers, deadline), stream=stream)
+        except httpx2.HTTPError as exc:
+            raise transport_error(self.provider, exc) from exc
+        if response.status_code >= 400:
+            content = await response.aread()
+            await response.aclose()
+            self._check(response, content)
+        return response
+
     def post_json(
         self, path: str, body: Any, headers: Mapping[str, str] | None = None, *, timeout: float | None = None
     ) -> tuple[Any, httpx2.Headers]:
@@ -712,30 +825,20 @@ class ProviderHttp:
         ``timeout`` bounds the whole request, retries included (a request's ``ChatOptions.timeout``).
         """
 
-        def once(deadline: _Deadline | None) -> tuple[Any, httpx2.Headers]:
-            client = self.client()
-            try:
-                response = client.send(self._build(client, path, body, headers, deadline))
-            except httpx2.HTTPError as exc:
-                raise transport_error(self.provider, exc) from exc
-            self._check(response, response.content)
-            return parse_json(response.content, provider=self.provider), response.headers
+        def once(deadline: _Deadline | None) -> httpx2.Response:
+            return self._send(path, body, headers, deadline, stream=False)
 
-        return self._with_retries(once, self._deadline(timeout))
+        response = self._with_retries(once, self._deadline(timeout))
+        return parse_json(response.content, provider=self.provider), response.headers
 
     async def apost_json(
         self, path: str, body: Any, headers: Mapping[str, str] | None = None, *, timeout: float | None = None
     ) -> tuple[Any, httpx2.Headers]:
-        async def once(deadline: _Deadline | None) -> tuple[Any, httpx2.Headers]:
-            client = self.async_client()
-            try:
-                response = await client.send(self._build(client, path, body, headers, deadline))
-            except httpx2.HTTPError as exc:
-                raise transport_error(self.provider, exc) from exc
-            self._check(response, response.content)
-            return parse_json(response.content, provider=self.provider), response.headers
+        async def once(deadline: _Deadline | None) -> httpx2.Response:
+            return await self._asend(path, body, headers, deadline, stream=False)
 
-        return await self._awith_retries(once, self._deadline(timeout))
+        response = await self._awith_retries(once, self._deadline(timeout))
+        return parse_json(response.content, provider=self.provider), response.headers
 
     @contextmanager
     def stream(
@@ -749,16 +852,7 @@ class ProviderHttp:
         """
 
         def once(deadline: _Deadline | None) -> httpx2.Response:
-            client = self.client()
-            try:
-                response = client.send(self._build(client, path, body, headers, deadline), stream=True)
-            except httpx2.HTTPError as exc:
-                raise transport_error(self.provider, exc) from exc
-            if response.status_code >= 400:
-                content = response.read()
-                response.close()
-                self._check(response, content)
-            return response
+            return self._send(path, body, headers, deadline, stream=True)
 
         deadline = self._deadline(timeout)
         response = self._with_retries(once, deadline)
@@ -776,16 +870,7 @@ class ProviderHttp:
         self, path: str, body: Any, headers: Mapping[str, str] | None = None, *, timeout: float | None = None
     ) -> AsyncIterator[httpx2.Response]:
         async def once(deadline: _Deadline | None) -> httpx2.Response:
-            client = self.async_client()
-            try:
-                response = await client.send(self._build(client, path, body, headers, deadline), stream=True)
-            except httpx2.HTTPError as exc:
-                raise transport_error(self.provider, exc) from exc
-            if response.status_code >= 400:
-                content = await response.aread()
-                await response.aclose()
-                self._check(response, content)
-            return response
+            return await self._asend(path, body, headers, deadline, stream=True)
 
         deadline = self._deadline(timeout)
         response = await self._awith_retries(once, deadline)

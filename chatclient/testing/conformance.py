@@ -17,18 +17,26 @@ encodes the kit's canned replies) and ``make_model(transport)`` (your model on a
 
 The checks drive the real ``ChatClient`` and ``ToolCallingAdvisor`` in call, stream, acall and
 astream: plain text, one and several tool calls per reply, tool-call arguments split over many
-stream deltas, structured output, usage, error mapping, and a confirmation pause/resume. Nothing
-touches the network.
+stream deltas, structured output, usage, error mapping, and a confirmation pause/resume.
+
+The transport guarantees a provider shell gives (``providers._shell``, or your own) are checked
+against a real HTTP server on ``127.0.0.1`` (random port, :mod:`chatclient.testing.fault_server`)
+through ``make_model_at(base_url, api_key)``: a stream cut short (chunked, and close-delimited) is a
+``StreamIncompleteError`` and never a reply; a request's ``timeout`` against a stalled server is an
+``APITimeoutError`` for its deadline and the server sees the client hang up; cancelling ``astream()``
+raises ``CancelledError`` and closes the stream at the server; the key is sent but never shown in
+the repr of the request headers or in an error message. Nothing leaves the machine.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import gc
 import json
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol
 
 import httpx2
@@ -37,13 +45,22 @@ from pydantic import BaseModel
 
 from ..advisor import ChatClientResponse
 from ..client import ChatClient, ChatClientRequestSpec
-from ..errors import AuthenticationError, BadRequestError, ProviderError, RateLimitError, ServerError
+from ..errors import (
+    APITimeoutError,
+    AuthenticationError,
+    BadRequestError,
+    ProviderError,
+    RateLimitError,
+    ServerError,
+    StreamIncompleteError,
+)
 from ..messages import ToolCall
 from ..model import ChatModel
 from ..prompt import Prompt
 from ..responses import FinishReason, Usage
 from ..tools import tool
 from .advisor_kit import MODES, run_spec
+from .fault_server import fault_server
 
 __all__ = ["ChatModelConformance", "WireFormat"]
 
@@ -119,6 +136,14 @@ class ChatModelConformance:
 
     def make_model(self, transport: httpx2.MockTransport) -> ChatModel:
         raise NotImplementedError
+
+    def make_model_at(self, base_url: str, api_key: str) -> ChatModel:
+        """Your model talking real HTTP to ``base_url`` with ``api_key`` as its credential, for the
+        transport checks (the kit's loopback server stands behind ``base_url``)."""
+        raise NotImplementedError(
+            f"{type(self).__name__}: implement make_model_at(base_url, api_key) so the kit can check "
+            "cut streams, deadlines, cancellation and key redaction over real HTTP"
+        )
 
     # ------------------------------------------------------------------ helpers
 
@@ -322,8 +347,125 @@ class ChatModelConformance:
         if callable(close):
             close()
 
+    # ------------------------------------------------------------------ over real HTTP (loopback)
+
+    def _streamed(self) -> httpx2.Response:
+        return self.wire().stream_reply("Hello from the provider, in several pieces.", [], USAGE)
+
+    @pytest.mark.parametrize("cut", ["cut-chunked", "cut-close"])
+    @pytest.mark.parametrize("mode", ["stream", "astream"])
+    def test_a_cut_stream_is_an_error_not_a_reply(self, mode: str, cut: str) -> None:
+        """A stream that ends before the API's terminal event (its body ending cleanly in chunked
+        encoding, or the connection closed) raises ``StreamIncompleteError``: the partial text is not
+        taken as the answer, and it is not retried (a part was delivered)."""
+        with fault_server(self._streamed()) as server:
+            model = self.make_model_at(f"{server.url}/{cut}", _CONFORMANCE_KEY)
+            try:
+                with pytest.raises(StreamIncompleteError):
+                    run_spec(mode, ChatClient.create(model).prompt("Hi"))
+            finally:
+                _close(model)
+            assert len(server.settled()) == 1, "a stream cut after its first bytes is not sent again"
+
+    @pytest.mark.parametrize("mode", MODES)
+    def test_a_request_timeout_is_a_deadline_against_a_stalled_server(self, mode: str) -> None:
+        """``spec.timeout(0.3)`` against a server that never answers: ``APITimeoutError`` for the
+        deadline (``error_type == "deadline_exceeded"``), no retry, and the server sees the client
+        hang up rather than answering."""
+        with fault_server(self._streamed()) as server:
+            model = self.make_model_at(f"{server.url}/stall", _CONFORMANCE_KEY)
+            try:
+                with pytest.raises(APITimeoutError) as raised:
+                    run_spec(mode, ChatClient.create(model).prompt("Hi").timeout(0.3))
+            finally:
+                _close(model)
+            assert raised.value.error_type == _DEADLINE_EXCEEDED, f"not the deadline's error: {raised.value!r}"
+            visits = server.settled()
+        assert len(visits) == 1, "no retry starts once the deadline is spent"
+        assert visits[0].hung_up, "the client hung up on the stalled request"
+
+    def test_cancelling_astream_closes_the_stream(self) -> None:
+        """Cancelling a task that reads ``astream()`` raises ``CancelledError`` in it, and the server
+        sees the connection closed (the stream is not left open, nor read to its end)."""
+        with fault_server(self._streamed()) as server:
+            model = self.make_model_at(f"{server.url}/hold", _CONFORMANCE_KEY)
+
+            async def cancel_after_the_first_event() -> None:
+                first = asyncio.Event()
+
+                async def read() -> None:
+                    async for _ in model.astream(Prompt("Hi")):
+                        first.set()
+
+                task = asyncio.create_task(read())
+                await asyncio.wait_for(first.wait(), _WAIT)
+                task.cancel()
+                with pytest.raises(asyncio.CancelledError):
+                    await task
+                aclose = getattr(model, "aclose", None)
+                if callable(aclose):
+                    await aclose()
+
+            try:
+                asyncio.run(cancel_after_the_first_event())
+            finally:
+                _close(model)
+            (visit,) = server.settled()
+        assert visit.hung_up, "the server saw the stream closed"
+
+    @pytest.mark.parametrize("mode", ["call", "astream"])
+    def test_the_key_is_sent_but_never_shown(self, mode: str) -> None:
+        """The credential reaches the server, and is in neither the repr of the request headers nor
+        the error a rejected key raises."""
+        seen: list[str] = []
+        with fault_server(self.wire().error(401, "conformance failure", {})) as server:
+            model = self.make_model_at(f"{server.url}/whole", _CONFORMANCE_KEY)
+
+            def on_request(request: httpx2.Request) -> None:
+                seen.extend([repr(request.headers), repr(request)])
+
+            try:
+                with _requests_seen(on_request), pytest.raises(ProviderError) as raised:
+                    run_spec(mode, ChatClient.create(model).prompt("Hi"))
+            finally:
+                _close(model)
+            (visit,) = server.settled()
+        assert any(_CONFORMANCE_KEY in value for value in visit.headers.values()), "the key was not sent"
+        shown = [*seen, str(raised.value), repr(raised.value), raised.value.message, repr(model)]
+        assert seen, "no request was seen"
+        assert not [text for text in shown if _CONFORMANCE_KEY in text], "the key shows in a repr or message"
+
 
 _CONFORMANCE_KEY = "conformance-secret-4f1c9a"
+_DEADLINE_EXCEEDED = "deadline_exceeded"
+_WAIT = 10.0
+"""Seconds a check waits for something the server or the model should do at once (bounded)."""
+
+
+def _close(model: ChatModel) -> None:
+    close = getattr(model, "close", None)
+    if callable(close):
+        close()
+
+
+@contextlib.contextmanager
+def _requests_seen(hook: Callable[[httpx2.Request], None]) -> Iterator[None]:
+    """Calls ``hook`` with every request httpx2 sends meanwhile, as the request object it sends."""
+    sync_send, async_send = httpx2.Client.send, httpx2.AsyncClient.send
+
+    def send(client: httpx2.Client, request: httpx2.Request, **kwargs: Any) -> httpx2.Response:
+        hook(request)
+        return sync_send(client, request, **kwargs)
+
+    async def asend(client: httpx2.AsyncClient, request: httpx2.Request, **kwargs: Any) -> httpx2.Response:
+        hook(request)
+        return await async_send(client, request, **kwargs)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(httpx2.Client, "send", send)
+        patch.setattr(httpx2.AsyncClient, "send", asend)
+        yield
+
 
 _CREDENTIAL_NAMES = frozenset({"authorization", "proxy-authorization", "api-key", "x-api-key", "cookie"})
 """Credential headers by name; any header whose name mentions a key, token or secret counts too."""

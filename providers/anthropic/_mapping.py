@@ -39,7 +39,7 @@ from chatclient.responses import (
 )
 from chatclient.tools.definition import ToolDefinition
 from providers._extras import apply_extra_body
-from providers._http import ErrorDetails, error_from_response
+from providers._http import ErrorDetails, error_from_event, event_status
 from providers._media import unsupported_media
 from providers._tool_rendering import TOOL_RENDERINGS
 
@@ -94,18 +94,6 @@ _TOOL_CHOICES: dict[str, dict[str, Any]] = {
 
 # The HTTP status Anthropic documents for each error type: used for errors that arrive inside a 200
 # stream (``event: error``), so they get the same class and retryability as the HTTP error would.
-_ERROR_STATUS: dict[str, int] = {
-    "invalid_request_error": 400,
-    "authentication_error": 401,
-    "billing_error": 402,
-    "permission_error": 403,
-    "not_found_error": 404,
-    "request_too_large": 413,
-    "rate_limit_error": 429,
-    "api_error": 500,
-    "timeout_error": 504,
-    "overloaded_error": 529,
-}
 
 
 # ---------------------------------------------------------------------------------------------- request
@@ -491,11 +479,10 @@ def error_details(body: Any) -> ErrorDetails | None:
 
 def stream_error(data: Mapping[str, Any], request_id: str | None = None) -> ProviderError:
     """The error for an ``event: error`` inside a stream, classed like the HTTP error of that type."""
-    error = data.get("error")
-    error_type = error.get("type") if isinstance(error, dict) else None
-    status = _ERROR_STATUS.get(error_type, 500) if isinstance(error_type, str) else 500
+    found = error_details(data)
+    status = (event_status(found) if found is not None else None) or 500  # each type stands for a status
     headers = httpx2.Headers({"request-id": request_id} if request_id else {})
-    return error_from_response(PROVIDER, status, headers, pydantic_core.to_json(data), error_details)
+    return error_from_event(PROVIDER, data, error_details, status=status, headers=headers)
 
 
 # ------------------------------------------------------------------------------------------------ stream
@@ -572,7 +559,7 @@ class StreamParser:
             raise MalformedResponseError(f"Unexpected {kind!r} event: {exc!r}", provider=PROVIDER, body=data) from exc
         return []  # ping and event types this client does not use
 
-    def finish(self) -> None:
+    def finish(self, saw_done: bool = False) -> None:
         """Call when the body ended: a stream cut before ``message_stop`` is an error, not a reply."""
         if not self.done:
             raise StreamIncompleteError("The event stream ended before message_stop", provider=PROVIDER)

@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-import httpx2
 import pydantic_core
 from pydantic import JsonValue
 
@@ -21,7 +20,6 @@ from chatclient.errors import (
     ConfigurationError,
     MalformedResponseError,
     ProviderError,
-    ServerError,
     StreamIncompleteError,
 )
 from chatclient.events import ModelEvent, ReasoningDelta, TextDelta, ToolCallDelta, ToolCallStarted
@@ -51,7 +49,7 @@ from chatclient.tools.definition import ToolDefinition
 from providers._extras import apply_extra_body
 from providers._tool_rendering import TOOL_RENDERINGS
 
-from .._http import ErrorDetails, error_from_response
+from .._http import ErrorDetails, error_from_event
 from .._media import unsupported_media
 
 __all__ = [
@@ -394,6 +392,10 @@ class StreamParser:
         if not self.done:
             raise StreamIncompleteError("The stream ended before its final line (done: true)", provider=PROVIDER)
 
+    def finish(self, saw_done: bool = False) -> None:
+        """The shell's name for :meth:`close` (an NDJSON stream has no ``[DONE]``)."""
+        self.close()
+
 
 # ---------------------------------------------------------------------------------------- errors
 
@@ -422,8 +424,5 @@ def stream_error(event: dict[str, Any]) -> ProviderError:
     the model runner failed mid-reply, which is a server error.
     """
     status = event.get("status")
-    if isinstance(status, int) and not isinstance(status, bool) and status >= 400:
-        return error_from_response(PROVIDER, status, httpx2.Headers(), pydantic_core.to_json(event), error_details)
-    found = error_details(event)
-    message = found.message if found is not None else f"Error in the reply: {event.get('error')!r:.200}"
-    return ServerError(message, provider=PROVIDER, error_type=found.error_type if found else None, body=event)
+    given = status if isinstance(status, int) and not isinstance(status, bool) and status >= 400 else None
+    return error_from_event(PROVIDER, event, error_details, status=given)

@@ -3,20 +3,13 @@
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Iterator
-from typing import Any
 
 import httpx2
 
-from chatclient.events import ModelEvent
-from chatclient.model import ChatModel
 from chatclient.options import ChatOptions
-from chatclient.prompt import Prompt
-from chatclient.responses import ChatResponse
 
-from .._extras import extra_headers
-from .._http import ModelLifecycle, ProviderHttp, RetryPolicy, Secret
-from .._stream import aiter_ndjson, iter_ndjson
+from .._http import RetryPolicy, Secret
+from .._shell import ProviderModel, WireMapping
 from ._mapping import PROVIDER, StreamParser, build_request, error_details, parse_response
 from .options import OllamaChatOptions
 
@@ -66,7 +59,11 @@ def _split_host_port(hostport: str) -> tuple[str, str | None]:
     return hostport or "localhost", None
 
 
-class OllamaChatModel(ModelLifecycle, ChatModel):
+WIRE = WireMapping(PROVIDER, _PATH, build_request, parse_response, error_details, lambda _: StreamParser(),
+                   framing="ndjson", accept="application/json, application/x-ndjson")  # fmt: skip
+
+
+class OllamaChatModel(ProviderModel[OllamaChatOptions]):
     """Chat with a model served by Ollama through its native API.
 
     ``base_url`` defaults to ``$OLLAMA_HOST`` (``host:port`` is fine) or ``http://localhost:11434``.
@@ -74,7 +71,7 @@ class OllamaChatModel(ModelLifecycle, ChatModel):
     token. ``format`` gets ``output_schema`` as a JSON schema, so native structured output works.
     """
 
-    supports_output_schema = True
+    wire = WIRE
 
     def __init__(
         self,
@@ -91,15 +88,11 @@ class OllamaChatModel(ModelLifecycle, ChatModel):
         own = OllamaChatOptions(model=model) if model is not None else OllamaChatOptions()
         defaults = own.merged_over(options)  # any ChatOptions becomes OllamaChatOptions; model= wins
         assert isinstance(defaults, OllamaChatOptions)
-        self._defaults = defaults
         key = api_key if api_key is not None else os.environ.get("OLLAMA_API_KEY")
-        url = normalize_host(base_url if base_url is not None else os.environ.get("OLLAMA_HOST", ""))
-        self._http = ProviderHttp(
-            provider=PROVIDER,
-            base_url=url,
-            headers={"accept": "application/json, application/x-ndjson"},
+        super().__init__(
+            defaults=defaults,
+            base_url=normalize_host(base_url if base_url is not None else os.environ.get("OLLAMA_HOST", "")),
             secret_headers={"authorization": Secret(f"Bearer {key}")} if key else None,
-            error_details=error_details,
             http_client=http_client,
             async_http_client=async_http_client,
             timeout=timeout,
@@ -112,41 +105,3 @@ class OllamaChatModel(ModelLifecycle, ChatModel):
     @property
     def base_url(self) -> str:
         return self._http.base_url
-
-    @property
-    def default_options(self) -> OllamaChatOptions:
-        return self._defaults
-
-    def _body(self, prompt: Prompt, *, stream: bool) -> tuple[dict[str, Any], dict[str, str] | None]:
-        """The request body and the options' extra headers."""
-        options = self.options_for(prompt)
-        return build_request(prompt, options, stream=stream), extra_headers(options)
-
-    def call(self, prompt: Prompt) -> ChatResponse:
-        data, headers = self._http.post_json(
-            _PATH, *self._body(prompt, stream=False), timeout=self.options_for(prompt).timeout
-        )
-        return parse_response(data, headers)
-
-    async def acall(self, prompt: Prompt) -> ChatResponse:
-        data, headers = await self._http.apost_json(
-            _PATH, *self._body(prompt, stream=False), timeout=self.options_for(prompt).timeout
-        )
-        return parse_response(data, headers)
-
-    def stream(self, prompt: Prompt) -> Iterator[ModelEvent]:
-        body, extra = self._body(prompt, stream=True)
-        parser = StreamParser()
-        with self._http.stream(_PATH, body, extra, timeout=self.options_for(prompt).timeout) as response:
-            for event in iter_ndjson(response, provider=PROVIDER):
-                yield from parser.feed(event)
-        parser.close()
-
-    async def astream(self, prompt: Prompt) -> AsyncIterator[ModelEvent]:
-        body, extra = self._body(prompt, stream=True)
-        parser = StreamParser()
-        async with self._http.astream(_PATH, body, extra, timeout=self.options_for(prompt).timeout) as response:
-            async for event in aiter_ndjson(response, provider=PROVIDER):
-                for model_event in parser.feed(event):
-                    yield model_event
-        parser.close()

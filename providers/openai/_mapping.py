@@ -14,15 +14,8 @@ import pydantic_core
 from pydantic import JsonValue
 
 from chatclient.errors import (
-    AuthenticationError,
-    BadRequestError,
-    ContextLengthExceededError,
     MalformedResponseError,
-    OverloadedError,
-    PermissionDeniedError,
     ProviderError,
-    RateLimitError,
-    ServerError,
     StreamIncompleteError,
 )
 from chatclient.events import ModelEvent, ReasoningDelta, TextDelta, ToolCallDelta, ToolCallStarted
@@ -48,7 +41,7 @@ from chatclient.responses import (
 )
 from chatclient.tools.definition import ToolDefinition
 from providers._extras import apply_extra_body
-from providers._http import ErrorDetails
+from providers._http import ErrorDetails, error_from_event
 from providers._media import unsupported_media
 from providers._tool_rendering import TOOL_RENDERINGS
 
@@ -482,32 +475,12 @@ def _str_or_none(value: Any) -> str | None:
 
 
 def stream_error(event: Mapping[str, Any]) -> ProviderError:
-    """The error for an ``{"error": ...}`` event inside a 200 stream (there is no status)."""
-    details = error_details(event) or ErrorDetails("Unknown error in the event stream")
-    hint = " ".join(filter(None, (details.message, details.error_type, details.code))).lower()
+    """The error for an ``{"error": ...}`` event inside a 200 stream, classed like the HTTP error it
+    stands for; a numeric ``code`` (vLLM) is the status."""
     raw = event.get("error")
     code = raw.get("code") if isinstance(raw, dict) else None
-    status = code if isinstance(code, int) and 400 <= code < 600 else None
-    cls: type[ProviderError] = ServerError
-    if "context_length" in hint or "context length" in hint:
-        cls = ContextLengthExceededError
-    elif "rate_limit" in hint or status == 429:
-        cls = RateLimitError
-    elif "overloaded" in hint or status in (503, 529):
-        cls = OverloadedError
-    elif "authentication" in hint or "api_key" in hint or status == 401:
-        cls = AuthenticationError
-    elif "permission" in hint or status == 403:
-        cls = PermissionDeniedError
-    elif "invalid_request" in hint or (status is not None and status < 500):
-        cls = BadRequestError
-    return cls(
-        details.message,
-        provider=PROVIDER,
-        status=status,
-        error_type=details.code or details.error_type,
-        body=dict(event),
-    )
+    status = code if isinstance(code, int) and not isinstance(code, bool) and 400 <= code < 600 else None
+    return error_from_event(PROVIDER, dict(event), error_details, status=status)
 
 
 # ---------------------------------------------------------------------- streams
@@ -565,6 +538,9 @@ class StreamParser:
         self._final_meta: ChatResponseMetadata | None = None
 
     def feed(self, event: Any) -> list[ModelEvent]:
+        """One event's data (the shell hands over ``(name, data)``: Chat Completions names none)."""
+        if type(event) is tuple:
+            event = event[1]
         if not isinstance(event, dict):
             raise MalformedResponseError(f"Unexpected stream event: {event!r:.200}", provider=PROVIDER)
         if "error" in event:
@@ -578,7 +554,7 @@ class StreamParser:
                 f"Unexpected stream event ({type(exc).__name__}: {exc}): {event!r:.200}", provider=PROVIDER
             ) from exc
 
-    def finish(self, saw_done: bool) -> None:
+    def finish(self, saw_done: bool = False) -> None:
         """Call when the body ended. Complete means ``[DONE]`` came, or every choice got its finish
         reason (for servers that leave ``[DONE]`` out); anything else, and a stream without a single
         event, is a cut stream: ``StreamIncompleteError``, never a (partial or empty) reply."""

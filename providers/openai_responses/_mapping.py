@@ -13,12 +13,8 @@ from typing import Any
 from pydantic import JsonValue
 
 from chatclient.errors import (
-    BadRequestError,
-    ContextLengthExceededError,
     MalformedResponseError,
-    OverloadedError,
     ProviderError,
-    RateLimitError,
     ServerError,
     StreamIncompleteError,
 )
@@ -48,7 +44,7 @@ from chatclient.responses import (
 from chatclient.tools.callback import ToolCallback
 from chatclient.tools.definition import ToolDefinition
 from providers._extras import apply_extra_body
-from providers._http import ErrorDetails
+from providers._http import ErrorDetails, error_from_event
 from providers._media import unsupported_media
 from providers._tool_rendering import TOOL_RENDERINGS
 
@@ -402,29 +398,19 @@ def _finish(status: Any, incomplete: Any, has_calls: bool) -> tuple[FinishReason
     return FinishReason.OTHER, status if isinstance(status, str) else "unknown"
 
 
-_ERROR_CODES: dict[str, type[ProviderError]] = {
-    "rate_limit_exceeded": RateLimitError,
-    "server_error": ServerError,
-    "internal_error": ServerError,
-    "server_is_overloaded": OverloadedError,
-    "overloaded": OverloadedError,
-    "context_length_exceeded": ContextLengthExceededError,
-    "invalid_request_error": BadRequestError,
-    "invalid_prompt": BadRequestError,
-}
-
-
 def event_error(error: Any, *, default: type[ProviderError] = ProviderError) -> ProviderError:
-    """The error for a failed response or an ``error`` stream event, from its ``code``/``type``."""
+    """The error for a failed response or an ``error`` stream event, classed by its ``code``/``type``
+    like the HTTP error it stands for; ``default`` when neither says what it is."""
     if isinstance(error, dict) and isinstance(error.get("error"), dict):
         error = error["error"]
     if not isinstance(error, dict):
         return default("The response failed without details", provider=PROVIDER, body=error)
-    code = _str(error.get("code"))
-    kind = _str(error.get("type"))
-    cls = _ERROR_CODES.get(code or "") or _ERROR_CODES.get(kind or "") or default
-    message = _str(error.get("message")) or "The response failed"
-    return cls(message, provider=PROVIDER, error_type=code or kind, body=error)
+    found = ErrorDetails(
+        _str(error.get("message")) or "The response failed",
+        error_type=_str(error.get("type")),
+        code=_str(error.get("code")),
+    )
+    return error_from_event(PROVIDER, error, lambda _: found, unknown=default)
 
 
 class _Output:
@@ -690,7 +676,7 @@ class StreamParser:
     def _error(self, data: dict[str, Any]) -> list[ModelEvent]:
         raise event_error(data)
 
-    def finish(self) -> None:
+    def finish(self, saw_done: bool = False) -> None:
         """Call when the stream ended: a stream cut before its last event is an error, not a reply."""
         if not self.done:
             raise StreamIncompleteError("The stream ended before response.completed", provider=PROVIDER)

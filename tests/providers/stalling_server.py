@@ -18,14 +18,13 @@ It stops by itself: each stall is bounded, and the server is shut down when the 
 from __future__ import annotations
 
 import json
-import select
-import socket
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from chatclient.testing.fault_server import serving, wait_for_hang_up
 
 STALL_LIMIT = 20.0
 """Seconds a stalled request waits for the client to hang up before the server gives up on it."""
@@ -126,30 +125,11 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _stall(self) -> bool:
         """Wait without answering until the client hangs up (True) or ``STALL_LIMIT`` passes."""
-        connection = self.connection
-        give_up = time.monotonic() + STALL_LIMIT
-        while time.monotonic() < give_up:
-            readable, _, _ = select.select([connection], [], [], 0.05)
-            if readable:
-                try:
-                    if connection.recv(1, socket.MSG_PEEK) == b"":
-                        return True
-                except OSError:
-                    return True
-        return False
+        return wait_for_hang_up(self.connection, STALL_LIMIT)
 
     def log_message(self, format: str, *args: object) -> None:
         pass
 
 
-@contextmanager
-def stalling_server() -> Iterator[StallingServer]:
-    server = StallingServer()
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    try:
-        yield server
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(5)
+def stalling_server() -> AbstractContextManager[StallingServer]:
+    return serving(StallingServer())

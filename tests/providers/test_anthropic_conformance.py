@@ -144,3 +144,8 @@ class TestAnthropicConformance(ChatModelConformance):
             async_http_client=httpx2.AsyncClient(transport=transport),
             retry=RetryPolicy(initial_backoff=0),
         )
+
+    def make_model_at(self, base_url: str, api_key: str) -> ChatModel:
+        return AnthropicChatModel(
+            "claude-conformance", base_url=base_url, api_key=api_key, retry=RetryPolicy(initial_backoff=0)
+        )

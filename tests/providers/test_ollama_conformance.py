@@ -96,3 +96,6 @@ class TestOllamaConformance(ChatModelConformance):
             http_client=httpx2.Client(transport=transport),
             retry=RetryPolicy(max_retries=0),
         )
+
+    def make_model_at(self, base_url: str, api_key: str) -> ChatModel:
+        return OllamaChatModel("llama3.2", base_url=base_url, api_key=api_key, retry=RetryPolicy(initial_backoff=0))
