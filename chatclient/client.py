@@ -28,12 +28,13 @@ from .response_spec import (
     StreamResponseSpec,
 )
 from .tools.callback import ToolCallback, ToolCallbackProvider
-from .tools.confirmation import PendingToolCalls, ToolCallDecisions
-from .tools.pending import PendingToolCallStore, StoredPendingToolCalls
 from .tools.resolve import ToolLike, aresolve_providers, check_unique, resolve_providers, split_tools
 
 if TYPE_CHECKING:
     from advisors.tool_calling import ToolCallingAdvisor, ToolLoopExtension
+
+    from .tools.confirmation import PendingToolCalls, ToolCallDecisions
+    from .tools.pending import PendingToolCallStore, StoredPendingToolCalls
 
 __all__ = ["ChatClient", "ChatClientBuilder", "ChatClientRequestSpec"]
 
@@ -185,6 +186,8 @@ class ChatClientRequestSpec:
                 f"{type(store).__name__} has no peek(state_id): resume_from reads the state before it takes it, "
                 "so the store must implement PendingToolCallStore.peek"
             )
+        from .tools.pending import StoredPendingToolCalls
+
         return replace(self, resume_state=(StoredPendingToolCalls(store, state_id), decisions))
 
     # ------------------------------------------------------------------ terminals (lazy)
