@@ -8,7 +8,7 @@ plain handlers are used and instrumentation costs nothing.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
@@ -134,9 +134,11 @@ def compose_acall(advisors: Sequence[Advisor], model: ChatModel, observers: Obse
 
 
 def _bind_acall(method: Any, inner: AsyncCallNext) -> AsyncCallNext:
-    async def handler(request: ChatClientRequest) -> ChatClientResponse:
-        response: ChatClientResponse = await method(request, inner)
-        return response
+    # Returns the advisor's own coroutine: no wrapper coroutine per advisor per call (300 calls in
+    # flight hold 300 fewer frames, so the collector runs less).
+    def handler(request: ChatClientRequest) -> Awaitable[ChatClientResponse]:
+        awaitable: Awaitable[ChatClientResponse] = method(request, inner)
+        return awaitable
 
     return handler
 
