@@ -8,12 +8,13 @@ fluent call returns a new spec, so a spec can be shared and branched. ``call()``
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from typing_extensions import Self
 
+from ._chain import ComposedChains, HandlerT
 from .advisor import Advisor, ChatClientRequest, ContextKeys, ToolAdvisor
 from .errors import ConfigurationError
 from .messages import MediaPart, Message, SystemMessage, UserMessage
@@ -51,6 +52,14 @@ class PreparedRequest:
     chain: list[Advisor]
     providers: tuple[ToolCallbackProvider, ...]
     observers: Observers | None
+    chains: ComposedChains | None = None
+    """The client's composed chains, reused when nothing observes the request."""
+
+    def composed(self, compose: Callable[..., HandlerT], model: ChatModel) -> HandlerT:
+        """This request's chain as one handler in the mode ``compose`` builds (``compose_call``, ...)."""
+        if self.observers or self.chains is None:
+            return compose(self.chain, model, self.observers)
+        return self.chains.get(compose, self.chain, model)
 
     def resolve(self) -> ChatClientRequest:
         return self._with(resolve_providers(self.providers)) if self.providers else self.request
@@ -223,7 +232,9 @@ class ChatClientRequestSpec:
         chain = self.client._chain_for(self.advisor_list, context)
         if self.resume_state is not None and not any(isinstance(a, ToolAdvisor) for a in chain):
             raise ConfigurationError("resume() needs the tool-calling advisor in the chain, but it is switched off")
-        return PreparedRequest(ChatClientRequest(prompt, context), chain, self.tool_providers, observers or None)
+        return PreparedRequest(
+            ChatClientRequest(prompt, context), chain, self.tool_providers, observers or None, self.client._chains
+        )
 
     def _messages(self) -> list[Message]:
         messages: list[Message] = []
@@ -302,6 +313,7 @@ class ChatClient:
             tool_calling_advisor = ToolCallingAdvisor()
         self._tool_calling_advisor = tool_calling_advisor
         self._options_cache: tuple[ChatOptions | None, ChatOptions] | None = None
+        self._chains = ComposedChains()
 
     @classmethod
     def create(cls, model: ChatModel) -> ChatClient:

@@ -153,7 +153,7 @@ class CallResponseSpec:
     def _run(self, context: Mapping[str, Any] | None) -> ChatClientResponse:
         prepared = self._prepare(context)
         observers = prepared.observers
-        handler = compose_call(prepared.chain, self._model, observers)
+        handler = prepared.composed(compose_call, self._model)
         if not observers:
             return handler(prepared.resolve())
         info = _call_info("call", prepared)
@@ -204,7 +204,7 @@ class AsyncCallResponseSpec:
     async def _run(self, context: Mapping[str, Any] | None) -> ChatClientResponse:
         prepared = self._prepare(context)
         observers = prepared.observers
-        handler = compose_acall(prepared.chain, self._model, observers)
+        handler = prepared.composed(compose_acall, self._model)
         if not observers:
             return await handler(await prepared.aresolve())
         info = _call_info("acall", prepared)
@@ -295,7 +295,7 @@ class StreamResponseSpec(_StreamBase):
         directly, one generator less per delta."""
         prepared = self._prepare(None)
         observers = prepared.observers
-        events = compose_stream(prepared.chain, self._model, observers)(prepared.resolve())
+        events = prepared.composed(compose_stream, self._model)(prepared.resolve())
         return self._observed(events, observers, _call_info("stream", prepared)) if observers else events
 
     def _observed(self, events: Iterator[StreamEvent], observers: Observers, info: CallInfo) -> Iterator[StreamEvent]:
@@ -357,7 +357,7 @@ class AsyncStreamResponseSpec(_StreamBase):
         info = _call_info("astream", prepared) if observers else None
         tokens = observers.call_started(info) if observers and info else []
         try:
-            async for event in compose_astream(prepared.chain, self._model, observers)(await prepared.aresolve()):
+            async for event in prepared.composed(compose_astream, self._model)(await prepared.aresolve()):
                 if isinstance(event, TurnFinished):
                     self._final = event.response
                 yield event
