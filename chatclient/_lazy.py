@@ -25,7 +25,7 @@ def lazy_exports(
     def __getattr__(name: str) -> Any:
         module = module_of.get(name)
         if module is None:
-            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+            return _submodule(package, name)
         value = getattr(importlib.import_module(module, package), name)
         setattr(sys.modules[package], name, value)
         return value
@@ -34,3 +34,15 @@ def lazy_exports(
         return sorted({*vars(sys.modules[package]), *module_of})
 
     return __getattr__, __dir__
+
+
+def _submodule(package: str, name: str) -> Any:
+    """``package.name`` as an attribute, as when the package imported its modules eagerly
+    (``import chatclient; chatclient.events.TextDelta``)."""
+    if not name.startswith("_"):
+        try:
+            return importlib.import_module(f"{package}.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"{package}.{name}":  # it exists, but needs what is not installed
+                raise AttributeError(f"module {package!r} has no attribute {name!r} ({exc})") from exc
+    raise AttributeError(f"module {package!r} has no attribute {name!r}")

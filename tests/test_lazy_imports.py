@@ -66,3 +66,16 @@ print("chatclient.tools.decorator" in sys.modules)
 """
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert result.stdout.split("\n")[:2] == ["[]", "True"]
+
+
+def test_submodules_stay_reachable_as_attributes_of_a_lazy_package() -> None:
+    code = """
+import chatclient
+assert chatclient.events.TextDelta("a").text == "a"
+assert chatclient.tools.manager.ToolCallingManager is chatclient.tools.ToolCallingManager
+assert not hasattr(chatclient, "no_such_module") and not hasattr(chatclient.tools, "_private")
+print("ok")
+"""
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "ok"
