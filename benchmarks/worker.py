@@ -2,8 +2,9 @@
 
 ``python -m benchmarks.worker LIB WIRE PORT CONCURRENCY`` builds the library's adapter on the loopback
 server, prints ``READY``, then for each ``run [N]`` line fires N (default CONCURRENCY) async calls at
-once and prints ``DONE <ns> <ok>``; ``quit`` prints ``RSS <peak RSS kB>`` and exits. It exits by itself when its
-input closes and, in any case, after ``--max-seconds`` (SIGALRM).
+once and prints ``DONE <ns> <ok> <cpu ns>`` (wall time, right answers, this process's CPU time);
+``quit`` prints ``RSS <peak RSS kB>`` and exits. It exits by itself when its input closes and, in any
+case, after ``--max-seconds`` (SIGALRM).
 """
 
 from __future__ import annotations
@@ -37,21 +38,21 @@ def serve(lib: str, wire: str, port: int, concurrency: int) -> None:
         return
     print("READY", flush=True)
 
-    async def batch(size: int) -> tuple[int, int]:
-        start = time.perf_counter_ns()
+    async def batch(size: int) -> tuple[int, int, int]:
+        start, cpu = time.perf_counter_ns(), time.process_time_ns()
         results = await asyncio.gather(*(adapter.acall() for _ in range(size)), return_exceptions=True)
-        elapsed = time.perf_counter_ns() - start
-        return elapsed, sum(1 for r in results if r == TEXT)
+        elapsed, cpu = time.perf_counter_ns() - start, time.process_time_ns() - cpu
+        return elapsed, sum(1 for r in results if r == TEXT), cpu
 
     for line in sys.stdin:
         command, _, size = line.strip().partition(" ")
         if command == "run":
             try:
-                elapsed, ok = loop.run_until_complete(batch(int(size or concurrency)))
+                elapsed, ok, cpu = loop.run_until_complete(batch(int(size or concurrency)))
             except Exception as exc:
                 print("ERROR " + json.dumps(libs.describe_error(exc)), flush=True)
                 return
-            print(f"DONE {elapsed} {ok}", flush=True)
+            print(f"DONE {elapsed} {ok} {cpu}", flush=True)
         elif command == "quit":
             break
     print(f"RSS {peak_rss_kb()}", flush=True)
@@ -75,6 +76,9 @@ class Worker:
     def __init__(self, python: str, lib: str, wire: str, port: int, concurrency: int) -> None:
         self.lib, self.wire, self.concurrency = lib, wire, concurrency
         self.samples: list[int] = []
+        self.cpu_samples: list[int] = []
+        self.last_cpu = 0
+        """CPU time of each measured batch: what the library costs, whatever else the machine runs."""
         self.error: str | None = None
         self.max_rss_kb = 0
         self.process = subprocess.Popen(
@@ -112,12 +116,13 @@ class Worker:
         size = size or self.concurrency
         try:
             self._send(f"run {size}")
-            _, elapsed, ok = self._reply().split()
+            _, elapsed, ok, cpu = self._reply().split()
         except Exception as exc:
             self.error = f"n/a (error: {exc})"
             return 0
         if int(ok) != size:
             self.error = f"n/a (wrong result: {ok} of {size} calls answered)"
+        self.last_cpu = int(cpu)
         return int(elapsed)
 
     def finish(self) -> None:

@@ -14,24 +14,10 @@ types), ``chatclient.streaming`` (the accumulator), ``chatclient.responses`` (me
 ``chatclient.testing`` (scripted models, conformance kits).
 """
 
+import typing as _typing
+
+from ._lazy import lazy_exports as _lazy_exports
 from ._version import __version__
-from .advisor import (
-    Advisor,
-    AdvisorOrder,
-    AsyncCallAdvisor,
-    AsyncCallNext,
-    AsyncStreamAdvisor,
-    AsyncStreamNext,
-    BaseAdvisor,
-    CallAdvisor,
-    CallNext,
-    ChatClientRequest,
-    ChatClientResponse,
-    ContextKeys,
-    StreamAdvisor,
-    StreamNext,
-)
-from .client import ChatClient
 from .errors import (
     AdvisorChainError,
     APIConnectionError,
@@ -65,36 +51,55 @@ from .errors import (
     ToolExecutionError,
     UnknownToolError,
 )
-from .messages import (
-    AssistantMessage,
-    FilePart,
-    ImagePart,
-    JsonPart,
-    Message,
-    SystemMessage,
-    TextPart,
-    ToolCall,
-    ToolResponse,
-    ToolResponseMessage,
-    ToolResult,
-    UserMessage,
-)
-from .model import ChatModel
-from .options import ChatOptions, ToolCallingChatOptions
-from .prompt import Prompt
-from .responses import ChatResponse, FinishReason, Generation, Usage
-from .tools import (
-    Approver,
-    PendingToolCalls,
-    ToolCallback,
-    ToolCallbackProvider,
-    ToolCallDecision,
-    ToolCallDecisions,
-    ToolContext,
-    awaiting_decision,
-    tool,
-)
-from .turn import Turn, turn_messages
+
+if _typing.TYPE_CHECKING:
+    from .advisor import (
+        Advisor,
+        AdvisorOrder,
+        AsyncCallAdvisor,
+        AsyncCallNext,
+        AsyncStreamAdvisor,
+        AsyncStreamNext,
+        BaseAdvisor,
+        CallAdvisor,
+        CallNext,
+        ChatClientRequest,
+        ChatClientResponse,
+        ContextKeys,
+        StreamAdvisor,
+        StreamNext,
+    )
+    from .client import ChatClient
+    from .messages import (
+        AssistantMessage,
+        FilePart,
+        ImagePart,
+        JsonPart,
+        Message,
+        SystemMessage,
+        TextPart,
+        ToolCall,
+        ToolResponse,
+        ToolResponseMessage,
+        ToolResult,
+        UserMessage,
+    )
+    from .model import ChatModel
+    from .options import ChatOptions, ToolCallingChatOptions
+    from .prompt import Prompt
+    from .responses import ChatResponse, FinishReason, Generation, Usage
+    from .tools import (
+        Approver,
+        PendingToolCalls,
+        ToolCallback,
+        ToolCallbackProvider,
+        ToolCallDecision,
+        ToolCallDecisions,
+        ToolContext,
+        awaiting_decision,
+        tool,
+    )
+    from .turn import Turn, turn_messages
 
 __all__ = [
     "__version__",
@@ -181,3 +186,57 @@ import logging as _logging
 
 # A library logs, the application decides where it goes: without a handler of its own nothing shows.
 _logging.getLogger("chatclient").addHandler(_logging.NullHandler())
+
+# The rest is loaded on first use: `from chatclient import ChatClient` pays for no tool machinery.
+__getattr__, __dir__ = _lazy_exports(
+    __name__,
+    {
+        ".advisor": [
+            "Advisor",
+            "AdvisorOrder",
+            "AsyncCallAdvisor",
+            "AsyncCallNext",
+            "AsyncStreamAdvisor",
+            "AsyncStreamNext",
+            "BaseAdvisor",
+            "CallAdvisor",
+            "CallNext",
+            "ChatClientRequest",
+            "ChatClientResponse",
+            "ContextKeys",
+            "StreamAdvisor",
+            "StreamNext",
+        ],
+        ".client": ["ChatClient"],
+        ".messages": [
+            "AssistantMessage",
+            "FilePart",
+            "ImagePart",
+            "JsonPart",
+            "Message",
+            "SystemMessage",
+            "TextPart",
+            "ToolCall",
+            "ToolResponse",
+            "ToolResponseMessage",
+            "ToolResult",
+            "UserMessage",
+        ],
+        ".model": ["ChatModel"],
+        ".options": ["ChatOptions", "ToolCallingChatOptions"],
+        ".prompt": ["Prompt"],
+        ".responses": ["ChatResponse", "FinishReason", "Generation", "Usage"],
+        ".tools": [
+            "Approver",
+            "PendingToolCalls",
+            "ToolCallback",
+            "ToolCallbackProvider",
+            "ToolCallDecision",
+            "ToolCallDecisions",
+            "ToolContext",
+            "awaiting_decision",
+            "tool",
+        ],
+        ".turn": ["Turn", "turn_messages"],
+    },
+)

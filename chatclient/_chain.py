@@ -9,9 +9,9 @@ instrumentation costs nothing.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from typing import Any
+from typing import Any, TypeVar
 
 from .advisor import (
     Advisor,
@@ -33,7 +33,7 @@ from .prompt import Prompt
 from .responses import ChatResponse
 from .streaming import ChatResponseAccumulator, delta_events
 
-__all__ = ["compose_acall", "compose_astream", "compose_call", "compose_stream"]
+__all__ = ["ComposedChains", "compose_acall", "compose_astream", "compose_call", "compose_stream"]
 
 _MODES = {
     "advise_call": "call()",
@@ -76,6 +76,37 @@ def model_prompt(request: ChatClientRequest, model: ChatModel) -> Prompt:
             messages[index] = message.model_copy(update={"text": f"{message.text}\n\n{instructions}"})
             return prompt.with_messages(messages)
     return prompt.with_messages([*messages, UserMessage(str(instructions))])
+
+
+HandlerT = TypeVar("HandlerT")
+
+
+class ComposedChains:
+    """The chains one client composed, by mode, model and advisors. Chains are re-entrant and hold no
+    per-request state, so a request with the same advisors and no observers reuses the composed
+    handler instead of building its closures on every call (fewer objects per call in flight)."""
+
+    __slots__ = ("_by_key",)
+    LIMIT = 32
+    """Distinct chains kept; past it the cache starts over (per-request advisors make new chains)."""
+
+    def __init__(self) -> None:
+        self._by_key: dict[tuple[Any, ...], tuple[ChatModel, tuple[Advisor, ...], Any]] = {}
+
+    def get(
+        self, compose: Callable[..., HandlerT], advisors: Sequence[Advisor], model: ChatModel
+    ) -> HandlerT:
+        # Keyed by identity: the entry holds the model and advisors, so no id is reused while it lives.
+        key = (compose, id(model), *map(id, advisors))
+        hit = self._by_key.get(key)
+        if hit is not None:
+            handler: HandlerT = hit[2]
+            return handler
+        handler = compose(advisors, model)
+        if len(self._by_key) >= self.LIMIT:
+            self._by_key.clear()
+        self._by_key[key] = (model, tuple(advisors), handler)
+        return handler
 
 
 def compose_call(advisors: Sequence[Advisor], model: ChatModel, observers: Observers | None = None) -> CallNext:
@@ -137,9 +168,11 @@ def compose_acall(advisors: Sequence[Advisor], model: ChatModel, observers: Obse
 
 
 def _bind_acall(method: Any, inner: AsyncCallNext) -> AsyncCallNext:
-    async def handler(request: ChatClientRequest) -> ChatClientResponse:
-        response: ChatClientResponse = await method(request, inner)
-        return response
+    # Returns the advisor's own coroutine: no wrapper coroutine per advisor per call (300 calls in
+    # flight hold 300 fewer frames, so the collector runs less).
+    def handler(request: ChatClientRequest) -> Awaitable[ChatClientResponse]:
+        awaitable: Awaitable[ChatClientResponse] = method(request, inner)
+        return awaitable
 
     return handler
 

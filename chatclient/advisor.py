@@ -53,7 +53,7 @@ class ChatClientRequest:
     context: Mapping[str, Any] = field(default_factory=dict)
 
     def with_prompt(self, prompt: Prompt) -> ChatClientRequest:
-        return ChatClientRequest(prompt, self.context)
+        return self if prompt is self.prompt else ChatClientRequest(prompt, self.context)
 
     def with_context(self, updates: Mapping[str, Any] | None = None, /, **values: Any) -> ChatClientRequest:
         return ChatClientRequest(self.prompt, {**self.context, **(updates or {}), **values})

@@ -8,12 +8,13 @@ fluent call returns a new spec, so a spec can be shared and branched. ``call()``
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from typing_extensions import Self
 
+from ._chain import ComposedChains, HandlerT
 from .advisor import Advisor, ChatClientRequest, ChatClientResponse, ContextKeys, ToolAdvisor
 from .errors import ConfigurationError
 from .messages import MediaPart, Message, SystemMessage, UserMessage
@@ -29,13 +30,14 @@ from .response_spec import (
 )
 from .responses import Usage
 from .tools.callback import ToolCallback, ToolCallbackProvider
-from .tools.confirmation import PendingToolCalls, ToolCallDecisions
-from .tools.pending import PendingToolCallStore, StoredPendingToolCalls
 from .tools.resolve import ToolLike, aresolve_providers, check_unique, resolve_providers, split_tools
 from .usage import UsageTotals, UsageTracker, usage_minus
 
 if TYPE_CHECKING:
     from advisors.tool_calling import ToolCallingAdvisor, ToolLoopExtension
+
+    from .tools.confirmation import PendingToolCalls, ToolCallDecisions
+    from .tools.pending import PendingToolCallStore, StoredPendingToolCalls
 
 __all__ = ["ChatClient", "ChatClientBuilder", "ChatClientRequestSpec"]
 
@@ -52,9 +54,17 @@ class PreparedRequest:
     chain: list[Advisor]
     providers: tuple[ToolCallbackProvider, ...]
     observers: Observers | None
+    chains: ComposedChains | None = None
+    """The client's composed chains, reused when nothing observes the request."""
     usage_tracker: UsageTracker | None = None
     resumed_usage: Usage | None = None
     """On a resume: the usage the paused reply already carried (counted when it paused)."""
+
+    def composed(self, compose: Callable[..., HandlerT], model: ChatModel) -> HandlerT:
+        """This request's chain as one handler in the mode ``compose`` builds (``compose_call``, ...)."""
+        if self.observers or self.chains is None:
+            return compose(self.chain, model, self.observers)
+        return self.chains.get(compose, self.chain, model)
 
     def record(self, response: ChatClientResponse) -> None:
         """Add the final reply's usage to the client's running total (a resume adds only its own rounds)."""
@@ -205,6 +215,8 @@ class ChatClientRequestSpec:
                 f"{type(store).__name__} has no peek(state_id): resume_from reads the state before it takes it, "
                 "so the store must implement PendingToolCallStore.peek"
             )
+        from .tools.pending import StoredPendingToolCalls
+
         return replace(self, resume_state=(StoredPendingToolCalls(store, state_id), decisions))
 
     # ------------------------------------------------------------------ terminals (lazy)
@@ -232,6 +244,8 @@ class ChatClientRequestSpec:
         context = {**self.advisor_params, **(extra_context or {})}
         resumed_usage: Usage | None = None
         if self.resume_state is not None:
+            from .tools.pending import StoredPendingToolCalls
+
             source = self.resume_state[0]
             pending = source.peek() if isinstance(source, StoredPendingToolCalls) else source
             messages: Sequence[Message] = pending.turn_request
@@ -253,8 +267,15 @@ class ChatClientRequestSpec:
         if self.resume_state is not None and not any(isinstance(a, ToolAdvisor) for a in chain):
             raise ConfigurationError("resume() needs the tool-calling advisor in the chain, but it is switched off")
         request = ChatClientRequest(prompt, context)
-        tracker = self.client._usage
-        return PreparedRequest(request, chain, self.tool_providers, observers or None, tracker, resumed_usage)
+        return PreparedRequest(
+            request,
+            chain,
+            self.tool_providers,
+            observers or None,
+            chains=self.client._chains,
+            usage_tracker=self.client._usage,
+            resumed_usage=resumed_usage,
+        )
 
     def _messages(self) -> list[Message]:
         messages: list[Message] = []
@@ -336,6 +357,7 @@ class ChatClient:
         self._options_cache: tuple[ChatOptions | None, ChatOptions] | None = None
         self._shared_usage = usage_tracker
         self._usage = usage_tracker if usage_tracker is not None else UsageTracker()
+        self._chains = ComposedChains()
 
     @classmethod
     def create(cls, model: ChatModel) -> ChatClient:

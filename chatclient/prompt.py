@@ -35,6 +35,8 @@ class Prompt(BaseModel):
 
     def with_messages(self, messages: Sequence[Message]) -> Prompt:
         # Both parts are already validated; skipping validation keeps the tool loop's rounds cheap.
+        if messages is self.messages:
+            return self  # frozen: a round over the same messages needs no copy (fewer objects per call)
         return Prompt.model_construct(messages=tuple(messages), options=self.options)
 
     def with_options(self, options: ChatOptions | None) -> Prompt:

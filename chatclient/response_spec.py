@@ -125,7 +125,7 @@ class CallResponseSpec:
     def _run(self, context: Mapping[str, Any] | None, advisors: Sequence[Advisor] = ()) -> ChatClientResponse:
         prepared = self._prepare(context, advisors)
         observers = prepared.observers
-        handler = compose_call(prepared.chain, self._model, observers)
+        handler = prepared.composed(compose_call, self._model)
         if not observers:
             response = handler(prepared.resolve())
             prepared.record(response)
@@ -181,7 +181,7 @@ class AsyncCallResponseSpec:
     async def _run(self, context: Mapping[str, Any] | None, advisors: Sequence[Advisor] = ()) -> ChatClientResponse:
         prepared = self._prepare(context, advisors)
         observers = prepared.observers
-        handler = compose_acall(prepared.chain, self._model, observers)
+        handler = prepared.composed(compose_acall, self._model)
         if not observers:
             response = await handler(await prepared.aresolve())
             prepared.record(response)
@@ -277,7 +277,7 @@ class StreamResponseSpec(_StreamBase):
         directly, one generator less per delta."""
         prepared = self._prepare(None)
         observers = prepared.observers
-        events = compose_stream(prepared.chain, self._model, observers)(prepared.resolve())
+        events = prepared.composed(compose_stream, self._model)(prepared.resolve())
         return prepared, self._observed(events, observers, _call_info("stream", prepared)) if observers else events
 
     def _observed(self, events: Iterator[StreamEvent], observers: Observers, info: CallInfo) -> Iterator[StreamEvent]:
@@ -341,7 +341,7 @@ class AsyncStreamResponseSpec(_StreamBase):
         info = _call_info("astream", prepared) if observers else None
         tokens = observers.call_started(info) if observers and info else []
         try:
-            async for event in compose_astream(prepared.chain, self._model, observers)(await prepared.aresolve()):
+            async for event in prepared.composed(compose_astream, self._model)(await prepared.aresolve()):
                 if isinstance(event, TurnFinished):
                     self._final = event.response
                     prepared.record(event.response)

@@ -76,7 +76,7 @@ class Generation(BaseModel):
 
     model_config = _FROZEN
     output: AssistantMessage
-    metadata: GenerationMetadata = GenerationMetadata()
+    metadata: GenerationMetadata = Field(default_factory=GenerationMetadata)  # built on first use, not at import
 
     def __init__(self, output: AssistantMessage, metadata: GenerationMetadata | None = None) -> None:
         super().__init__(output=output, metadata=metadata or GenerationMetadata())
@@ -104,7 +104,7 @@ class ChatResponse(BaseModel):
 
     model_config = _FROZEN
     generations: tuple[Generation, ...]
-    metadata: ChatResponseMetadata = ChatResponseMetadata()
+    metadata: ChatResponseMetadata = Field(default_factory=ChatResponseMetadata)
 
     def __init__(
         self,

@@ -5,6 +5,7 @@ with their defaults, the httpx2 clients injected, tools with ``@tool``; its own 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
+from functools import cached_property
 from typing import Any
 
 from chatclient import ChatClient, ToolCallDecision, ToolCallDecisions, awaiting_decision, tool
@@ -44,19 +45,41 @@ class ChatClientAdapter:
     label = "chatclient"
 
     def __init__(self, wire: str, backend: Backend) -> None:
-        model = make_model(wire, backend)
-        self.plain = ChatClient.create(model)
-        self.weather = ChatClient.builder(model).default_tools(tool(tools.get_weather)).build()
-        self.lookup_async = ChatClient.builder(model).default_tools(tool(tools.lookup_async)).build()
-        self.lookup_blocking = ChatClient.builder(model).default_tools(tool(tools.lookup_blocking)).build()
-        self.booking = (
-            ChatClient.builder(model).default_tools(tool(requires_confirmation=True)(tools.book_flight)).build()
-        )
-        forecast = [tool(name=name, description=desc)(fn) for name, desc, fn in tools.forecast_tools()]
-        self.forecast = ChatClient.builder(model).default_tools(*forecast).build()
-        self.catalog = {n: self._with_tools(model, tools.catalog_tools(n)) for n in CATALOG_SIZES if n}
-        self.loop = {n: self._with_tools(model, tools.loop_tools(n)) for n in LOOP_SIZES}
+        self.model = make_model(wire, backend)
+        self.plain = ChatClient.create(self.model)
         self.store = InMemoryPendingToolCallStore()
+
+    # Each scenario's client (and its tools) is built on first use, as raw httpx2 builds its tool lists:
+    # a process that runs one scenario (S5's workers) holds no other scenario's tools on its heap.
+    @cached_property
+    def weather(self) -> ChatClient:
+        return ChatClient.builder(self.model).default_tools(tool(tools.get_weather)).build()
+
+    @cached_property
+    def lookup_async(self) -> ChatClient:
+        return ChatClient.builder(self.model).default_tools(tool(tools.lookup_async)).build()
+
+    @cached_property
+    def lookup_blocking(self) -> ChatClient:
+        return ChatClient.builder(self.model).default_tools(tool(tools.lookup_blocking)).build()
+
+    @cached_property
+    def booking(self) -> ChatClient:
+        gated = tool(requires_confirmation=True)(tools.book_flight)
+        return ChatClient.builder(self.model).default_tools(gated).build()
+
+    @cached_property
+    def forecast(self) -> ChatClient:
+        forecast = [tool(name=name, description=desc)(fn) for name, desc, fn in tools.forecast_tools()]
+        return ChatClient.builder(self.model).default_tools(*forecast).build()
+
+    @cached_property
+    def catalog(self) -> dict[int, ChatClient]:
+        return {n: self._with_tools(self.model, tools.catalog_tools(n)) for n in CATALOG_SIZES if n}
+
+    @cached_property
+    def loop(self) -> dict[int, ChatClient]:
+        return {n: self._with_tools(self.model, tools.loop_tools(n)) for n in LOOP_SIZES}
 
     @staticmethod
     def _with_tools(model: Any, specs: list[tuple[str, str, Any]]) -> ChatClient:

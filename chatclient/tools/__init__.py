@@ -3,39 +3,44 @@
 (confirmation policies, decisions) and keep a paused state safe (stores, ``seal``/``unseal``, the
 nonce ledger)."""
 
-from ..messages import FilePart, ImagePart, JsonPart, TextPart, ToolResult, ToolResultPart
-from ._limits import ToolCallLimitPolicy, ToolCallLimits
-from ._processor import DefaultToolExceptionProcessor, ToolExceptionProcessor, rethrowing_exception_processor
-from .approval import Approver, DecisionRequest, ToolCallAuthorizer
-from .callback import ToolCallback, ToolCallbackProvider
-from .confirmation import (
-    DEFAULT_DENY_MESSAGE,
-    ConfirmationSettings,
-    DecisionCompleteness,
-    PendingCall,
-    PendingToolCalls,
-    ToolCallConfirmationPolicy,
-    ToolCallConfirmationRequired,
-    ToolCallDecision,
-    ToolCallDecisions,
-    awaiting_decision,
-)
-from .decorator import tool, tool_callbacks_from
-from .definition import ToolContext, ToolDefinition, ToolMetadata
-from .function import FunctionToolCallback, FunctionToolCallbackBuilder, ToolSpec
-from .manager import ToolCallingManager, ToolCallingManagerBuilder, ToolExecutionResult
-from .pending import (
-    InMemoryNonceLedger,
-    InMemoryPendingToolCallStore,
-    NonceLedger,
-    PendingToolCallStore,
-    SqlitePendingToolCallStore,
-    StoredPendingToolCalls,
-    default_nonce_ledger,
-    seal,
-    unseal,
-)
-from .resolve import ToolLike, resolve_tools
+import typing as _typing
+
+from .._lazy import lazy_exports as _lazy_exports
+
+if _typing.TYPE_CHECKING:
+    from ..messages import FilePart, ImagePart, JsonPart, TextPart, ToolResult, ToolResultPart
+    from ._limits import ToolCallLimitPolicy, ToolCallLimits
+    from ._processor import DefaultToolExceptionProcessor, ToolExceptionProcessor, rethrowing_exception_processor
+    from .approval import Approver, DecisionRequest, ToolCallAuthorizer
+    from .callback import ToolCallback, ToolCallbackProvider
+    from .confirmation import (
+        DEFAULT_DENY_MESSAGE,
+        ConfirmationSettings,
+        DecisionCompleteness,
+        PendingCall,
+        PendingToolCalls,
+        ToolCallConfirmationPolicy,
+        ToolCallConfirmationRequired,
+        ToolCallDecision,
+        ToolCallDecisions,
+        awaiting_decision,
+    )
+    from .decorator import tool, tool_callbacks_from
+    from .definition import ToolContext, ToolDefinition, ToolMetadata
+    from .function import FunctionToolCallback, FunctionToolCallbackBuilder, ToolSpec
+    from .manager import ToolCallingManager, ToolCallingManagerBuilder, ToolExecutionResult
+    from .pending import (
+        InMemoryNonceLedger,
+        InMemoryPendingToolCallStore,
+        NonceLedger,
+        PendingToolCallStore,
+        SqlitePendingToolCallStore,
+        StoredPendingToolCalls,
+        default_nonce_ledger,
+        seal,
+        unseal,
+    )
+    from .resolve import ToolLike, resolve_tools
 
 __all__ = [
     "Approver",
@@ -87,3 +92,43 @@ __all__ = [
     "ToolSpec",
     "unseal",
 ]
+
+# Loaded on first use: a plain call never pays for the tool machinery (decorator, manager, stores).
+__getattr__, __dir__ = _lazy_exports(
+    __name__,
+    {
+        "..messages": ["FilePart", "ImagePart", "JsonPart", "TextPart", "ToolResult", "ToolResultPart"],
+        "._limits": ["ToolCallLimitPolicy", "ToolCallLimits"],
+        "._processor": ["DefaultToolExceptionProcessor", "ToolExceptionProcessor", "rethrowing_exception_processor"],
+        ".approval": ["Approver", "DecisionRequest", "ToolCallAuthorizer"],
+        ".callback": ["ToolCallback", "ToolCallbackProvider"],
+        ".confirmation": [
+            "DEFAULT_DENY_MESSAGE",
+            "ConfirmationSettings",
+            "DecisionCompleteness",
+            "PendingCall",
+            "PendingToolCalls",
+            "ToolCallConfirmationPolicy",
+            "ToolCallConfirmationRequired",
+            "ToolCallDecision",
+            "ToolCallDecisions",
+            "awaiting_decision",
+        ],
+        ".decorator": ["tool", "tool_callbacks_from"],
+        ".definition": ["ToolContext", "ToolDefinition", "ToolMetadata"],
+        ".function": ["FunctionToolCallback", "FunctionToolCallbackBuilder", "ToolSpec"],
+        ".manager": ["ToolCallingManager", "ToolCallingManagerBuilder", "ToolExecutionResult"],
+        ".pending": [
+            "InMemoryNonceLedger",
+            "InMemoryPendingToolCallStore",
+            "NonceLedger",
+            "PendingToolCallStore",
+            "SqlitePendingToolCallStore",
+            "StoredPendingToolCalls",
+            "default_nonce_ledger",
+            "seal",
+            "unseal",
+        ],
+        ".resolve": ["ToolLike", "resolve_tools"],
+    },
+)

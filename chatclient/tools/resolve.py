@@ -13,7 +13,6 @@ from typing import Any, TypeAlias, Union
 
 from ..errors import ConfigurationError, DuplicateToolNameError
 from .callback import ToolCallback, ToolCallbackProvider
-from .decorator import spec_of, tool_callbacks_from
 
 __all__ = ["ToolLike", "aresolve_providers", "resolve_providers", "resolve_tools", "split_tools"]
 
@@ -49,6 +48,8 @@ def split_tools(tools: Iterable[ToolLike]) -> tuple[tuple[ToolCallback, ...], tu
 
 
 def _collect(tools: Iterable[ToolLike], out: list[ToolCallback], providers: list[ToolCallbackProvider]) -> None:
+    from .decorator import spec_of, tool_callbacks_from  # the @tool machinery, loaded when tools are given
+
     for item in tools:
         if isinstance(item, ToolCallback):
             out.append(item)
