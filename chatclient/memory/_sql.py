@@ -67,6 +67,8 @@ class SessionSql:
             " created_at DOUBLE PRECISION NOT NULL, PRIMARY KEY (session_id, seq), UNIQUE (session_id, event_id))",
             (),
         )
+        # Finding the latest compaction boundary without scanning the log.
+        yield (f"CREATE INDEX IF NOT EXISTS {self.event}_type ON {self.event} (session_id, type, seq)", ())
 
     def _q(self, text: str, *params: Any) -> Statement:
         return (self.dialect.sql(text), params)
@@ -101,12 +103,20 @@ class SessionSql:
             yield self._q(f"UPDATE {self.session} SET version = ? WHERE id = ?", current + len(fresh), session_id)
         return AppendResult(current + len(fresh), len(fresh), len(events) - len(fresh))
 
-    def events(self, session_id: str, after_seq: int, last: int | None) -> Flow[list[SessionEvent]]:
+    def events(
+        self, session_id: str, after_seq: int, last: int | None, types: Sequence[str] | None = None
+    ) -> Flow[list[SessionEvent]]:
         where = f"FROM {self.event} WHERE session_id = ? AND seq > ?"
+        params: tuple[Any, ...] = (session_id, after_seq)
+        if types is not None:
+            if not types:
+                return []
+            where += f" AND type IN ({', '.join('?' * len(types))})"
+            params += tuple(types)
         if last is None:
-            rows = yield self._q(f"SELECT {self._cols} {where} ORDER BY seq", session_id, after_seq)
+            rows = yield self._q(f"SELECT {self._cols} {where} ORDER BY seq", *params)
         else:
-            rows = yield self._q(f"SELECT {self._cols} {where} ORDER BY seq DESC LIMIT ?", session_id, after_seq, last)
+            rows = yield self._q(f"SELECT {self._cols} {where} ORDER BY seq DESC LIMIT ?", *params, last)
             rows.reverse()
         return [SessionEvent(session_id, int(r[0]), r[1], r[2], r[3], r[4], float(r[5])) for r in rows]
 
@@ -121,7 +131,10 @@ class SessionSql:
 
 def run_flow(flow: Flow[T], execute: Callable[[Statement], Rows]) -> T:
     """Drive ``flow`` with a blocking driver call."""
-    statement = next(flow)
+    try:
+        statement = next(flow)
+    except StopIteration as done:  # a flow with nothing to ask
+        return done.value  # type: ignore[no-any-return]
     while True:
         rows = execute(statement)
         try:
@@ -132,7 +145,10 @@ def run_flow(flow: Flow[T], execute: Callable[[Statement], Rows]) -> T:
 
 async def arun_flow(flow: Flow[T], execute: Callable[[Statement], Awaitable[Rows]]) -> T:
     """Drive ``flow`` with an async driver call."""
-    statement = next(flow)
+    try:
+        statement = next(flow)
+    except StopIteration as done:
+        return done.value  # type: ignore[no-any-return]
     while True:
         rows = await execute(statement)
         try:

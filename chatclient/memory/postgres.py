@@ -96,8 +96,10 @@ class PostgresSessionRepository:
         check_session_id(session_id)
         return self._run(self._sql.append(session_id, events, expected_version, self._clock()))
 
-    def events(self, session_id: str, *, after_seq: int = 0, last: int | None = None) -> list[SessionEvent]:
-        return self._run(self._sql.events(session_id, after_seq, last))
+    def events(
+        self, session_id: str, *, after_seq: int = 0, last: int | None = None, types: Sequence[str] | None = None
+    ) -> list[SessionEvent]:
+        return self._run(self._sql.events(session_id, after_seq, last, types))
 
     def version(self, session_id: str) -> int:
         return self._run(self._sql.version(session_id))
@@ -153,8 +155,10 @@ class AsyncPostgresSessionRepository:
         check_session_id(session_id)
         return await self._run(self._sql.append(session_id, events, expected_version, self._clock()))
 
-    async def events(self, session_id: str, *, after_seq: int = 0, last: int | None = None) -> list[SessionEvent]:
-        return await self._run(self._sql.events(session_id, after_seq, last))
+    async def events(
+        self, session_id: str, *, after_seq: int = 0, last: int | None = None, types: Sequence[str] | None = None
+    ) -> list[SessionEvent]:
+        return await self._run(self._sql.events(session_id, after_seq, last, types))
 
     async def version(self, session_id: str) -> int:
         return await self._run(self._sql.version(session_id))

@@ -22,12 +22,13 @@ if TYPE_CHECKING:
 
 __all__ = ["AsyncRedisSessionRepository", "RedisSessionRepository", "require_redis"]
 
-# KEYS: ids hash (event id -> sha1 of payload), log list. ARGV: expected version ('' = any), then
-# per event: id, payload, stored JSON. Returns {status, version, appended, replayed[, detail]}.
+# KEYS: ids hash (event id -> sha1 of payload), log list, marks list (the seqs of events that are not
+# messages, e.g. compaction boundaries). ARGV: expected version ('' = any), then per event: id,
+# payload, stored JSON, type. Returns {status, version, appended, replayed[, detail]}.
 APPEND = """
 local version = redis.call('LLEN', KEYS[2])
 local fresh, replayed, seen = {}, 0, {}
-for i = 2, #ARGV, 3 do
+for i = 2, #ARGV, 4 do
   local id = ARGV[i]
   if seen[id] then return {'twice', version, 0, 0, id} end
   seen[id] = true
@@ -44,7 +45,8 @@ if #fresh > 0 and ARGV[1] ~= '' and tonumber(ARGV[1]) ~= version then
 end
 for _, i in ipairs(fresh) do
   redis.call('HSET', KEYS[1], ARGV[i], redis.sha1hex(ARGV[i + 1]))
-  redis.call('RPUSH', KEYS[2], ARGV[i + 2])
+  local seq = redis.call('RPUSH', KEYS[2], ARGV[i + 2])
+  if ARGV[i + 3] ~= 'message' then redis.call('RPUSH', KEYS[3], seq) end
 end
 return {'ok', version + #fresh, #fresh, replayed}
 """
@@ -57,6 +59,35 @@ if ARGV[2] ~= '' then start = math.max(start, n - tonumber(ARGV[2])) end
 local items = redis.call('LRANGE', KEYS[1], start, -1)
 table.insert(items, 1, start + 1)
 return items
+"""
+
+# KEYS: log list, marks list. ARGV: after_seq, last ('' = all), then the wanted types. Returns
+# {seq, item, seq, item, ...} oldest first. Without 'message' among the types only the marked
+# events are looked at, so finding the latest boundary does not scan the log.
+READ_TYPED = """
+local after, last = tonumber(ARGV[1]), tonumber(ARGV[2])
+local wanted, messages = {}, false
+for i = 3, #ARGV do wanted[ARGV[i]] = true; if ARGV[i] == 'message' then messages = true end end
+local seqs = {}
+if messages then
+  for s = redis.call('LLEN', KEYS[1]), after + 1, -1 do seqs[#seqs + 1] = s end
+else
+  local marks = redis.call('LRANGE', KEYS[2], 0, -1)
+  for i = #marks, 1, -1 do
+    local s = tonumber(marks[i])
+    if s > after then seqs[#seqs + 1] = s end
+  end
+end
+local found = {}
+for _, s in ipairs(seqs) do
+  if last and #found >= 2 * last then break end
+  local item = redis.call('LINDEX', KEYS[1], s - 1)
+  if wanted[cjson.decode(item)[3]] then
+    table.insert(found, 1, item)
+    table.insert(found, 1, s)
+  end
+end
+return found
 """
 
 
@@ -73,14 +104,14 @@ class _Keys:
 
     def __call__(self, session_id: str) -> list[str]:
         base = f"{self.prefix}session:{{{check_session_id(session_id)}}}"
-        return [f"{base}:ids", f"{base}:log"]
+        return [f"{base}:ids", f"{base}:log", f"{base}:marks"]
 
 
 def _args(events: Sequence[NewEvent], expected_version: int | None, now: float) -> list[str]:
     args = ["" if expected_version is None else str(expected_version)]
     for e in events:
         stored = json.dumps([e.event_id, e.turn_id, e.type, e.payload, now])
-        args += [e.event_id, e.payload, stored]
+        args += [e.event_id, e.payload, stored, e.type]
     return args
 
 
@@ -94,13 +125,21 @@ def _result(session_id: str, reply: list[Any], expected_version: int | None) -> 
     return AppendResult(version, int(reply[2]), int(reply[3]))
 
 
+def _event(session_id: str, seq: int, raw: bytes | str) -> SessionEvent:
+    event_id, turn_id, type_, payload, created_at = json.loads(raw)
+    return SessionEvent(session_id, seq, event_id, turn_id, type_, payload, float(created_at))
+
+
 def _events(session_id: str, reply: list[Any]) -> list[SessionEvent]:
-    first = int(reply[0])
-    out = []
-    for seq, raw in enumerate(reply[1:], first):
-        event_id, turn_id, type_, payload, created_at = json.loads(raw)
-        out.append(SessionEvent(session_id, seq, event_id, turn_id, type_, payload, float(created_at)))
-    return out
+    return [_event(session_id, seq, raw) for seq, raw in enumerate(reply[1:], int(reply[0]))]
+
+
+def _typed(session_id: str, reply: list[Any]) -> list[SessionEvent]:
+    return [_event(session_id, int(reply[i]), reply[i + 1]) for i in range(0, len(reply), 2)]
+
+
+def _read_args(after_seq: int, last: int | None, types: Sequence[str] | None) -> list[Any]:
+    return [after_seq, "" if last is None else last, *(types or ())]
 
 
 class RedisSessionRepository:
@@ -124,6 +163,7 @@ class RedisSessionRepository:
         self._keys, self._clock = _Keys(prefix), clock
         self._append = self._client.register_script(APPEND)
         self._read = self._client.register_script(READ)
+        self._read_typed = self._client.register_script(READ_TYPED)
 
     def append(
         self, session_id: str, events: Sequence[NewEvent], *, expected_version: int | None = None
@@ -132,9 +172,13 @@ class RedisSessionRepository:
         reply = self._append(keys=keys, args=_args(events, expected_version, self._clock()))
         return _result(session_id, reply, expected_version)
 
-    def events(self, session_id: str, *, after_seq: int = 0, last: int | None = None) -> list[SessionEvent]:
-        reply = self._read(keys=self._keys(session_id)[1:], args=[after_seq, "" if last is None else last])
-        return _events(session_id, reply)
+    def events(
+        self, session_id: str, *, after_seq: int = 0, last: int | None = None, types: Sequence[str] | None = None
+    ) -> list[SessionEvent]:
+        keys, args = self._keys(session_id)[1:], _read_args(after_seq, last, types)
+        if types is not None:
+            return _typed(session_id, self._read_typed(keys=keys, args=args)) if types else []
+        return _events(session_id, self._read(keys=keys, args=args))
 
     def version(self, session_id: str) -> int:
         return int(self._client.llen(self._keys(session_id)[1]))
@@ -168,6 +212,7 @@ class AsyncRedisSessionRepository:
         self._keys, self._clock = _Keys(prefix), clock
         self._append = self._client.register_script(APPEND)
         self._read = self._client.register_script(READ)
+        self._read_typed = self._client.register_script(READ_TYPED)
 
     async def append(
         self, session_id: str, events: Sequence[NewEvent], *, expected_version: int | None = None
@@ -176,9 +221,13 @@ class AsyncRedisSessionRepository:
         reply = await self._append(keys=keys, args=_args(events, expected_version, self._clock()))
         return _result(session_id, reply, expected_version)
 
-    async def events(self, session_id: str, *, after_seq: int = 0, last: int | None = None) -> list[SessionEvent]:
-        reply = await self._read(keys=self._keys(session_id)[1:], args=[after_seq, "" if last is None else last])
-        return _events(session_id, reply)
+    async def events(
+        self, session_id: str, *, after_seq: int = 0, last: int | None = None, types: Sequence[str] | None = None
+    ) -> list[SessionEvent]:
+        keys, args = self._keys(session_id)[1:], _read_args(after_seq, last, types)
+        if types is not None:
+            return _typed(session_id, await self._read_typed(keys=keys, args=args)) if types else []
+        return _events(session_id, await self._read(keys=keys, args=args))
 
     async def version(self, session_id: str) -> int:
         return int(await self._client.llen(self._keys(session_id)[1]))

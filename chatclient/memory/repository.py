@@ -20,6 +20,7 @@ __all__ = [
     "AsyncSessionRepository",
     "InMemorySessionRepository",
     "SessionRepository",
+    "ThreadedSessionRepository",
     "in_thread",
 ]
 
@@ -36,8 +37,10 @@ class SessionRepository(Protocol):
         """Append all of ``events`` or none (``VersionConflict``, ``IdempotencyMismatch``)."""
         ...
 
-    def events(self, session_id: str, *, after_seq: int = 0, last: int | None = None) -> list[SessionEvent]:
-        """Oldest first: the events after ``after_seq``, or only the ``last`` ones."""
+    def events(
+        self, session_id: str, *, after_seq: int = 0, last: int | None = None, types: Sequence[str] | None = None
+    ) -> list[SessionEvent]:
+        """Oldest first: the events after ``after_seq`` (of the given ``types``), or only the ``last`` ones."""
         ...
 
     def version(self, session_id: str) -> int:
@@ -57,16 +60,22 @@ class AsyncSessionRepository(Protocol):
         self, session_id: str, events: Sequence[NewEvent], *, expected_version: int | None = None
     ) -> AppendResult: ...
 
-    async def events(self, session_id: str, *, after_seq: int = 0, last: int | None = None) -> list[SessionEvent]: ...
+    async def events(
+        self, session_id: str, *, after_seq: int = 0, last: int | None = None, types: Sequence[str] | None = None
+    ) -> list[SessionEvent]: ...
 
     async def version(self, session_id: str) -> int: ...
 
     async def delete(self, session_id: str) -> None: ...
 
 
-def select(events: list[SessionEvent], after_seq: int, last: int | None) -> list[SessionEvent]:
-    """The part of a session's events that ``events(after_seq=..., last=...)`` returns."""
+def select(
+    events: list[SessionEvent], after_seq: int, last: int | None, types: Sequence[str] | None = None
+) -> list[SessionEvent]:
+    """The part of a session's events that ``events(after_seq=..., last=..., types=...)`` returns."""
     chosen = events[after_seq:] if after_seq > 0 else events
+    if types is not None:
+        chosen = [e for e in chosen if e.type in types]
     return chosen[-last:] if last is not None and last < len(chosen) else list(chosen)
 
 
@@ -94,9 +103,11 @@ class InMemorySessionRepository:
                 ids[event.event_id] = event.payload
             return AppendResult(len(log), len(fresh), len(events) - len(fresh))
 
-    def events(self, session_id: str, *, after_seq: int = 0, last: int | None = None) -> list[SessionEvent]:
+    def events(
+        self, session_id: str, *, after_seq: int = 0, last: int | None = None, types: Sequence[str] | None = None
+    ) -> list[SessionEvent]:
         with self._lock:
-            return select(self._logs.get(session_id, []), after_seq, last)
+            return select(self._logs.get(session_id, []), after_seq, last, types)
 
     def version(self, session_id: str) -> int:
         with self._lock:
@@ -119,8 +130,10 @@ class AsyncInMemorySessionRepository:
     ) -> AppendResult:
         return self.sync.append(session_id, events, expected_version=expected_version)
 
-    async def events(self, session_id: str, *, after_seq: int = 0, last: int | None = None) -> list[SessionEvent]:
-        return self.sync.events(session_id, after_seq=after_seq, last=last)
+    async def events(
+        self, session_id: str, *, after_seq: int = 0, last: int | None = None, types: Sequence[str] | None = None
+    ) -> list[SessionEvent]:
+        return self.sync.events(session_id, after_seq=after_seq, last=last, types=types)
 
     async def version(self, session_id: str) -> int:
         return self.sync.version(session_id)
@@ -132,3 +145,27 @@ class AsyncInMemorySessionRepository:
 async def in_thread(call: Callable[[], T]) -> T:
     """Run a blocking store call off the event loop."""
     return await asyncio.to_thread(call)
+
+
+class ThreadedSessionRepository:
+    """A sync repository seen through the async protocol, each call in a worker thread (so a
+    blocking store never blocks the event loop)."""
+
+    def __init__(self, sync: SessionRepository) -> None:
+        self.sync = sync
+
+    async def append(
+        self, session_id: str, events: Sequence[NewEvent], *, expected_version: int | None = None
+    ) -> AppendResult:
+        return await in_thread(lambda: self.sync.append(session_id, events, expected_version=expected_version))
+
+    async def events(
+        self, session_id: str, *, after_seq: int = 0, last: int | None = None, types: Sequence[str] | None = None
+    ) -> list[SessionEvent]:
+        return await in_thread(lambda: self.sync.events(session_id, after_seq=after_seq, last=last, types=types))
+
+    async def version(self, session_id: str) -> int:
+        return await in_thread(lambda: self.sync.version(session_id))
+
+    async def delete(self, session_id: str) -> None:
+        await in_thread(lambda: self.sync.delete(session_id))

@@ -79,8 +79,10 @@ class SqliteSessionRepository:
         check_session_id(session_id)
         return self._db.write(self._sql.append(session_id, events, expected_version, self._clock()))
 
-    def events(self, session_id: str, *, after_seq: int = 0, last: int | None = None) -> list[SessionEvent]:
-        return self._db.read(self._sql.events(session_id, after_seq, last))
+    def events(
+        self, session_id: str, *, after_seq: int = 0, last: int | None = None, types: Sequence[str] | None = None
+    ) -> list[SessionEvent]:
+        return self._db.read(self._sql.events(session_id, after_seq, last, types))
 
     def version(self, session_id: str) -> int:
         return self._db.read(self._sql.version(session_id))
@@ -104,8 +106,10 @@ class AsyncSqliteSessionRepository:
     ) -> AppendResult:
         return await in_thread(lambda: self.sync.append(session_id, events, expected_version=expected_version))
 
-    async def events(self, session_id: str, *, after_seq: int = 0, last: int | None = None) -> list[SessionEvent]:
-        return await in_thread(lambda: self.sync.events(session_id, after_seq=after_seq, last=last))
+    async def events(
+        self, session_id: str, *, after_seq: int = 0, last: int | None = None, types: Sequence[str] | None = None
+    ) -> list[SessionEvent]:
+        return await in_thread(lambda: self.sync.events(session_id, after_seq=after_seq, last=last, types=types))
 
     async def version(self, session_id: str) -> int:
         return await in_thread(lambda: self.sync.version(session_id))
