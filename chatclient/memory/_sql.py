@@ -67,8 +67,13 @@ class SessionSql:
             " created_at DOUBLE PRECISION NOT NULL, PRIMARY KEY (session_id, seq), UNIQUE (session_id, event_id))",
             (),
         )
-        # Finding the latest compaction boundary without scanning the log.
-        yield (f"CREATE INDEX IF NOT EXISTS {self.event}_type ON {self.event} (session_id, type, seq)", ())
+        # Finding the latest compaction boundary without scanning the log; partial, so appending
+        # messages (nearly every event) never touches it.
+        yield (
+            f"CREATE INDEX IF NOT EXISTS {self.event}_marks ON {self.event} (session_id, type, seq)"
+            " WHERE type <> 'message'",
+            (),
+        )
 
     def _q(self, text: str, *params: Any) -> Statement:
         return (self.dialect.sql(text), params)
@@ -76,13 +81,14 @@ class SessionSql:
     def append(
         self, session_id: str, events: Sequence[NewEvent], expected_version: int | None, now: float
     ) -> Flow[AppendResult]:
-        yield self._q(
-            f"INSERT INTO {self.session} (id, version, created_at) VALUES (?, 0, ?) ON CONFLICT (id) DO NOTHING",
+        # Creates the session if absent and reads its version in one statement; the no-op update
+        # locks the row in PostgreSQL (SQLite: BEGIN IMMEDIATE already holds the write lock).
+        rows = yield self._q(
+            f"INSERT INTO {self.session} (id, version, created_at) VALUES (?, 0, ?)"
+            f" ON CONFLICT (id) DO UPDATE SET version = {self.session}.version RETURNING version",
             session_id,
             now,
         )
-        lock = " FOR UPDATE" if self.dialect.postgres else ""  # SQLite: BEGIN IMMEDIATE holds the lock
-        rows = yield self._q(f"SELECT version FROM {self.session} WHERE id = ?{lock}", session_id)
         current = int(rows[0][0])
         known: dict[str, str] = {}
         if events:
@@ -113,12 +119,39 @@ class SessionSql:
                 return []
             where += f" AND type IN ({', '.join('?' * len(types))})"
             params += tuple(types)
+            if "message" not in types:
+                where += " AND type <> 'message'"  # lets the partial index serve the read
         if last is None:
             rows = yield self._q(f"SELECT {self._cols} {where} ORDER BY seq", *params)
         else:
             rows = yield self._q(f"SELECT {self._cols} {where} ORDER BY seq DESC LIMIT ?", *params, last)
             rows.reverse()
+        return self._event_rows(session_id, rows)
+
+    def _event_rows(self, session_id: str, rows: Rows) -> list[SessionEvent]:
         return [SessionEvent(session_id, int(r[0]), r[1], r[2], r[3], r[4], float(r[5])) for r in rows]
+
+    def tail(self, session_id: str, after_seq: int) -> Flow[tuple[float | None, list[SessionEvent]]]:
+        """The session's creation time and its events after ``after_seq``, in one statement (a
+        cached tail is extended with them when the session is still the one it was)."""
+        cols = ", ".join(f"e.{c.strip()}" for c in self._cols.split(","))
+        rows = yield self._q(
+            f"SELECT s.created_at, {cols} FROM {self.session} s LEFT JOIN {self.event} e"
+            " ON e.session_id = s.id AND e.seq > ? WHERE s.id = ? ORDER BY e.seq",
+            after_seq,
+            session_id,
+        )
+        if not rows:
+            return None, []
+        return float(rows[0][0]), self._event_rows(session_id, [r[1:] for r in rows if r[1] is not None])
+
+    def events_of_session(
+        self, session_id: str, after_seq: int, last: int | None
+    ) -> Flow[tuple[float | None, list[SessionEvent]]]:
+        """``events`` with the session's creation time (``None``: no such session)."""
+        rows = yield self._q(f"SELECT created_at FROM {self.session} WHERE id = ?", session_id)
+        events = yield from self.events(session_id, after_seq, last)
+        return (float(rows[0][0]) if rows else None), events
 
     def version(self, session_id: str) -> Flow[int]:
         rows = yield self._q(f"SELECT version FROM {self.session} WHERE id = ?", session_id)
