@@ -49,7 +49,7 @@ class SessionSql:
     def __init__(self, prefix: str, dialect: Dialect) -> None:
         self.dialect = dialect
         p = check_prefix(prefix)
-        self.session, self.event = f"{p}session", f"{p}session_event"
+        self.session, self.event, self.lease = f"{p}session", f"{p}session_event", f"{p}session_lease"
         self._cols = "seq, event_id, turn_id, type, payload, created_at"
 
     def schema(self) -> Flow[None]:
@@ -65,6 +65,11 @@ class SessionSql:
             f" REFERENCES {self.session}(id) ON DELETE CASCADE, seq BIGINT NOT NULL, event_id TEXT NOT NULL,"
             " turn_id TEXT NOT NULL, type TEXT NOT NULL, payload TEXT NOT NULL,"
             " created_at DOUBLE PRECISION NOT NULL, PRIMARY KEY (session_id, seq), UNIQUE (session_id, event_id))",
+            (),
+        )
+        yield (
+            f"CREATE TABLE IF NOT EXISTS {self.lease} (session_id TEXT PRIMARY KEY, token TEXT NOT NULL,"
+            " expires_at DOUBLE PRECISION NOT NULL)",
             (),
         )
         # Finding the latest compaction boundary without scanning the log; partial, so appending
@@ -152,6 +157,31 @@ class SessionSql:
         rows = yield self._q(f"SELECT created_at FROM {self.session} WHERE id = ?", session_id)
         events = yield from self.events(session_id, after_seq, last)
         return (float(rows[0][0]) if rows else None), events
+
+    def try_lease(self, session_id: str, token: str, ttl: float, now: float) -> Flow[bool]:
+        """Take or renew the lease row unless another token holds it unexpired (PostgreSQL: by
+        the server's clock; SQLite: by the repository's)."""
+        before: tuple[float, ...] = ()
+        clock = "EXTRACT(EPOCH FROM clock_timestamp())"
+        if not self.dialect.postgres:
+            clock, before = "?", (now,)
+        rows = yield self._q(
+            f"INSERT INTO {self.lease} (session_id, token, expires_at) VALUES (?, ?, {clock} + ?)"
+            " ON CONFLICT (session_id) DO UPDATE SET token = excluded.token, expires_at = excluded.expires_at"
+            f" WHERE {self.lease}.token = excluded.token OR {self.lease}.expires_at <= {clock} RETURNING token",
+            session_id,
+            token,
+            *before,
+            ttl,
+            *before,
+        )
+        return bool(rows)
+
+    def release_lease(self, session_id: str, token: str) -> Flow[bool]:
+        rows = yield self._q(
+            f"DELETE FROM {self.lease} WHERE session_id = ? AND token = ? RETURNING token", session_id, token
+        )
+        return bool(rows)
 
     def version(self, session_id: str) -> Flow[int]:
         rows = yield self._q(f"SELECT version FROM {self.session} WHERE id = ?", session_id)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import secrets
 from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from typing import Literal
 
@@ -33,15 +34,18 @@ from ..messages import Message, SystemMessage, UserMessage
 from ..turn import turn_of
 from ._compacting import acompact, aread_log, compact, read_log, view_after
 from .compaction import Compaction, view_of
+from .lease import AsyncSessionLease, SessionLease, aacquire, acquire, new_token
 from .log import CONVERSATION_ID, AppendResult, NewEvent, SessionEvent, turn_events
 from .repository import AsyncSessionRepository, SessionRepository, ThreadedSessionRepository
 from .window import messages_of, window
 
 __all__ = ["CONVERSATION_ID", "ConcurrencyPolicy", "SessionMemoryAdvisor"]
 
-ConcurrencyPolicy = Literal["append", "raise"]
+ConcurrencyPolicy = Literal["append", "raise", "serialize"]
 """``append``: never lose a turn (the default); ``raise``: ``VersionConflict`` when another turn
-was stored on the conversation after this one read its history (the turn is not stored)."""
+was stored on the conversation after this one read its history (the turn is not stored);
+``serialize``: one turn at a time per conversation, under a lease held from before the history is
+read until the turn is written, so each turn sees the one before it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,11 +77,21 @@ class SessionMemoryAdvisor:
         concurrency: ConcurrencyPolicy = "append",
         order: int = AdvisorOrder.MEMORY,
         compaction: Compaction | None = None,
+        lease_ttl: float = 300.0,
+        lease_timeout: float = 60.0,
     ) -> None:
         if window is not None and window <= 0:
             raise ConfigurationError(f"window must be a positive number of events or None, got {window}")
-        if concurrency not in ("append", "raise"):
-            raise ConfigurationError(f"concurrency must be 'append' or 'raise', got {concurrency!r}")
+        if concurrency == "serialise":  # type: ignore[comparison-overlap]
+            concurrency = "serialize"
+        if concurrency not in ("append", "raise", "serialize"):
+            raise ConfigurationError(f"concurrency must be 'append', 'raise' or 'serialize', got {concurrency!r}")
+        if concurrency == "serialize" and not callable(getattr(repository, "try_lease", None)):
+            raise ConfigurationError(
+                f"concurrency='serialize' needs a repository with leases (try_lease/release_lease); "
+                f"{type(repository).__name__} has none"
+            )
+        self.lease_ttl, self.lease_timeout = lease_ttl, lease_timeout
         self.repository = repository
         self._async = asyncio.iscoroutinefunction(getattr(repository, "append", None))
         self.window, self.concurrency, self._order = window, concurrency, order
@@ -177,14 +191,30 @@ class SessionMemoryAdvisor:
                 compact(repository, plan.conversation_id, self.compaction, view, result.version)
         return response
 
+    @contextmanager
+    def _lease(self, request: ChatClientRequest) -> Iterator[None]:
+        """Under ``serialize``: the conversation's lease, from before the read to after the write."""
+        if self.concurrency != "serialize":
+            yield
+            return
+        conversation_id, token = self.conversation_of(request), new_token()
+        lease: SessionLease = self._sync_repository()  # type: ignore[assignment]
+        acquire(lease, conversation_id, token, ttl=self.lease_ttl, timeout=self.lease_timeout)
+        try:
+            yield
+        finally:
+            lease.release_lease(conversation_id, token)
+
     def advise_call(self, request: ChatClientRequest, next_: CallNext) -> ChatClientResponse:
-        request, plan = self._before(request)
-        return self._after(plan, next_(request))
+        with self._lease(request):
+            request, plan = self._before(request)
+            return self._after(plan, next_(request))
 
     def advise_stream(self, request: ChatClientRequest, next_: StreamNext) -> Iterator[StreamEvent]:
-        request, plan = self._before(request)
-        for event in next_(request):
-            yield TurnFinished(self._after(plan, event.response)) if isinstance(event, TurnFinished) else event
+        with self._lease(request):
+            request, plan = self._before(request)
+            for event in next_(request):
+                yield TurnFinished(self._after(plan, event.response)) if isinstance(event, TurnFinished) else event
 
     # ------------------------------------------------------------------ async drivers
 
@@ -217,14 +247,31 @@ class SessionMemoryAdvisor:
             await acompact(repository, plan.conversation_id, self.compaction, view, result.version)
         return response
 
+    @asynccontextmanager
+    async def _alease(self, request: ChatClientRequest) -> AsyncIterator[None]:
+        if self.concurrency != "serialize":
+            yield
+            return
+        conversation_id, token = self.conversation_of(request), new_token()
+        lease: AsyncSessionLease = self._async_repository()  # type: ignore[assignment]
+        await aacquire(lease, conversation_id, token, ttl=self.lease_ttl, timeout=self.lease_timeout)
+        try:
+            yield
+        finally:
+            await lease.release_lease(conversation_id, token)
+
     async def aadvise_call(self, request: ChatClientRequest, next_: AsyncCallNext) -> ChatClientResponse:
-        request, plan = await self._abefore(request)
-        return await self._aafter(plan, await next_(request))
+        async with self._alease(request):
+            request, plan = await self._abefore(request)
+            return await self._aafter(plan, await next_(request))
 
     async def aadvise_stream(self, request: ChatClientRequest, next_: AsyncStreamNext) -> AsyncIterator[StreamEvent]:
-        request, plan = await self._abefore(request)
-        async for event in next_(request):
-            yield TurnFinished(await self._aafter(plan, event.response)) if isinstance(event, TurnFinished) else event
+        async with self._alease(request):
+            request, plan = await self._abefore(request)
+            async for event in next_(request):
+                if isinstance(event, TurnFinished):
+                    event = TurnFinished(await self._aafter(plan, event.response))
+                yield event
 
 
 def _at(read: Sequence[SessionEvent]) -> AppendResult:

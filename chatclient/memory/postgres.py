@@ -107,6 +107,13 @@ class PostgresSessionRepository:
     def delete(self, session_id: str) -> None:
         self._run(self._sql.delete(session_id))
 
+    def try_lease(self, session_id: str, token: str, ttl: float) -> bool:
+        check_session_id(session_id)
+        return self._run(self._sql.try_lease(session_id, token, ttl, 0.0))
+
+    def release_lease(self, session_id: str, token: str) -> bool:
+        return self._run(self._sql.release_lease(session_id, token))
+
     def close(self) -> None:
         if self._own_pool:
             self._pool.close()
@@ -165,6 +172,13 @@ class AsyncPostgresSessionRepository:
 
     async def delete(self, session_id: str) -> None:
         await self._run(self._sql.delete(session_id))
+
+    async def try_lease(self, session_id: str, token: str, ttl: float) -> bool:
+        check_session_id(session_id)
+        return await self._run(self._sql.try_lease(session_id, token, ttl, 0.0))
+
+    async def release_lease(self, session_id: str, token: str) -> bool:
+        return await self._run(self._sql.release_lease(session_id, token))
 
     async def close(self) -> None:
         if self._own_pool and self._pool is not None:

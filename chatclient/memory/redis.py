@@ -91,6 +91,21 @@ return found
 """
 
 
+# KEYS: lease. ARGV: token, ttl in ms. Takes or renews the lease unless another token holds it.
+LEASE = """
+local holder = redis.call('GET', KEYS[1])
+if holder and holder ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return 1
+"""
+
+# KEYS: lease. ARGV: token. Deletes the lease only if this token still holds it.
+RELEASE = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
+
+
 def require_redis() -> None:
     try:
         import redis  # noqa: F401
@@ -105,6 +120,13 @@ class _Keys:
     def __call__(self, session_id: str) -> list[str]:
         base = f"{self.prefix}session:{{{check_session_id(session_id)}}}"
         return [f"{base}:ids", f"{base}:log", f"{base}:marks"]
+
+    def lease(self, session_id: str) -> list[str]:
+        return [f"{self.prefix}session:{{{check_session_id(session_id)}}}:lease"]
+
+
+def _ms(ttl: float) -> int:
+    return max(1, int(ttl * 1000))
 
 
 def _args(events: Sequence[NewEvent], expected_version: int | None, now: float) -> list[str]:
@@ -164,6 +186,8 @@ class RedisSessionRepository:
         self._append = self._client.register_script(APPEND)
         self._read = self._client.register_script(READ)
         self._read_typed = self._client.register_script(READ_TYPED)
+        self._lease = self._client.register_script(LEASE)
+        self._release = self._client.register_script(RELEASE)
 
     def append(
         self, session_id: str, events: Sequence[NewEvent], *, expected_version: int | None = None
@@ -185,6 +209,12 @@ class RedisSessionRepository:
 
     def delete(self, session_id: str) -> None:
         self._client.delete(*self._keys(session_id))
+
+    def try_lease(self, session_id: str, token: str, ttl: float) -> bool:
+        return bool(self._lease(keys=self._keys.lease(session_id), args=[token, _ms(ttl)]))
+
+    def release_lease(self, session_id: str, token: str) -> bool:
+        return bool(self._release(keys=self._keys.lease(session_id), args=[token]))
 
     def close(self) -> None:
         if self._own:
@@ -213,6 +243,8 @@ class AsyncRedisSessionRepository:
         self._append = self._client.register_script(APPEND)
         self._read = self._client.register_script(READ)
         self._read_typed = self._client.register_script(READ_TYPED)
+        self._lease = self._client.register_script(LEASE)
+        self._release = self._client.register_script(RELEASE)
 
     async def append(
         self, session_id: str, events: Sequence[NewEvent], *, expected_version: int | None = None
@@ -234,6 +266,12 @@ class AsyncRedisSessionRepository:
 
     async def delete(self, session_id: str) -> None:
         await self._client.delete(*self._keys(session_id))
+
+    async def try_lease(self, session_id: str, token: str, ttl: float) -> bool:
+        return bool(await self._lease(keys=self._keys.lease(session_id), args=[token, _ms(ttl)]))
+
+    async def release_lease(self, session_id: str, token: str) -> bool:
+        return bool(await self._release(keys=self._keys.lease(session_id), args=[token]))
 
     async def close(self) -> None:
         if self._own:

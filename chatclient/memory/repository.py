@@ -11,7 +11,7 @@ import asyncio
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import Protocol, TypeVar, runtime_checkable
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from .log import AppendResult, NewEvent, SessionEvent, check_session_id, plan_append
 
@@ -86,6 +86,7 @@ class InMemorySessionRepository:
         self._clock = clock
         self._logs: dict[str, list[SessionEvent]] = {}
         self._ids: dict[str, dict[str, str]] = {}
+        self._leases: dict[str, tuple[str, float]] = {}
         self._lock = threading.Lock()
 
     def append(
@@ -118,6 +119,23 @@ class InMemorySessionRepository:
             self._logs.pop(session_id, None)
             self._ids.pop(session_id, None)
 
+    def try_lease(self, session_id: str, token: str, ttl: float) -> bool:
+        check_session_id(session_id)
+        with self._lock:
+            held, now = self._leases.get(session_id), self._clock()
+            if held is not None and held[0] != token and held[1] > now:
+                return False
+            self._leases[session_id] = (token, now + ttl)
+            return True
+
+    def release_lease(self, session_id: str, token: str) -> bool:
+        with self._lock:
+            held = self._leases.get(session_id)
+            if held is None or held[0] != token:
+                return False
+            del self._leases[session_id]
+            return True
+
 
 class AsyncInMemorySessionRepository:
     """The async face of :class:`InMemorySessionRepository` (its operations never block)."""
@@ -140,6 +158,12 @@ class AsyncInMemorySessionRepository:
 
     async def delete(self, session_id: str) -> None:
         self.sync.delete(session_id)
+
+    async def try_lease(self, session_id: str, token: str, ttl: float) -> bool:
+        return self.sync.try_lease(session_id, token, ttl)
+
+    async def release_lease(self, session_id: str, token: str) -> bool:
+        return self.sync.release_lease(session_id, token)
 
 
 async def in_thread(call: Callable[[], T]) -> T:
@@ -169,3 +193,11 @@ class ThreadedSessionRepository:
 
     async def delete(self, session_id: str) -> None:
         await in_thread(lambda: self.sync.delete(session_id))
+
+    async def try_lease(self, session_id: str, token: str, ttl: float) -> bool:
+        lease: Any = self.sync  # checked by the advisor (SessionLease)
+        return bool(await in_thread(lambda: lease.try_lease(session_id, token, ttl)))
+
+    async def release_lease(self, session_id: str, token: str) -> bool:
+        lease: Any = self.sync
+        return bool(await in_thread(lambda: lease.release_lease(session_id, token)))

@@ -175,6 +175,13 @@ class SqliteSessionRepository:
         self._tails.drop(session_id)
         self._db.write(self._sql.delete(session_id))
 
+    def try_lease(self, session_id: str, token: str, ttl: float) -> bool:
+        check_session_id(session_id)
+        return self._db.write(self._sql.try_lease(session_id, token, ttl, self._clock()))
+
+    def release_lease(self, session_id: str, token: str) -> bool:
+        return self._db.write(self._sql.release_lease(session_id, token))
+
     def close(self) -> None:
         """Close this thread's connection."""
         self._db.close()
@@ -213,3 +220,9 @@ class AsyncSqliteSessionRepository:
 
     async def delete(self, session_id: str) -> None:
         await in_thread(lambda: self.sync.delete(session_id))
+
+    async def try_lease(self, session_id: str, token: str, ttl: float) -> bool:
+        return await in_thread(lambda: self.sync.try_lease(session_id, token, ttl))
+
+    async def release_lease(self, session_id: str, token: str) -> bool:
+        return await in_thread(lambda: self.sync.release_lease(session_id, token))

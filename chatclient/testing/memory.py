@@ -41,6 +41,7 @@ from ..messages import (
 __all__ = [
     "RACERS",
     "CompactionContract",
+    "LeaseContract",
     "SessionRepositoryContract",
     "SyncAsAsync",
     "every_message_kind",
@@ -76,6 +77,14 @@ class SyncAsAsync:
 
     async def delete(self, session_id: str) -> None:
         await self._run(lambda: self.sync.delete(session_id))
+
+    async def try_lease(self, session_id: str, token: str, ttl: float) -> bool:
+        lease: Any = self.sync
+        return bool(await self._run(lambda: lease.try_lease(session_id, token, ttl)))
+
+    async def release_lease(self, session_id: str, token: str) -> bool:
+        lease: Any = self.sync
+        return bool(await self._run(lambda: lease.release_lease(session_id, token)))
 
     def close(self) -> None:
         self._pool.shutdown(wait=True)
@@ -371,3 +380,34 @@ class CompactionContract:
                 assert_whole_turns(after.messages())
                 assert after.turns and after.turns[-1].turn_id == f"t{len(shapes) - 1}", "the latest turn stays"
                 assert len(await repository.events(branch)) in (version, version + 1), "the log stays whole"
+
+
+# ----------------------------------------------------------------------------------------- leases
+
+
+class LeaseContract:
+    """The lease behind ``concurrency="serialize"``: one holder at a time, released only by its
+    holder, taken over once expired. Needs the ``repository`` fixture (with ``try_lease``)."""
+
+    @pytest.fixture
+    def session(self) -> str:
+        return f"s-{uuid.uuid4().hex}"
+
+    async def test_one_of_many_racers_holds_the_lease_and_only_it_releases(self, repository: Any, session: str) -> None:
+        held = await asyncio.gather(*(repository.try_lease(session, f"token-{n}", 60.0) for n in range(RACERS)))
+        assert sum(held) == 1
+        holder = f"token-{held.index(True)}"
+        other = f"token-{(held.index(True) + 1) % RACERS}"
+        assert await repository.try_lease(session, holder, 60.0), "the holder may renew"
+        assert not await repository.try_lease(session, other, 60.0)
+        assert not await repository.release_lease(session, other), "only the holder releases"
+        assert await repository.release_lease(session, holder)
+        assert not await repository.release_lease(session, holder)
+        assert await repository.try_lease(session, other, 60.0), "free again once released"
+        assert await repository.try_lease(f"{session}-other", holder, 60.0), "leases are per session"
+
+    async def test_an_expired_lease_is_taken_over(self, repository: Any, session: str) -> None:
+        assert await repository.try_lease(session, "crashed", 0.01)
+        await asyncio.sleep(0.2)  # well past the 10 ms lease; the outcome does not depend on timing beyond it
+        assert await repository.try_lease(session, "next", 60.0)
+        assert not await repository.release_lease(session, "crashed")
