@@ -39,6 +39,8 @@ if TYPE_CHECKING:
     from ..messages import Message
 
 __all__ = [
+    "AsyncNonceLedger",
+    "AsyncPendingToolCallStore",
     "InMemoryNonceLedger",
     "InMemoryPendingToolCallStore",
     "NonceLedger",
@@ -71,6 +73,17 @@ class PendingToolCallStore(Protocol):
         """Return the state without removing it; raises as ``take`` does. A peeked state is not yet
         the caller's: only a successful ``take`` is."""
         ...
+
+
+@runtime_checkable
+class AsyncPendingToolCallStore(Protocol):
+    """:class:`PendingToolCallStore` for asyncio: the same methods and guarantees, awaited."""
+
+    async def save(self, pending: PendingToolCalls) -> str: ...
+
+    async def take(self, state_id: str) -> PendingToolCalls: ...
+
+    async def peek(self, state_id: str) -> PendingToolCalls: ...
 
 
 @dataclass(frozen=True)
@@ -275,6 +288,15 @@ class NonceLedger(Protocol):
     def release(self, nonce: str) -> None:
         """Undo a redeem whose resume was refused before anything ran (say, invalid decisions)."""
         ...
+
+
+@runtime_checkable
+class AsyncNonceLedger(Protocol):
+    """:class:`NonceLedger` for asyncio: the same methods and guarantees, awaited."""
+
+    async def redeem(self, nonce: str, expires_at: float | None) -> bool: ...
+
+    async def release(self, nonce: str) -> None: ...
 
 
 class InMemoryNonceLedger:
