@@ -47,6 +47,7 @@ __all__ = [
     "PendingToolCallStore",
     "SqlitePendingToolCallStore",
     "StoredPendingToolCalls",
+    "aredeem",
     "default_nonce_ledger",
     "redeem",
     "seal",
@@ -339,7 +340,22 @@ def default_nonce_ledger() -> InMemoryNonceLedger:
 
 def redeem(pending: PendingToolCalls, ledger: NonceLedger | None = None) -> None:
     """Redeem ``pending``'s nonce once; ``PendingStateReusedError`` when it was already redeemed."""
+    _check_nonce(pending)
+    if not (ledger if ledger is not None else _default_ledger).redeem(pending.nonce, pending.expires_at):
+        raise _reused()
+
+
+async def aredeem(pending: PendingToolCalls, ledger: AsyncNonceLedger) -> None:
+    """:func:`redeem` on an async ledger."""
+    _check_nonce(pending)
+    if not await ledger.redeem(pending.nonce, pending.expires_at):
+        raise _reused()
+
+
+def _check_nonce(pending: PendingToolCalls) -> None:
     if not pending.nonce:
         raise PendingStateTamperedError("The pending state has no nonce (made by an older version?); nothing ran")
-    if not (ledger if ledger is not None else _default_ledger).redeem(pending.nonce, pending.expires_at):
-        raise PendingStateReusedError("These pending tool calls were already resumed once; nothing ran")
+
+
+def _reused() -> PendingStateReusedError:
+    return PendingStateReusedError("These pending tool calls were already resumed once; nothing ran")
