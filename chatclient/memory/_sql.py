@@ -95,6 +95,16 @@ class SessionSql:
             now,
         )
         current = int(rows[0][0])
+        if events and (expected_version is None or expected_version == current):
+            # The common case, a new turn: insert it straight away; if any id was already stored
+            # (a replay), undo that insert in this same transaction and take the careful path.
+            plan_append(session_id, events, {}, current, None)  # refuses an id twice in the batch
+            inserted = yield self._insert(session_id, events, current, now, skip_known=True)
+            if len(inserted) == len(events):
+                yield self._bump(session_id, current + len(events))
+                return AppendResult(current + len(events), len(events), 0)
+            if inserted:
+                yield self._q(f"DELETE FROM {self.event} WHERE session_id = ? AND seq > ?", session_id, current)
         known: dict[str, str] = {}
         if events:
             marks = ", ".join("?" * len(events))
@@ -106,13 +116,22 @@ class SessionSql:
             known = {str(r[0]): str(r[1]) for r in rows}
         fresh = plan_append(session_id, events, known, current, expected_version)
         if fresh:
-            values = ", ".join(["(?, ?, ?, ?, ?, ?, ?)"] * len(fresh))
-            params: list[Any] = []
-            for seq, e in enumerate(fresh, current + 1):
-                params += [session_id, seq, e.event_id, e.turn_id, e.type, e.payload, now]
-            yield self._q(f"INSERT INTO {self.event} (session_id, {self._cols}) VALUES {values}", *params)
-            yield self._q(f"UPDATE {self.session} SET version = ? WHERE id = ?", current + len(fresh), session_id)
+            yield self._insert(session_id, fresh, current, now, skip_known=False)
+            yield self._bump(session_id, current + len(fresh))
         return AppendResult(current + len(fresh), len(fresh), len(events) - len(fresh))
+
+    def _insert(
+        self, session_id: str, events: Sequence[NewEvent], current: int, now: float, *, skip_known: bool
+    ) -> Statement:
+        values = ", ".join(["(?, ?, ?, ?, ?, ?, ?)"] * len(events))
+        params: list[Any] = []
+        for seq, e in enumerate(events, current + 1):
+            params += [session_id, seq, e.event_id, e.turn_id, e.type, e.payload, now]
+        tail = " ON CONFLICT (session_id, event_id) DO NOTHING RETURNING event_id" if skip_known else ""
+        return self._q(f"INSERT INTO {self.event} (session_id, {self._cols}) VALUES {values}{tail}", *params)
+
+    def _bump(self, session_id: str, version: int) -> Statement:
+        return self._q(f"UPDATE {self.session} SET version = ? WHERE id = ?", version, session_id)
 
     def events(
         self, session_id: str, after_seq: int, last: int | None, types: Sequence[str] | None = None
