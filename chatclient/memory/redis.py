@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigurationError
@@ -147,7 +148,10 @@ def _result(session_id: str, reply: list[Any], expected_version: int | None) -> 
     return AppendResult(version, int(reply[2]), int(reply[3]))
 
 
+@lru_cache(maxsize=8192)
 def _event(session_id: str, seq: int, raw: bytes | str) -> SessionEvent:
+    """The event stored as ``raw`` at ``seq``; cached (stored events never change, and a windowed
+    view reads the same recent ones every turn)."""
     event_id, turn_id, type_, payload, created_at = json.loads(raw)
     return SessionEvent(session_id, seq, event_id, turn_id, type_, payload, float(created_at))
 
