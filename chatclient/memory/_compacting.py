@@ -60,6 +60,16 @@ def view_after(
     return view_of([*read, *new], boundary)
 
 
+def _planned(session_id: str, compaction: Compaction, view: SessionView, version: int) -> CompactionPlan | None:
+    """The plan, or ``None``; a failing trigger, strategy or token counter (say, tiktoken unable
+    to load its encoding) is logged and never fails the turn, which is already stored."""
+    try:
+        return plan_compaction(compaction, view, version)
+    except Exception:
+        logger.warning("Compaction of %r could not be planned; the view stays as it is", session_id, exc_info=True)
+        return None
+
+
 def _skipped(plan: CompactionPlan, exc: ChatClientError) -> None:
     logger.debug("Compaction at version %d skipped: %s", plan.base_version, exc)
 
@@ -68,7 +78,7 @@ def compact(
     repository: SessionRepository, session_id: str, compaction: Compaction, view: SessionView, version: int
 ) -> bool:
     """Append a boundary if ``view`` (at ``version``) is due; ``True`` when one landed."""
-    plan = plan_compaction(compaction, view, version)
+    plan = _planned(session_id, compaction, view, version)
     if plan is None:
         return False
     summary = None
@@ -92,7 +102,7 @@ def compact(
 async def acompact(
     repository: AsyncSessionRepository, session_id: str, compaction: Compaction, view: SessionView, version: int
 ) -> bool:
-    plan = plan_compaction(compaction, view, version)
+    plan = _planned(session_id, compaction, view, version)
     if plan is None:
         return False
     summary = None

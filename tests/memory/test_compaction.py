@@ -87,6 +87,19 @@ def test_a_blank_or_failing_summary_skips_the_pass_and_keeps_the_turn() -> None:
     assert [e.type for e in repository.events("c1")] == ["message"] * 6, "no boundary, no lost turn"
 
 
+def test_a_failing_token_counter_never_fails_the_stored_turn() -> None:
+    def broken(text: str) -> int:
+        raise OSError("the encoding could not be loaded")
+
+    repository = InMemorySessionRepository()
+    compaction = Compaction(TokenCount(1), TurnWindow(1), broken)
+    client = ChatClient.builder(ScriptedChatModel(["a", "b"])).default_advisors(
+        SessionMemoryAdvisor(repository, compaction=compaction)
+    ).build()
+    assert [client.prompt(t).conversation("c1").call().content() for t in ("one", "two")] == ["a", "b"]
+    assert [e.type for e in repository.events("c1")] == ["message"] * 4
+
+
 def test_a_window_strategy_needs_no_model_and_the_token_trigger_counts_tool_text() -> None:
     repository = InMemorySessionRepository()
     model = ScriptedChatModel(lambda prompt: "x" * 40)
