@@ -60,7 +60,14 @@ from chatclient.tools.confirmation import (
     ToolCallConfirmationRequired,
     ToolCallDecisions,
 )
-from chatclient.tools.pending import NonceLedger, StoredPendingToolCalls, default_nonce_ledger, redeem
+from chatclient.tools.pending import (
+    AsyncNonceLedger,
+    NonceLedger,
+    StoredPendingToolCalls,
+    aredeem,
+    default_nonce_ledger,
+    redeem,
+)
 from chatclient.turn import Turn
 
 __all__ = ["LoopState", "ToolCallingAdvisor", "ToolLoopExtension"]
@@ -197,6 +204,13 @@ _Step = Union[_ModelRound, _RunTools, _Await, _Emit]  # noqa: UP007
 _Flow = Generator[_Step, Any, ChatClientResponse]
 
 
+def _resolved(value: Any) -> Generator[_Step, Any, Any]:
+    """``value``, awaited by the driver when it is awaitable (an async store or ledger)."""
+    if inspect.isawaitable(value):
+        value = yield _Await(value)
+    return value
+
+
 def _apply(hooks: _HookList, value: T, state: LoopState) -> Generator[_Step, Any, T]:
     for hook in hooks:
         value = hook(value, state)
@@ -219,7 +233,7 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
         tool_calling_manager: ToolCallingManager | None = None,
         *,
         extensions: Sequence[ToolLoopExtension] = (),
-        nonce_ledger: NonceLedger | None = None,
+        nonce_ledger: NonceLedger | AsyncNonceLedger | None = None,
         order: int = AdvisorOrder.TOOL_CALLING,
         name: str = "ToolCallingAdvisor",
     ) -> None:
@@ -227,7 +241,9 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
             raise ValueError("the tool loop's order must lie strictly between HIGHEST and LOWEST")
         self.tool_calling_manager = tool_calling_manager or ToolCallingManager.builder().build()
         self.extensions = tuple(extensions)
-        self.nonce_ledger = nonce_ledger if nonce_ledger is not None else default_nonce_ledger()
+        self.nonce_ledger: NonceLedger | AsyncNonceLedger = (
+            nonce_ledger if nonce_ledger is not None else default_nonce_ledger()
+        )
         self._order = order
         self._name = name
         self._hooks = _hooks_of((self, *self.extensions))
@@ -262,6 +278,14 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
         state.turn_id = request.context.get(ContextKeys.TURN_ID) or _new_turn_id()
         return (yield from self._rounds(request, state, hooks, messages))
 
+    def _redeem(self, pending: PendingToolCalls) -> Generator[_Step, Any, None]:
+        """Redeem the state's nonce once; an async ledger is awaited (the sync drivers run it)."""
+        ledger = self.nonce_ledger
+        if inspect.iscoroutinefunction(ledger.redeem):
+            yield _Await(aredeem(pending, ledger))  # type: ignore[arg-type]
+        else:
+            redeem(pending, ledger)  # type: ignore[arg-type]
+
     def _resume(
         self,
         request: ChatClientRequest,
@@ -278,7 +302,7 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
         assert isinstance(pending, PendingToolCalls)
         pending.verify()
         if stored is None:
-            redeem(pending, self.nonce_ledger)
+            yield from self._redeem(pending)
         state.turn_id = pending.turn_id or _new_turn_id()
         state.turn_start = pending.turn_start
         state.round = pending.round
@@ -297,17 +321,17 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
             _check_tool_identities(pending, round_request.prompt.tool_callbacks)
         except ToolCallDecisionError:
             if stored is None:
-                self.nonce_ledger.release(pending.nonce)  # nothing ran: the state may be resumed again
+                yield from _resolved(self.nonce_ledger.release(pending.nonce))  # nothing ran: resumable again
             raise
         if stored is not None:
             self.tool_calling_manager.check_decisions(run_prompt, paused, decisions, observers=observers)
             if stored.take() != pending:  # of two resumes that passed the checks, the store picks one
                 raise PendingStateTamperedError("The stored pending state changed while it was resumed; nothing ran")
-            redeem(pending, self.nonce_ledger)
+            yield from self._redeem(pending)
         try:
             result: ToolExecutionResult = yield _RunTools(run_prompt, paused, decisions)
         except ToolCallDecisionError:
-            self.nonce_ledger.release(pending.nonce)  # nothing ran: the state may be resumed again
+            yield from _resolved(self.nonce_ledger.release(pending.nonce))  # nothing ran: resumable again
             raise
         yield from self._emit_results(result, state)
         response = ChatClientResponse(paused, request.context)

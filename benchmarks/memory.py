@@ -18,7 +18,14 @@ from pathlib import Path
 from typing import Any
 
 from chatclient import AssistantMessage, ChatClient, UserMessage
-from chatclient.memory import InMemorySessionRepository, SessionMemoryAdvisor, turn_events
+from chatclient.memory import (
+    Compaction,
+    InMemorySessionRepository,
+    SessionMemoryAdvisor,
+    TurnCount,
+    TurnWindow,
+    turn_events,
+)
 
 from .backends import MockBackend
 from .canned import PROMPT
@@ -98,6 +105,15 @@ def main() -> None:
         prefill(repository, conversation, 20)
         client = ChatClient.builder(model).default_advisors(SessionMemoryAdvisor(repository, window=WINDOW)).build()
         ops[name] = turn_op(client, conversation)
+    # The same SQLite turn with compaction on (the view then starts at the latest boundary: one more read).
+    from chatclient.memory.sqlite import SqliteSessionRepository
+
+    compacted = SqliteSessionRepository(Path(tempfile.mkdtemp()) / "compacted.db")
+    prefill(compacted, "c-compacted", 20)
+    memory = SessionMemoryAdvisor(compacted, window=WINDOW, compaction=Compaction(TurnCount(20), TurnWindow(10)))
+    ops["SQLite + compaction (TurnCount(20), TurnWindow(10))"] = turn_op(
+        ChatClient.builder(model).default_advisors(memory).build(), "c-compacted"
+    )
     result = measure(ops, rounds=args.rounds, per_round=args.per_round)
     base = next(iter(result.values()))
     print(f"### A turn with SessionMemoryAdvisor (20-turn conversation, {WINDOW}-event window), µs per turn\n")

@@ -7,6 +7,8 @@
   imported only when a store that needs them is made.
 - :class:`MessageWindowChatMemory` / :class:`MessageChatMemoryAdvisor` for Spring AI familiarity:
   the window is applied when reading, so nothing stored is ever deleted by it.
+- :class:`Compaction` (a trigger and a strategy, on ``SessionMemoryAdvisor(compaction=...)``):
+  a boundary event appended to the log; the view after it is the summary and the later turns.
 """
 
 from __future__ import annotations
@@ -15,6 +17,16 @@ from typing import TYPE_CHECKING, Any
 
 from .advisor import ConcurrencyPolicy, SessionMemoryAdvisor
 from .chat_memory import ChatMemory, MessageChatMemoryAdvisor, MessageWindowChatMemory
+from .compaction import (
+    Compaction,
+    RecursiveSummary,
+    SlidingWindow,
+    TokenBudget,
+    TokenCount,
+    TurnCount,
+    TurnWindow,
+    any_of,
+)
 from .log import (
     CONVERSATION_ID,
     AppendResult,
@@ -48,6 +60,14 @@ __all__ = [
     "AsyncSessionRepository",
     "AsyncSqliteSessionRepository",
     "ChatMemory",
+    "Compaction",
+    "RecursiveSummary",
+    "SlidingWindow",
+    "TokenBudget",
+    "TokenCount",
+    "TurnCount",
+    "TurnWindow",
+    "any_of",
     "IdempotencyMismatch",
     "InMemorySessionRepository",
     "MessageChatMemoryAdvisor",

@@ -49,7 +49,7 @@ class SessionSql:
     def __init__(self, prefix: str, dialect: Dialect) -> None:
         self.dialect = dialect
         p = check_prefix(prefix)
-        self.session, self.event = f"{p}session", f"{p}session_event"
+        self.session, self.event, self.lease = f"{p}session", f"{p}session_event", f"{p}session_lease"
         self._cols = "seq, event_id, turn_id, type, payload, created_at"
 
     def schema(self) -> Flow[None]:
@@ -67,6 +67,18 @@ class SessionSql:
             " created_at DOUBLE PRECISION NOT NULL, PRIMARY KEY (session_id, seq), UNIQUE (session_id, event_id))",
             (),
         )
+        yield (
+            f"CREATE TABLE IF NOT EXISTS {self.lease} (session_id TEXT PRIMARY KEY, token TEXT NOT NULL,"
+            " expires_at DOUBLE PRECISION NOT NULL)",
+            (),
+        )
+        # Finding the latest compaction boundary without scanning the log; partial, so appending
+        # messages (nearly every event) never touches it.
+        yield (
+            f"CREATE INDEX IF NOT EXISTS {self.event}_marks ON {self.event} (session_id, type, seq)"
+            " WHERE type <> 'message'",
+            (),
+        )
 
     def _q(self, text: str, *params: Any) -> Statement:
         return (self.dialect.sql(text), params)
@@ -74,14 +86,25 @@ class SessionSql:
     def append(
         self, session_id: str, events: Sequence[NewEvent], expected_version: int | None, now: float
     ) -> Flow[AppendResult]:
-        yield self._q(
-            f"INSERT INTO {self.session} (id, version, created_at) VALUES (?, 0, ?) ON CONFLICT (id) DO NOTHING",
+        # Creates the session if absent and reads its version in one statement; the no-op update
+        # locks the row in PostgreSQL (SQLite: BEGIN IMMEDIATE already holds the write lock).
+        rows = yield self._q(
+            f"INSERT INTO {self.session} (id, version, created_at) VALUES (?, 0, ?)"
+            f" ON CONFLICT (id) DO UPDATE SET version = {self.session}.version RETURNING version",
             session_id,
             now,
         )
-        lock = " FOR UPDATE" if self.dialect.postgres else ""  # SQLite: BEGIN IMMEDIATE holds the lock
-        rows = yield self._q(f"SELECT version FROM {self.session} WHERE id = ?{lock}", session_id)
         current = int(rows[0][0])
+        if events and (expected_version is None or expected_version == current):
+            # The common case, a new turn: insert it straight away; if any id was already stored
+            # (a replay), undo that insert in this same transaction and take the careful path.
+            plan_append(session_id, events, {}, current, None)  # refuses an id twice in the batch
+            inserted = yield self._insert(session_id, events, current, now, skip_known=True)
+            if len(inserted) == len(events):
+                yield self._bump(session_id, current + len(events))
+                return AppendResult(current + len(events), len(events), 0)
+            if inserted:
+                yield self._q(f"DELETE FROM {self.event} WHERE session_id = ? AND seq > ?", session_id, current)
         known: dict[str, str] = {}
         if events:
             marks = ", ".join("?" * len(events))
@@ -93,22 +116,91 @@ class SessionSql:
             known = {str(r[0]): str(r[1]) for r in rows}
         fresh = plan_append(session_id, events, known, current, expected_version)
         if fresh:
-            values = ", ".join(["(?, ?, ?, ?, ?, ?, ?)"] * len(fresh))
-            params: list[Any] = []
-            for seq, e in enumerate(fresh, current + 1):
-                params += [session_id, seq, e.event_id, e.turn_id, e.type, e.payload, now]
-            yield self._q(f"INSERT INTO {self.event} (session_id, {self._cols}) VALUES {values}", *params)
-            yield self._q(f"UPDATE {self.session} SET version = ? WHERE id = ?", current + len(fresh), session_id)
+            yield self._insert(session_id, fresh, current, now, skip_known=False)
+            yield self._bump(session_id, current + len(fresh))
         return AppendResult(current + len(fresh), len(fresh), len(events) - len(fresh))
 
-    def events(self, session_id: str, after_seq: int, last: int | None) -> Flow[list[SessionEvent]]:
+    def _insert(
+        self, session_id: str, events: Sequence[NewEvent], current: int, now: float, *, skip_known: bool
+    ) -> Statement:
+        values = ", ".join(["(?, ?, ?, ?, ?, ?, ?)"] * len(events))
+        params: list[Any] = []
+        for seq, e in enumerate(events, current + 1):
+            params += [session_id, seq, e.event_id, e.turn_id, e.type, e.payload, now]
+        tail = " ON CONFLICT (session_id, event_id) DO NOTHING RETURNING event_id" if skip_known else ""
+        return self._q(f"INSERT INTO {self.event} (session_id, {self._cols}) VALUES {values}{tail}", *params)
+
+    def _bump(self, session_id: str, version: int) -> Statement:
+        return self._q(f"UPDATE {self.session} SET version = ? WHERE id = ?", version, session_id)
+
+    def events(
+        self, session_id: str, after_seq: int, last: int | None, types: Sequence[str] | None = None
+    ) -> Flow[list[SessionEvent]]:
         where = f"FROM {self.event} WHERE session_id = ? AND seq > ?"
+        params: tuple[Any, ...] = (session_id, after_seq)
+        if types is not None:
+            if not types:
+                return []
+            where += f" AND type IN ({', '.join('?' * len(types))})"
+            params += tuple(types)
+            if "message" not in types:
+                where += " AND type <> 'message'"  # lets the partial index serve the read
         if last is None:
-            rows = yield self._q(f"SELECT {self._cols} {where} ORDER BY seq", session_id, after_seq)
+            rows = yield self._q(f"SELECT {self._cols} {where} ORDER BY seq", *params)
         else:
-            rows = yield self._q(f"SELECT {self._cols} {where} ORDER BY seq DESC LIMIT ?", session_id, after_seq, last)
+            rows = yield self._q(f"SELECT {self._cols} {where} ORDER BY seq DESC LIMIT ?", *params, last)
             rows.reverse()
+        return self._event_rows(session_id, rows)
+
+    def _event_rows(self, session_id: str, rows: Rows) -> list[SessionEvent]:
         return [SessionEvent(session_id, int(r[0]), r[1], r[2], r[3], r[4], float(r[5])) for r in rows]
+
+    def tail(self, session_id: str, after_seq: int) -> Flow[tuple[float | None, list[SessionEvent]]]:
+        """The session's creation time and its events after ``after_seq``, in one statement (a
+        cached tail is extended with them when the session is still the one it was)."""
+        cols = ", ".join(f"e.{c.strip()}" for c in self._cols.split(","))
+        rows = yield self._q(
+            f"SELECT s.created_at, {cols} FROM {self.session} s LEFT JOIN {self.event} e"
+            " ON e.session_id = s.id AND e.seq > ? WHERE s.id = ? ORDER BY e.seq",
+            after_seq,
+            session_id,
+        )
+        if not rows:
+            return None, []
+        return float(rows[0][0]), self._event_rows(session_id, [r[1:] for r in rows if r[1] is not None])
+
+    def events_of_session(
+        self, session_id: str, after_seq: int, last: int | None
+    ) -> Flow[tuple[float | None, list[SessionEvent]]]:
+        """``events`` with the session's creation time (``None``: no such session)."""
+        rows = yield self._q(f"SELECT created_at FROM {self.session} WHERE id = ?", session_id)
+        events = yield from self.events(session_id, after_seq, last)
+        return (float(rows[0][0]) if rows else None), events
+
+    def try_lease(self, session_id: str, token: str, ttl: float, now: float) -> Flow[bool]:
+        """Take or renew the lease row unless another token holds it unexpired (PostgreSQL: by
+        the server's clock; SQLite: by the repository's)."""
+        before: tuple[float, ...] = ()
+        clock = "EXTRACT(EPOCH FROM clock_timestamp())"
+        if not self.dialect.postgres:
+            clock, before = "?", (now,)
+        rows = yield self._q(
+            f"INSERT INTO {self.lease} (session_id, token, expires_at) VALUES (?, ?, {clock} + ?)"
+            " ON CONFLICT (session_id) DO UPDATE SET token = excluded.token, expires_at = excluded.expires_at"
+            f" WHERE {self.lease}.token = excluded.token OR {self.lease}.expires_at <= {clock} RETURNING token",
+            session_id,
+            token,
+            *before,
+            ttl,
+            *before,
+        )
+        return bool(rows)
+
+    def release_lease(self, session_id: str, token: str) -> Flow[bool]:
+        rows = yield self._q(
+            f"DELETE FROM {self.lease} WHERE session_id = ? AND token = ? RETURNING token", session_id, token
+        )
+        return bool(rows)
 
     def version(self, session_id: str) -> Flow[int]:
         rows = yield self._q(f"SELECT version FROM {self.session} WHERE id = ?", session_id)
@@ -121,7 +213,10 @@ class SessionSql:
 
 def run_flow(flow: Flow[T], execute: Callable[[Statement], Rows]) -> T:
     """Drive ``flow`` with a blocking driver call."""
-    statement = next(flow)
+    try:
+        statement = next(flow)
+    except StopIteration as done:  # a flow with nothing to ask
+        return done.value  # type: ignore[no-any-return]
     while True:
         rows = execute(statement)
         try:
@@ -132,7 +227,10 @@ def run_flow(flow: Flow[T], execute: Callable[[Statement], Rows]) -> T:
 
 async def arun_flow(flow: Flow[T], execute: Callable[[Statement], Awaitable[Rows]]) -> T:
     """Drive ``flow`` with an async driver call."""
-    statement = next(flow)
+    try:
+        statement = next(flow)
+    except StopIteration as done:
+        return done.value  # type: ignore[no-any-return]
     while True:
         rows = await execute(statement)
         try:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import secrets
 from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from typing import Literal
 
@@ -31,16 +32,21 @@ from ..errors import ConfigurationError
 from ..events import StreamEvent, TurnFinished
 from ..messages import Message, SystemMessage, UserMessage
 from ..turn import turn_of
-from .log import CONVERSATION_ID, NewEvent, SessionEvent, turn_events
-from .repository import AsyncSessionRepository, SessionRepository
+from ._compacting import acompact, aread_log, compact, read_log, view_after
+from .compaction import Compaction, view_of
+from .lease import AsyncSessionLease, SessionLease, aacquire, acquire, new_token
+from .log import CONVERSATION_ID, AppendResult, NewEvent, SessionEvent, turn_events
+from .repository import AsyncSessionRepository, SessionRepository, ThreadedSessionRepository
 from .usage import usage_event
 from .window import messages_of, read_size, window
 
 __all__ = ["CONVERSATION_ID", "ConcurrencyPolicy", "SessionMemoryAdvisor"]
 
-ConcurrencyPolicy = Literal["append", "raise"]
+ConcurrencyPolicy = Literal["append", "raise", "serialize"]
 """``append``: never lose a turn (the default); ``raise``: ``VersionConflict`` when another turn
-was stored on the conversation after this one read its history (the turn is not stored)."""
+was stored on the conversation after this one read its history (the turn is not stored);
+``serialize``: one turn at a time per conversation, under a lease held from before the history is
+read until the turn is written, so each turn sees the one before it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +55,8 @@ class _Plan:
     turn_id: str
     base_version: int | None
     new_messages: tuple[Message, ...]
+    read: tuple[SessionEvent, ...] = ()
+    boundary: SessionEvent | None = None
 
 
 class SessionMemoryAdvisor:
@@ -58,6 +66,9 @@ class SessionMemoryAdvisor:
     message's place. The conversation id comes
     from the request: ``spec.conversation(id)`` (or the ``CONVERSATION_ID`` advisor param); a request
     without one is refused, never stored under a shared default.
+
+    ``compaction`` (a :class:`~chatclient.memory.compaction.Compaction`) runs after a turn is
+    written, on the version that write returned: the view is then read from the latest boundary.
     """
 
     def __init__(
@@ -67,14 +78,28 @@ class SessionMemoryAdvisor:
         window: int | None = 100,
         concurrency: ConcurrencyPolicy = "append",
         order: int = AdvisorOrder.MEMORY,
+        compaction: Compaction | None = None,
+        lease_ttl: float = 300.0,
+        lease_timeout: float = 60.0,
     ) -> None:
         if window is not None and window <= 0:
             raise ConfigurationError(f"window must be a positive number of events or None, got {window}")
-        if concurrency not in ("append", "raise"):
-            raise ConfigurationError(f"concurrency must be 'append' or 'raise', got {concurrency!r}")
+        if concurrency == "serialise":  # type: ignore[comparison-overlap]
+            concurrency = "serialize"
+        if concurrency not in ("append", "raise", "serialize"):
+            raise ConfigurationError(f"concurrency must be 'append', 'raise' or 'serialize', got {concurrency!r}")
+        if concurrency == "serialize" and not callable(getattr(repository, "try_lease", None)):
+            raise ConfigurationError(
+                f"concurrency='serialize' needs a repository with leases (try_lease/release_lease); "
+                f"{type(repository).__name__} has none"
+            )
+        self.lease_ttl, self.lease_timeout = lease_ttl, lease_timeout
         self.repository = repository
         self._async = asyncio.iscoroutinefunction(getattr(repository, "append", None))
         self.window, self.concurrency, self._order = window, concurrency, order
+        if compaction is not None and not isinstance(compaction, Compaction):
+            raise ConfigurationError(f"compaction must be a Compaction(trigger, strategy), got {compaction!r}")
+        self.compaction = compaction
 
     @property
     def name(self) -> str:
@@ -97,7 +122,7 @@ class SessionMemoryAdvisor:
         return conversation_id
 
     def _plan(
-        self, request: ChatClientRequest, events: Sequence[SessionEvent] | None
+        self, request: ChatClientRequest, events: Sequence[SessionEvent] | None, boundary: SessionEvent | None = None
     ) -> tuple[ChatClientRequest, _Plan]:
         """The request with the history in it, and what to store after the turn. ``events`` is
         ``None`` on a resume (nothing read, nothing prepended)."""
@@ -109,11 +134,14 @@ class SessionMemoryAdvisor:
         base = events[-1].seq if events else 0
         prompt = request.prompt.messages
         split = next((i for i, m in enumerate(prompt) if not isinstance(m, SystemMessage)), len(prompt))
-        history = messages_of(window(events, self.window)) if self.window is not None else messages_of(events)
+        if self.compaction is not None:
+            history = view_of(events, boundary, self.window).messages()
+        else:
+            history = messages_of(window(events, self.window)) if self.window is not None else messages_of(events)
         messages = (*prompt[:split], *history, *prompt[split:])
         context = {**request.context, ContextKeys.TURN_ID: turn_id}
         request = ChatClientRequest(request.prompt.with_messages(messages), context)
-        return request, _Plan(conversation_id, turn_id, base, tuple(prompt[split:]))
+        return request, _Plan(conversation_id, turn_id, base, tuple(prompt[split:]), tuple(events), boundary)
 
     def _to_store(self, plan: _Plan, response: ChatClientResponse) -> list[NewEvent]:
         """The turn's events, its usage last; none while the turn waits for a confirmation."""
@@ -150,53 +178,108 @@ class SessionMemoryAdvisor:
         if self._resuming(request):
             return self._plan(request, None)
         repository = self._sync_repository()
-        return self._plan(request, repository.events(self.conversation_of(request), last=read_size(self.window)))
+        conversation_id = self.conversation_of(request)
+        if self.compaction is not None:
+            boundary, events = read_log(repository, conversation_id, self.window)
+            return self._plan(request, events, boundary)
+        return self._plan(request, repository.events(conversation_id, last=read_size(self.window)))
 
     def _after(self, plan: _Plan, response: ChatClientResponse) -> ChatClientResponse:
         events = self._to_store(plan, response)
         if events:
-            self._sync_repository().append(plan.conversation_id, events, expected_version=self._expected(plan))
+            repository = self._sync_repository()
+            result = repository.append(plan.conversation_id, events, expected_version=self._expected(plan))
+            if self.compaction is not None and result.appended:
+                view = view_after(plan.read, plan.boundary, events, result)
+                if view is None:  # another turn landed meanwhile: compact what is there now
+                    boundary, read = read_log(repository, plan.conversation_id, self.window)
+                    view, result = view_of(read, boundary, self.window), _at(read)
+                compact(repository, plan.conversation_id, self.compaction, view, result.version)
         return response
 
+    @contextmanager
+    def _lease(self, request: ChatClientRequest) -> Iterator[None]:
+        """Under ``serialize``: the conversation's lease, from before the read to after the write."""
+        if self.concurrency != "serialize":
+            yield
+            return
+        conversation_id, token = self.conversation_of(request), new_token()
+        lease: SessionLease = self._sync_repository()  # type: ignore[assignment]
+        acquire(lease, conversation_id, token, ttl=self.lease_ttl, timeout=self.lease_timeout)
+        try:
+            yield
+        finally:
+            lease.release_lease(conversation_id, token)
+
     def advise_call(self, request: ChatClientRequest, next_: CallNext) -> ChatClientResponse:
-        request, plan = self._before(request)
-        return self._after(plan, next_(request))
+        with self._lease(request):
+            request, plan = self._before(request)
+            return self._after(plan, next_(request))
 
     def advise_stream(self, request: ChatClientRequest, next_: StreamNext) -> Iterator[StreamEvent]:
-        request, plan = self._before(request)
-        for event in next_(request):
-            yield TurnFinished(self._after(plan, event.response)) if isinstance(event, TurnFinished) else event
+        with self._lease(request):
+            request, plan = self._before(request)
+            for event in next_(request):
+                yield TurnFinished(self._after(plan, event.response)) if isinstance(event, TurnFinished) else event
 
     # ------------------------------------------------------------------ async drivers
+
+    def _async_repository(self) -> AsyncSessionRepository:
+        if self._async:
+            return self.repository  # type: ignore[return-value]
+        return ThreadedSessionRepository(self.repository)  # type: ignore[arg-type]
 
     async def _abefore(self, request: ChatClientRequest) -> tuple[ChatClientRequest, _Plan]:
         if self._resuming(request):
             return self._plan(request, None)
         conversation_id = self.conversation_of(request)
-        if self._async:
-            events = await self.repository.events(conversation_id, last=read_size(self.window))  # type: ignore[misc]
-        else:
-            repository: SessionRepository = self.repository  # type: ignore[assignment]
-            events = await asyncio.to_thread(repository.events, conversation_id, last=read_size(self.window))
-        return self._plan(request, events)
+        repository = self._async_repository()
+        if self.compaction is not None:
+            boundary, events = await aread_log(repository, conversation_id, self.window)
+            return self._plan(request, events, boundary)
+        return self._plan(request, await repository.events(conversation_id, last=read_size(self.window)))
 
     async def _aafter(self, plan: _Plan, response: ChatClientResponse) -> ChatClientResponse:
         events = self._to_store(plan, response)
         if not events:
             return response
-        expected = self._expected(plan)
-        if self._async:
-            await self.repository.append(plan.conversation_id, events, expected_version=expected)  # type: ignore[misc]
-        else:
-            repository: SessionRepository = self.repository  # type: ignore[assignment]
-            await asyncio.to_thread(repository.append, plan.conversation_id, events, expected_version=expected)
+        repository = self._async_repository()
+        result = await repository.append(plan.conversation_id, events, expected_version=self._expected(plan))
+        if self.compaction is not None and result.appended:
+            view = view_after(plan.read, plan.boundary, events, result)
+            if view is None:
+                boundary, read = await aread_log(repository, plan.conversation_id, self.window)
+                view, result = view_of(read, boundary, self.window), _at(read)
+            await acompact(repository, plan.conversation_id, self.compaction, view, result.version)
         return response
 
+    @asynccontextmanager
+    async def _alease(self, request: ChatClientRequest) -> AsyncIterator[None]:
+        if self.concurrency != "serialize":
+            yield
+            return
+        conversation_id, token = self.conversation_of(request), new_token()
+        lease: AsyncSessionLease = self._async_repository()  # type: ignore[assignment]
+        await aacquire(lease, conversation_id, token, ttl=self.lease_ttl, timeout=self.lease_timeout)
+        try:
+            yield
+        finally:
+            await lease.release_lease(conversation_id, token)
+
     async def aadvise_call(self, request: ChatClientRequest, next_: AsyncCallNext) -> ChatClientResponse:
-        request, plan = await self._abefore(request)
-        return await self._aafter(plan, await next_(request))
+        async with self._alease(request):
+            request, plan = await self._abefore(request)
+            return await self._aafter(plan, await next_(request))
 
     async def aadvise_stream(self, request: ChatClientRequest, next_: AsyncStreamNext) -> AsyncIterator[StreamEvent]:
-        request, plan = await self._abefore(request)
-        async for event in next_(request):
-            yield TurnFinished(await self._aafter(plan, event.response)) if isinstance(event, TurnFinished) else event
+        async with self._alease(request):
+            request, plan = await self._abefore(request)
+            async for event in next_(request):
+                if isinstance(event, TurnFinished):
+                    event = TurnFinished(await self._aafter(plan, event.response))
+                yield event
+
+
+def _at(read: Sequence[SessionEvent]) -> AppendResult:
+    """The version a fresh read saw (its last event is the log's last)."""
+    return AppendResult(read[-1].seq if read else 0, 0, 0)

@@ -37,23 +37,29 @@ def require_psycopg() -> None:
 
 def pool_kwargs(prepare_threshold: int | None) -> dict[str, Any]:
     # ``prepare_threshold=None`` disables server-side prepared statements (needed behind pgbouncer).
-    return {"kwargs": {"prepare_threshold": prepare_threshold}, "min_size": 1, "max_size": 8, "open": True}
+    # Autocommit: a one-statement read or take is one round trip; writes open their transaction.
+    kwargs = {"prepare_threshold": prepare_threshold, "autocommit": True}
+    return {"kwargs": kwargs, "min_size": 1, "max_size": 8, "open": True}
 
 
-def run_on(conn: Connection[Any], flow: Flow[T]) -> T:
+def run_on(conn: Connection[Any], flow: Flow[T], *, transaction: bool = True) -> T:
     def execute(statement: Statement) -> Rows:
         cur = conn.execute(*statement)
         return list(cur.fetchall()) if cur.description is not None else []
 
+    if not transaction:  # one statement: atomic by itself
+        return run_flow(flow, execute)
     with conn.transaction():
         return run_flow(flow, execute)
 
 
-async def arun_on(conn: AsyncConnection[Any], flow: Flow[T]) -> T:
+async def arun_on(conn: AsyncConnection[Any], flow: Flow[T], *, transaction: bool = True) -> T:
     async def execute(statement: Statement) -> Rows:
         cur = await conn.execute(*statement)
         return list(await cur.fetchall()) if cur.description is not None else []
 
+    if not transaction:
+        return await arun_flow(flow, execute)
     async with conn.transaction():
         return await arun_flow(flow, execute)
 
@@ -86,9 +92,9 @@ class PostgresSessionRepository:
         self._clock = clock
         self._run(self._sql.schema())
 
-    def _run(self, flow: Flow[T]) -> T:
+    def _run(self, flow: Flow[T], *, transaction: bool = True) -> T:
         with self._pool.connection() as conn:
-            return run_on(conn, flow)
+            return run_on(conn, flow, transaction=transaction)
 
     def append(
         self, session_id: str, events: Sequence[NewEvent], *, expected_version: int | None = None
@@ -96,14 +102,23 @@ class PostgresSessionRepository:
         check_session_id(session_id)
         return self._run(self._sql.append(session_id, events, expected_version, self._clock()))
 
-    def events(self, session_id: str, *, after_seq: int = 0, last: int | None = None) -> list[SessionEvent]:
-        return self._run(self._sql.events(session_id, after_seq, last))
+    def events(
+        self, session_id: str, *, after_seq: int = 0, last: int | None = None, types: Sequence[str] | None = None
+    ) -> list[SessionEvent]:
+        return self._run(self._sql.events(session_id, after_seq, last, types), transaction=False)
 
     def version(self, session_id: str) -> int:
-        return self._run(self._sql.version(session_id))
+        return self._run(self._sql.version(session_id), transaction=False)
 
     def delete(self, session_id: str) -> None:
         self._run(self._sql.delete(session_id))
+
+    def try_lease(self, session_id: str, token: str, ttl: float) -> bool:
+        check_session_id(session_id)
+        return self._run(self._sql.try_lease(session_id, token, ttl, 0.0))
+
+    def release_lease(self, session_id: str, token: str) -> bool:
+        return self._run(self._sql.release_lease(session_id, token))
 
     def close(self) -> None:
         if self._own_pool:
@@ -141,11 +156,11 @@ class AsyncPostgresSessionRepository:
             await self._pool.open()
         await self._run(self._sql.schema())
 
-    async def _run(self, flow: Flow[T]) -> T:
+    async def _run(self, flow: Flow[T], *, transaction: bool = True) -> T:
         if self._pool is None:
             raise ConfigurationError("Call `await repository.open()` before using AsyncPostgresSessionRepository")
         async with self._pool.connection() as conn:
-            return await arun_on(conn, flow)
+            return await arun_on(conn, flow, transaction=transaction)
 
     async def append(
         self, session_id: str, events: Sequence[NewEvent], *, expected_version: int | None = None
@@ -153,14 +168,23 @@ class AsyncPostgresSessionRepository:
         check_session_id(session_id)
         return await self._run(self._sql.append(session_id, events, expected_version, self._clock()))
 
-    async def events(self, session_id: str, *, after_seq: int = 0, last: int | None = None) -> list[SessionEvent]:
-        return await self._run(self._sql.events(session_id, after_seq, last))
+    async def events(
+        self, session_id: str, *, after_seq: int = 0, last: int | None = None, types: Sequence[str] | None = None
+    ) -> list[SessionEvent]:
+        return await self._run(self._sql.events(session_id, after_seq, last, types), transaction=False)
 
     async def version(self, session_id: str) -> int:
-        return await self._run(self._sql.version(session_id))
+        return await self._run(self._sql.version(session_id), transaction=False)
 
     async def delete(self, session_id: str) -> None:
         await self._run(self._sql.delete(session_id))
+
+    async def try_lease(self, session_id: str, token: str, ttl: float) -> bool:
+        check_session_id(session_id)
+        return await self._run(self._sql.try_lease(session_id, token, ttl, 0.0))
+
+    async def release_lease(self, session_id: str, token: str) -> bool:
+        return await self._run(self._sql.release_lease(session_id, token))
 
     async def close(self) -> None:
         if self._own_pool and self._pool is not None:

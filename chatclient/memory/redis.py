@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigurationError
@@ -22,12 +23,13 @@ if TYPE_CHECKING:
 
 __all__ = ["AsyncRedisSessionRepository", "RedisSessionRepository", "require_redis"]
 
-# KEYS: ids hash (event id -> sha1 of payload), log list. ARGV: expected version ('' = any), then
-# per event: id, payload, stored JSON. Returns {status, version, appended, replayed[, detail]}.
+# KEYS: ids hash (event id -> sha1 of payload), log list, marks list (the seqs of events that are not
+# messages, e.g. compaction boundaries). ARGV: expected version ('' = any), then per event: id,
+# payload, stored JSON, type. Returns {status, version, appended, replayed[, detail]}.
 APPEND = """
 local version = redis.call('LLEN', KEYS[2])
 local fresh, replayed, seen = {}, 0, {}
-for i = 2, #ARGV, 3 do
+for i = 2, #ARGV, 4 do
   local id = ARGV[i]
   if seen[id] then return {'twice', version, 0, 0, id} end
   seen[id] = true
@@ -44,7 +46,8 @@ if #fresh > 0 and ARGV[1] ~= '' and tonumber(ARGV[1]) ~= version then
 end
 for _, i in ipairs(fresh) do
   redis.call('HSET', KEYS[1], ARGV[i], redis.sha1hex(ARGV[i + 1]))
-  redis.call('RPUSH', KEYS[2], ARGV[i + 2])
+  local seq = redis.call('RPUSH', KEYS[2], ARGV[i + 2])
+  if ARGV[i + 3] ~= 'message' then redis.call('RPUSH', KEYS[3], seq) end
 end
 return {'ok', version + #fresh, #fresh, replayed}
 """
@@ -57,6 +60,47 @@ if ARGV[2] ~= '' then start = math.max(start, n - tonumber(ARGV[2])) end
 local items = redis.call('LRANGE', KEYS[1], start, -1)
 table.insert(items, 1, start + 1)
 return items
+"""
+
+# KEYS: log list, marks list. ARGV: after_seq, last ('' = all), then the wanted types. Returns
+# {seq, item, seq, item, ...} oldest first. Without 'message' among the types only the marked
+# events are looked at, newest first, so finding the latest boundary reads back only to it (the
+# marks hold every non-message event: each turn's usage too), never the whole log.
+READ_TYPED = """
+local after, last = tonumber(ARGV[1]), tonumber(ARGV[2])
+local wanted, messages = {}, false
+for i = 3, #ARGV do wanted[ARGV[i]] = true; if ARGV[i] == 'message' then messages = true end end
+local log_len = redis.call('LLEN', KEYS[1])
+local marks_len = messages and 0 or redis.call('LLEN', KEYS[2])
+local n = messages and log_len or marks_len
+local found = {}
+for i = n, 1, -1 do
+  if last and #found >= 2 * last then break end
+  local s = i
+  if not messages then s = tonumber(redis.call('LINDEX', KEYS[2], i - 1)) end
+  if s <= after then break end
+  local item = redis.call('LINDEX', KEYS[1], s - 1)
+  if wanted[cjson.decode(item)[3]] then
+    table.insert(found, 1, item)
+    table.insert(found, 1, s)
+  end
+end
+return found
+"""
+
+
+# KEYS: lease. ARGV: token, ttl in ms. Takes or renews the lease unless another token holds it.
+LEASE = """
+local holder = redis.call('GET', KEYS[1])
+if holder and holder ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return 1
+"""
+
+# KEYS: lease. ARGV: token. Deletes the lease only if this token still holds it.
+RELEASE = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
 """
 
 
@@ -73,14 +117,21 @@ class _Keys:
 
     def __call__(self, session_id: str) -> list[str]:
         base = f"{self.prefix}session:{{{check_session_id(session_id)}}}"
-        return [f"{base}:ids", f"{base}:log"]
+        return [f"{base}:ids", f"{base}:log", f"{base}:marks"]
+
+    def lease(self, session_id: str) -> list[str]:
+        return [f"{self.prefix}session:{{{check_session_id(session_id)}}}:lease"]
+
+
+def _ms(ttl: float) -> int:
+    return max(1, int(ttl * 1000))
 
 
 def _args(events: Sequence[NewEvent], expected_version: int | None, now: float) -> list[str]:
     args = ["" if expected_version is None else str(expected_version)]
     for e in events:
         stored = json.dumps([e.event_id, e.turn_id, e.type, e.payload, now])
-        args += [e.event_id, e.payload, stored]
+        args += [e.event_id, e.payload, stored, e.type]
     return args
 
 
@@ -94,13 +145,24 @@ def _result(session_id: str, reply: list[Any], expected_version: int | None) -> 
     return AppendResult(version, int(reply[2]), int(reply[3]))
 
 
+@lru_cache(maxsize=8192)
+def _event(session_id: str, seq: int, raw: bytes | str) -> SessionEvent:
+    """The event stored as ``raw`` at ``seq``; cached (stored events never change, and a windowed
+    view reads the same recent ones every turn)."""
+    event_id, turn_id, type_, payload, created_at = json.loads(raw)
+    return SessionEvent(session_id, seq, event_id, turn_id, type_, payload, float(created_at))
+
+
 def _events(session_id: str, reply: list[Any]) -> list[SessionEvent]:
-    first = int(reply[0])
-    out = []
-    for seq, raw in enumerate(reply[1:], first):
-        event_id, turn_id, type_, payload, created_at = json.loads(raw)
-        out.append(SessionEvent(session_id, seq, event_id, turn_id, type_, payload, float(created_at)))
-    return out
+    return [_event(session_id, seq, raw) for seq, raw in enumerate(reply[1:], int(reply[0]))]
+
+
+def _typed(session_id: str, reply: list[Any]) -> list[SessionEvent]:
+    return [_event(session_id, int(reply[i]), reply[i + 1]) for i in range(0, len(reply), 2)]
+
+
+def _read_args(after_seq: int, last: int | None, types: Sequence[str] | None) -> list[Any]:
+    return [after_seq, "" if last is None else last, *(types or ())]
 
 
 class RedisSessionRepository:
@@ -124,6 +186,9 @@ class RedisSessionRepository:
         self._keys, self._clock = _Keys(prefix), clock
         self._append = self._client.register_script(APPEND)
         self._read = self._client.register_script(READ)
+        self._read_typed = self._client.register_script(READ_TYPED)
+        self._lease = self._client.register_script(LEASE)
+        self._release = self._client.register_script(RELEASE)
 
     def append(
         self, session_id: str, events: Sequence[NewEvent], *, expected_version: int | None = None
@@ -132,15 +197,25 @@ class RedisSessionRepository:
         reply = self._append(keys=keys, args=_args(events, expected_version, self._clock()))
         return _result(session_id, reply, expected_version)
 
-    def events(self, session_id: str, *, after_seq: int = 0, last: int | None = None) -> list[SessionEvent]:
-        reply = self._read(keys=self._keys(session_id)[1:], args=[after_seq, "" if last is None else last])
-        return _events(session_id, reply)
+    def events(
+        self, session_id: str, *, after_seq: int = 0, last: int | None = None, types: Sequence[str] | None = None
+    ) -> list[SessionEvent]:
+        keys, args = self._keys(session_id)[1:], _read_args(after_seq, last, types)
+        if types is not None:
+            return _typed(session_id, self._read_typed(keys=keys, args=args)) if types else []
+        return _events(session_id, self._read(keys=keys, args=args))
 
     def version(self, session_id: str) -> int:
         return int(self._client.llen(self._keys(session_id)[1]))
 
     def delete(self, session_id: str) -> None:
         self._client.delete(*self._keys(session_id))
+
+    def try_lease(self, session_id: str, token: str, ttl: float) -> bool:
+        return bool(self._lease(keys=self._keys.lease(session_id), args=[token, _ms(ttl)]))
+
+    def release_lease(self, session_id: str, token: str) -> bool:
+        return bool(self._release(keys=self._keys.lease(session_id), args=[token]))
 
     def close(self) -> None:
         if self._own:
@@ -168,6 +243,9 @@ class AsyncRedisSessionRepository:
         self._keys, self._clock = _Keys(prefix), clock
         self._append = self._client.register_script(APPEND)
         self._read = self._client.register_script(READ)
+        self._read_typed = self._client.register_script(READ_TYPED)
+        self._lease = self._client.register_script(LEASE)
+        self._release = self._client.register_script(RELEASE)
 
     async def append(
         self, session_id: str, events: Sequence[NewEvent], *, expected_version: int | None = None
@@ -176,15 +254,25 @@ class AsyncRedisSessionRepository:
         reply = await self._append(keys=keys, args=_args(events, expected_version, self._clock()))
         return _result(session_id, reply, expected_version)
 
-    async def events(self, session_id: str, *, after_seq: int = 0, last: int | None = None) -> list[SessionEvent]:
-        reply = await self._read(keys=self._keys(session_id)[1:], args=[after_seq, "" if last is None else last])
-        return _events(session_id, reply)
+    async def events(
+        self, session_id: str, *, after_seq: int = 0, last: int | None = None, types: Sequence[str] | None = None
+    ) -> list[SessionEvent]:
+        keys, args = self._keys(session_id)[1:], _read_args(after_seq, last, types)
+        if types is not None:
+            return _typed(session_id, await self._read_typed(keys=keys, args=args)) if types else []
+        return _events(session_id, await self._read(keys=keys, args=args))
 
     async def version(self, session_id: str) -> int:
         return int(await self._client.llen(self._keys(session_id)[1]))
 
     async def delete(self, session_id: str) -> None:
         await self._client.delete(*self._keys(session_id))
+
+    async def try_lease(self, session_id: str, token: str, ttl: float) -> bool:
+        return bool(await self._lease(keys=self._keys.lease(session_id), args=[token, _ms(ttl)]))
+
+    async def release_lease(self, session_id: str, token: str) -> bool:
+        return bool(await self._release(keys=self._keys.lease(session_id), args=[token]))
 
     async def close(self) -> None:
         if self._own:

@@ -11,7 +11,7 @@ import asyncio
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import Protocol, TypeVar, runtime_checkable
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from .log import AppendResult, NewEvent, SessionEvent, check_session_id, plan_append
 
@@ -20,6 +20,7 @@ __all__ = [
     "AsyncSessionRepository",
     "InMemorySessionRepository",
     "SessionRepository",
+    "ThreadedSessionRepository",
     "in_thread",
 ]
 
@@ -36,8 +37,10 @@ class SessionRepository(Protocol):
         """Append all of ``events`` or none (``VersionConflict``, ``IdempotencyMismatch``)."""
         ...
 
-    def events(self, session_id: str, *, after_seq: int = 0, last: int | None = None) -> list[SessionEvent]:
-        """Oldest first: the events after ``after_seq``, or only the ``last`` ones."""
+    def events(
+        self, session_id: str, *, after_seq: int = 0, last: int | None = None, types: Sequence[str] | None = None
+    ) -> list[SessionEvent]:
+        """Oldest first: the events after ``after_seq`` (of the given ``types``), or only the ``last`` ones."""
         ...
 
     def version(self, session_id: str) -> int:
@@ -57,16 +60,22 @@ class AsyncSessionRepository(Protocol):
         self, session_id: str, events: Sequence[NewEvent], *, expected_version: int | None = None
     ) -> AppendResult: ...
 
-    async def events(self, session_id: str, *, after_seq: int = 0, last: int | None = None) -> list[SessionEvent]: ...
+    async def events(
+        self, session_id: str, *, after_seq: int = 0, last: int | None = None, types: Sequence[str] | None = None
+    ) -> list[SessionEvent]: ...
 
     async def version(self, session_id: str) -> int: ...
 
     async def delete(self, session_id: str) -> None: ...
 
 
-def select(events: list[SessionEvent], after_seq: int, last: int | None) -> list[SessionEvent]:
-    """The part of a session's events that ``events(after_seq=..., last=...)`` returns."""
+def select(
+    events: list[SessionEvent], after_seq: int, last: int | None, types: Sequence[str] | None = None
+) -> list[SessionEvent]:
+    """The part of a session's events that ``events(after_seq=..., last=..., types=...)`` returns."""
     chosen = events[after_seq:] if after_seq > 0 else events
+    if types is not None:
+        chosen = [e for e in chosen if e.type in types]
     return chosen[-last:] if last is not None and last < len(chosen) else list(chosen)
 
 
@@ -77,6 +86,7 @@ class InMemorySessionRepository:
         self._clock = clock
         self._logs: dict[str, list[SessionEvent]] = {}
         self._ids: dict[str, dict[str, str]] = {}
+        self._leases: dict[str, tuple[str, float]] = {}
         self._lock = threading.Lock()
 
     def append(
@@ -94,9 +104,11 @@ class InMemorySessionRepository:
                 ids[event.event_id] = event.payload
             return AppendResult(len(log), len(fresh), len(events) - len(fresh))
 
-    def events(self, session_id: str, *, after_seq: int = 0, last: int | None = None) -> list[SessionEvent]:
+    def events(
+        self, session_id: str, *, after_seq: int = 0, last: int | None = None, types: Sequence[str] | None = None
+    ) -> list[SessionEvent]:
         with self._lock:
-            return select(self._logs.get(session_id, []), after_seq, last)
+            return select(self._logs.get(session_id, []), after_seq, last, types)
 
     def version(self, session_id: str) -> int:
         with self._lock:
@@ -106,6 +118,23 @@ class InMemorySessionRepository:
         with self._lock:
             self._logs.pop(session_id, None)
             self._ids.pop(session_id, None)
+
+    def try_lease(self, session_id: str, token: str, ttl: float) -> bool:
+        check_session_id(session_id)
+        with self._lock:
+            held, now = self._leases.get(session_id), self._clock()
+            if held is not None and held[0] != token and held[1] > now:
+                return False
+            self._leases[session_id] = (token, now + ttl)
+            return True
+
+    def release_lease(self, session_id: str, token: str) -> bool:
+        with self._lock:
+            held = self._leases.get(session_id)
+            if held is None or held[0] != token:
+                return False
+            del self._leases[session_id]
+            return True
 
 
 class AsyncInMemorySessionRepository:
@@ -119,8 +148,10 @@ class AsyncInMemorySessionRepository:
     ) -> AppendResult:
         return self.sync.append(session_id, events, expected_version=expected_version)
 
-    async def events(self, session_id: str, *, after_seq: int = 0, last: int | None = None) -> list[SessionEvent]:
-        return self.sync.events(session_id, after_seq=after_seq, last=last)
+    async def events(
+        self, session_id: str, *, after_seq: int = 0, last: int | None = None, types: Sequence[str] | None = None
+    ) -> list[SessionEvent]:
+        return self.sync.events(session_id, after_seq=after_seq, last=last, types=types)
 
     async def version(self, session_id: str) -> int:
         return self.sync.version(session_id)
@@ -128,7 +159,45 @@ class AsyncInMemorySessionRepository:
     async def delete(self, session_id: str) -> None:
         self.sync.delete(session_id)
 
+    async def try_lease(self, session_id: str, token: str, ttl: float) -> bool:
+        return self.sync.try_lease(session_id, token, ttl)
+
+    async def release_lease(self, session_id: str, token: str) -> bool:
+        return self.sync.release_lease(session_id, token)
+
 
 async def in_thread(call: Callable[[], T]) -> T:
     """Run a blocking store call off the event loop."""
     return await asyncio.to_thread(call)
+
+
+class ThreadedSessionRepository:
+    """A sync repository seen through the async protocol, each call in a worker thread (so a
+    blocking store never blocks the event loop)."""
+
+    def __init__(self, sync: SessionRepository) -> None:
+        self.sync = sync
+
+    async def append(
+        self, session_id: str, events: Sequence[NewEvent], *, expected_version: int | None = None
+    ) -> AppendResult:
+        return await in_thread(lambda: self.sync.append(session_id, events, expected_version=expected_version))
+
+    async def events(
+        self, session_id: str, *, after_seq: int = 0, last: int | None = None, types: Sequence[str] | None = None
+    ) -> list[SessionEvent]:
+        return await in_thread(lambda: self.sync.events(session_id, after_seq=after_seq, last=last, types=types))
+
+    async def version(self, session_id: str) -> int:
+        return await in_thread(lambda: self.sync.version(session_id))
+
+    async def delete(self, session_id: str) -> None:
+        await in_thread(lambda: self.sync.delete(session_id))
+
+    async def try_lease(self, session_id: str, token: str, ttl: float) -> bool:
+        lease: Any = self.sync  # checked by the advisor (SessionLease)
+        return bool(await in_thread(lambda: lease.try_lease(session_id, token, ttl)))
+
+    async def release_lease(self, session_id: str, token: str) -> bool:
+        lease: Any = self.sync
+        return bool(await in_thread(lambda: lease.release_lease(session_id, token)))

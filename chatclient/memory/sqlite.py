@@ -1,13 +1,19 @@
 """The session log in an SQLite file: the embedded default, no server, shared by the processes of
 one machine. WAL mode; an append is one ``BEGIN IMMEDIATE`` transaction, so concurrent writers
-(threads or processes) queue and each sees the version the one before it left."""
+(threads or processes) queue and each sees the version the one before it left.
+
+Stored events never change, so the repository keeps the tail of each recent session's log in
+memory and a windowed read only fetches the events written since (by any process); the session's
+creation time tells a deleted and re-created session from the one cached."""
 
 from __future__ import annotations
 
 import sqlite3
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
@@ -50,6 +56,15 @@ class SqliteDatabase:
     def read(self, flow: Flow[T]) -> T:
         return run_flow(flow, self._executor(self.connection()))
 
+    def read_consistent(self, flow: Flow[T]) -> T:
+        """A read of several statements from one snapshot of the file."""
+        db = self.connection()
+        db.execute("BEGIN")
+        try:
+            return run_flow(flow, self._executor(db))
+        finally:
+            db.execute("COMMIT")
+
     @staticmethod
     def _executor(db: sqlite3.Connection) -> Callable[[Statement], Rows]:
         def execute(statement: Statement) -> Rows:
@@ -64,6 +79,61 @@ class SqliteDatabase:
             self._local.db = None
 
 
+@dataclass(slots=True)
+class _Tail:
+    """The newest events of one session, contiguous up to the last one read (empty: an empty log)."""
+
+    created_at: float
+    events: list[SessionEvent]
+
+    @property
+    def last_seq(self) -> int:
+        return self.events[-1].seq if self.events else 0
+
+
+class _TailCache:
+    """Recent sessions' tails (``sessions`` of them, up to ``events`` events each), thread-safe."""
+
+    def __init__(self, sessions: int = 1024, events: int = 4096) -> None:
+        self._tails: OrderedDict[str, _Tail] = OrderedDict()
+        self._sessions, self._events = sessions, events
+        self._lock = threading.Lock()
+
+    def last_seq(self, session_id: str) -> int | None:
+        with self._lock:
+            tail = self._tails.get(session_id)
+            return tail.last_seq if tail is not None else None
+
+    def put(self, session_id: str, tail: _Tail) -> None:
+        with self._lock:
+            self._store(session_id, tail)
+
+    def _store(self, session_id: str, tail: _Tail) -> None:
+        del tail.events[: -self._events]
+        self._tails[session_id] = tail
+        self._tails.move_to_end(session_id)
+        while len(self._tails) > self._sessions:
+            self._tails.popitem(last=False)
+
+    def read(
+        self, session_id: str, created_at: float | None, new: list[SessionEvent], after_seq: int, last: int | None
+    ) -> list[SessionEvent] | None:
+        """Extend the tail with ``new`` (read after it) and answer from it; ``None`` when the tail
+        is gone, belongs to a deleted session, or does not reach back far enough."""
+        with self._lock:
+            tail = self._tails.get(session_id)
+            if tail is None or created_at != tail.created_at:
+                self._tails.pop(session_id, None)
+                return None
+            tail.events.extend(e for e in new if e.seq > tail.last_seq)  # a racing reader may have added some
+            self._store(session_id, tail)
+            return _from_tail(tail.events, after_seq, last)
+
+    def drop(self, session_id: str) -> None:
+        with self._lock:
+            self._tails.pop(session_id, None)
+
+
 class SqliteSessionRepository:
     """Sessions in the SQLite file ``path``; tables ``{prefix}session`` and ``{prefix}session_event``."""
 
@@ -72,6 +142,7 @@ class SqliteSessionRepository:
         self._db = SqliteDatabase(path)
         self._clock = clock
         self._db.write(self._sql.schema())
+        self._tails = _TailCache()
 
     def append(
         self, session_id: str, events: Sequence[NewEvent], *, expected_version: int | None = None
@@ -79,18 +150,53 @@ class SqliteSessionRepository:
         check_session_id(session_id)
         return self._db.write(self._sql.append(session_id, events, expected_version, self._clock()))
 
-    def events(self, session_id: str, *, after_seq: int = 0, last: int | None = None) -> list[SessionEvent]:
-        return self._db.read(self._sql.events(session_id, after_seq, last))
+    def events(
+        self, session_id: str, *, after_seq: int = 0, last: int | None = None, types: Sequence[str] | None = None
+    ) -> list[SessionEvent]:
+        if types is not None:
+            return self._db.read(self._sql.events(session_id, after_seq, last, types))
+        seen = self._tails.last_seq(session_id)
+        if seen is not None:
+            created_at, new = self._db.read(self._sql.tail(session_id, seen))
+            cached = self._tails.read(session_id, created_at, new, after_seq, last)
+            if cached is not None:
+                return cached
+        created_at, events = self._db.read_consistent(self._sql.events_of_session(session_id, after_seq, last))
+        if created_at is None:
+            self._tails.drop(session_id)
+        elif (events and (last is not None or after_seq == 0)) or (not events and after_seq == 0):
+            self._tails.put(session_id, _Tail(created_at, list(events)))  # a suffix of the log: cacheable
+        return events
 
     def version(self, session_id: str) -> int:
         return self._db.read(self._sql.version(session_id))
 
     def delete(self, session_id: str) -> None:
+        self._tails.drop(session_id)
         self._db.write(self._sql.delete(session_id))
+
+    def try_lease(self, session_id: str, token: str, ttl: float) -> bool:
+        check_session_id(session_id)
+        return self._db.write(self._sql.try_lease(session_id, token, ttl, self._clock()))
+
+    def release_lease(self, session_id: str, token: str) -> bool:
+        return self._db.write(self._sql.release_lease(session_id, token))
 
     def close(self) -> None:
         """Close this thread's connection."""
         self._db.close()
+
+
+def _from_tail(events: list[SessionEvent], after_seq: int, last: int | None) -> list[SessionEvent] | None:
+    """The answer to ``events(after_seq=, last=)`` from a cached tail, or ``None`` if it reaches
+    further back than the tail does."""
+    if not events:
+        return []  # only an empty log is cached empty
+    version, first = events[-1].seq, events[0].seq
+    start = after_seq + 1 if last is None else max(after_seq + 1, version - last + 1)
+    if start < first and first > 1:
+        return None
+    return events[max(start - first, 0) :]
 
 
 class AsyncSqliteSessionRepository:
@@ -104,11 +210,19 @@ class AsyncSqliteSessionRepository:
     ) -> AppendResult:
         return await in_thread(lambda: self.sync.append(session_id, events, expected_version=expected_version))
 
-    async def events(self, session_id: str, *, after_seq: int = 0, last: int | None = None) -> list[SessionEvent]:
-        return await in_thread(lambda: self.sync.events(session_id, after_seq=after_seq, last=last))
+    async def events(
+        self, session_id: str, *, after_seq: int = 0, last: int | None = None, types: Sequence[str] | None = None
+    ) -> list[SessionEvent]:
+        return await in_thread(lambda: self.sync.events(session_id, after_seq=after_seq, last=last, types=types))
 
     async def version(self, session_id: str) -> int:
         return await in_thread(lambda: self.sync.version(session_id))
 
     async def delete(self, session_id: str) -> None:
         await in_thread(lambda: self.sync.delete(session_id))
+
+    async def try_lease(self, session_id: str, token: str, ttl: float) -> bool:
+        return await in_thread(lambda: self.sync.try_lease(session_id, token, ttl))
+
+    async def release_lease(self, session_id: str, token: str) -> bool:
+        return await in_thread(lambda: self.sync.release_lease(session_id, token))

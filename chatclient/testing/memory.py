@@ -11,7 +11,7 @@ import asyncio
 import uuid
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import pytest
 
@@ -38,7 +38,15 @@ from ..messages import (
     UserMessage,
 )
 
-__all__ = ["RACERS", "SessionRepositoryContract", "SyncAsAsync", "every_message_kind"]
+__all__ = [
+    "RACERS",
+    "CompactionContract",
+    "LeaseContract",
+    "SessionRepositoryContract",
+    "SyncAsAsync",
+    "every_message_kind",
+    "turn_shapes",
+]
 
 T = TypeVar("T")
 RACERS = 32
@@ -59,14 +67,24 @@ class SyncAsAsync:
     ) -> AppendResult:
         return await self._run(lambda: self.sync.append(session_id, events, expected_version=expected_version))
 
-    async def events(self, session_id: str, *, after_seq: int = 0, last: int | None = None) -> list[SessionEvent]:
-        return await self._run(lambda: self.sync.events(session_id, after_seq=after_seq, last=last))
+    async def events(
+        self, session_id: str, *, after_seq: int = 0, last: int | None = None, types: Sequence[str] | None = None
+    ) -> list[SessionEvent]:
+        return await self._run(lambda: self.sync.events(session_id, after_seq=after_seq, last=last, types=types))
 
     async def version(self, session_id: str) -> int:
         return await self._run(lambda: self.sync.version(session_id))
 
     async def delete(self, session_id: str) -> None:
         await self._run(lambda: self.sync.delete(session_id))
+
+    async def try_lease(self, session_id: str, token: str, ttl: float) -> bool:
+        lease: Any = self.sync
+        return bool(await self._run(lambda: lease.try_lease(session_id, token, ttl)))
+
+    async def release_lease(self, session_id: str, token: str) -> bool:
+        lease: Any = self.sync
+        return bool(await self._run(lambda: lease.release_lease(session_id, token)))
 
     def close(self) -> None:
         self._pool.shutdown(wait=True)
@@ -206,3 +224,190 @@ class SessionRepositoryContract:
         same = f"{session}-replays"
         await asyncio.gather(*(repository.append(same, _batch("t1", 4)) for _ in range(RACERS)))
         assert [e.event_id for e in await repository.events(same)] == ["t1:0", "t1:1", "t1:2", "t1:3"]
+
+
+# ------------------------------------------------------------------------------------ compaction
+
+TurnShape = list[int]
+"""A turn's shape: the number of tool calls in each of its tool rounds (``[]``: a plain turn)."""
+
+
+def turn_shapes() -> Any:
+    """Hypothesis: conversations of 1 to 8 turns, each with 0 to 3 tool rounds of 1 to 3 calls."""
+    from hypothesis import strategies as st
+
+    return st.lists(st.lists(st.integers(1, 3), max_size=3), min_size=1, max_size=8)
+
+
+def shaped_turn(turn: str, shape: TurnShape) -> list[Message]:
+    """The messages of a turn of ``shape``: the user message, each round, the answer."""
+    messages: list[Message] = [UserMessage(f"{turn} question")]
+    for r, calls in enumerate(shape):
+        ids = [f"{turn}-{r}-{c}" for c in range(calls)]
+        calls_made = [ToolCall(id=i, name="look", arguments="{}") for i in ids]
+        messages.append(AssistantMessage(None, tool_calls=calls_made))
+        results = [ToolResponse(id=i, name="look", response_data=f"result {i}") for i in ids]
+        messages.append(ToolResponseMessage(results))
+    messages.append(AssistantMessage(f"{turn} answer"))
+    return messages
+
+
+def assert_whole_turns(messages: Sequence[Message]) -> None:
+    """A view the model can take: no leading tool result, every tool call answered by the next message."""
+    assert not messages or not isinstance(messages[0], ToolResponseMessage), "the view starts with a tool result"
+    for index, message in enumerate(messages):
+        if isinstance(message, AssistantMessage) and message.tool_calls:
+            after = messages[index + 1] if index + 1 < len(messages) else None
+            assert isinstance(after, ToolResponseMessage), f"tool call at {index} left unanswered"
+            assert {r.id for r in after.responses} == {c.id for c in message.tool_calls}
+
+
+def _summariser() -> Any:
+    from ..client import ChatClient
+    from .scripted import ScriptedChatModel
+
+    return ChatClient.create(ScriptedChatModel(lambda prompt: f"summary of {len(prompt.messages)} messages"))
+
+
+def strategies() -> list[Any]:
+    from ..memory.compaction import RecursiveSummary, SlidingWindow, TokenBudget, TurnWindow
+
+    return [SlidingWindow(5), TurnWindow(2), TokenBudget(60), RecursiveSummary(_summariser(), keep_turns=2)]
+
+
+async def read_view(repository: AsyncSessionRepository, session: str, window: int | None = None) -> Any:
+    from ..memory._compacting import aread_log
+    from ..memory.compaction import view_of
+
+    boundary, events = await aread_log(repository, session, window)
+    return view_of(events, boundary), (events[-1].seq if events else 0)
+
+
+class CompactionContract:
+    """Compaction over a repository: boundaries are appended, the log stays, the view is right, and
+    no window or strategy ever cuts a turn. Needs the ``repository`` fixture."""
+
+    @pytest.fixture
+    def session(self) -> str:
+        return f"s-{uuid.uuid4().hex}"
+
+    async def _fill(self, repository: AsyncSessionRepository, session: str, shapes: Sequence[TurnShape]) -> None:
+        for n, shape in enumerate(shapes):
+            await repository.append(session, turn_events(f"t{n}", shaped_turn(f"t{n}", shape)))
+
+    async def test_types_select_events_and_find_the_latest_boundary(
+        self, repository: AsyncSessionRepository, session: str
+    ) -> None:
+        await self._fill(repository, session, [[], [1]])
+        await repository.append(session, [NewEvent("b1:0", "b1", "{}", "x.note")])
+        await self._fill(repository, f"{session}-other", [[]])
+        await repository.append(session, turn_events("t9", [UserMessage("later")]))
+        assert [e.seq for e in await repository.events(session, types=("x.note",))] == [7]
+        assert [e.seq for e in await repository.events(session, types=("x.note",), after_seq=7)] == []
+        assert [e.seq for e in await repository.events(session, types=("x.note",), last=1)] == [7]
+        assert len(await repository.events(session, types=("message",))) == 7
+        assert [e.seq for e in await repository.events(session, types=("message", "x.note"), last=2)] == [7, 8]
+        assert await repository.events(session, types=()) == []
+
+    @pytest.mark.parametrize("strategy", range(4), ids=["sliding", "turns", "tokens", "summary"])
+    async def test_a_boundary_keeps_the_log_and_the_view_is_summary_then_later_turns(
+        self, repository: AsyncSessionRepository, session: str, strategy: int
+    ) -> None:
+        from ..memory._compacting import acompact
+        from ..memory.compaction import Compaction, TurnCount
+
+        compaction = Compaction(TurnCount(3), strategies()[strategy])
+        await self._fill(repository, session, [[], [2], [], [1, 1]])
+        view, version = await read_view(repository, session)
+        assert await acompact(repository, session, compaction, view, version)
+        log = await repository.events(session)
+        assert len(log) == version + 1 and log[-1].type == "compaction", "one boundary appended, nothing removed"
+        assert not await acompact(repository, session, compaction, view, version), "a stale version lands nothing"
+        await self._fill(repository, session, [])
+        await repository.append(session, turn_events("t4", shaped_turn("t4", [1])))
+        after, _ = await read_view(repository, session)
+        kept = [t.turn_id for t in after.turns]
+        assert kept[-1] == "t4" and "t0" not in kept and kept == sorted(kept)
+        if strategy == 3:
+            assert [m.role for m in after.summary] == ["user", "assistant"]
+            assert after.messages()[:2] == list(after.summary)
+        assert_whole_turns(after.messages())
+
+    async def test_concurrent_compactions_of_one_version_land_once(
+        self, repository: AsyncSessionRepository, session: str
+    ) -> None:
+        from ..memory._compacting import acompact
+        from ..memory.compaction import Compaction, TurnCount, TurnWindow
+
+        await self._fill(repository, session, [[], [], [], []])
+        view, version = await read_view(repository, session)
+        compaction = Compaction(TurnCount(2), TurnWindow(1))
+        racers = (acompact(repository, session, compaction, view, version) for _ in range(RACERS))
+        landed = await asyncio.gather(*racers)
+        assert sum(landed) == 1
+        assert [e.type for e in await repository.events(session, after_seq=version)] == ["compaction"]
+
+    async def test_windows_and_every_strategy_never_cut_a_turn(
+        self, repository: AsyncSessionRepository, session: str
+    ) -> None:
+        from hypothesis import HealthCheck, given, settings
+
+        from ..memory._compacting import acompact
+        from ..memory.compaction import Compaction, TurnCount
+
+        drawn: list[list[TurnShape]] = []
+
+        @settings(max_examples=12, database=None, deadline=None, suppress_health_check=list(HealthCheck))
+        @given(turn_shapes())
+        def draw(shapes: list[TurnShape]) -> None:
+            drawn.append(shapes)
+
+        draw()  # Hypothesis picks the shapes; the store is async, so they are checked below
+        for n, shapes in enumerate(drawn):
+            conversation = f"{session}-{n}"
+            await self._fill(repository, conversation, shapes)
+            total = await repository.version(conversation)
+            for last in range(1, total + 1):
+                view, _ = await read_view(repository, conversation, last)
+                assert_whole_turns(view.messages())
+                assert all(t.events[0].starts_turn for t in view.turns)
+            for k, strategy in enumerate(strategies()):
+                branch = f"{conversation}-{k}"
+                await self._fill(repository, branch, shapes)
+                view, version = await read_view(repository, branch)
+                await acompact(repository, branch, Compaction(TurnCount(1), strategy), view, version)
+                after, _ = await read_view(repository, branch)
+                assert_whole_turns(after.messages())
+                assert after.turns and after.turns[-1].turn_id == f"t{len(shapes) - 1}", "the latest turn stays"
+                assert len(await repository.events(branch)) in (version, version + 1), "the log stays whole"
+
+
+# ----------------------------------------------------------------------------------------- leases
+
+
+class LeaseContract:
+    """The lease behind ``concurrency="serialize"``: one holder at a time, released only by its
+    holder, taken over once expired. Needs the ``repository`` fixture (with ``try_lease``)."""
+
+    @pytest.fixture
+    def session(self) -> str:
+        return f"s-{uuid.uuid4().hex}"
+
+    async def test_one_of_many_racers_holds_the_lease_and_only_it_releases(self, repository: Any, session: str) -> None:
+        held = await asyncio.gather(*(repository.try_lease(session, f"token-{n}", 60.0) for n in range(RACERS)))
+        assert sum(held) == 1
+        holder = f"token-{held.index(True)}"
+        other = f"token-{(held.index(True) + 1) % RACERS}"
+        assert await repository.try_lease(session, holder, 60.0), "the holder may renew"
+        assert not await repository.try_lease(session, other, 60.0)
+        assert not await repository.release_lease(session, other), "only the holder releases"
+        assert await repository.release_lease(session, holder)
+        assert not await repository.release_lease(session, holder)
+        assert await repository.try_lease(session, other, 60.0), "free again once released"
+        assert await repository.try_lease(f"{session}-other", holder, 60.0), "leases are per session"
+
+    async def test_an_expired_lease_is_taken_over(self, repository: Any, session: str) -> None:
+        assert await repository.try_lease(session, "crashed", 0.01)
+        await asyncio.sleep(0.2)  # well past the 10 ms lease; the outcome does not depend on timing beyond it
+        assert await repository.try_lease(session, "next", 60.0)
+        assert not await repository.release_lease(session, "crashed")

@@ -7,21 +7,24 @@ Races run on :data:`RACERS` threads released together by a barrier.
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import pytest
 
 from ..errors import PendingStateExpiredError, PendingStateNotFoundError
 from ..messages import AssistantMessage, ToolCall, UserMessage
 from ..tools.confirmation import PendingCall, PendingToolCalls
-from ..tools.pending import NonceLedger, PendingToolCallStore
+from ..tools.pending import AsyncNonceLedger, AsyncPendingToolCallStore, NonceLedger, PendingToolCallStore
 
 __all__ = [
     "RACERS",
+    "AsyncNonceLedgerContract",
+    "AsyncPendingToolCallStoreContract",
     "NonceLedgerContract",
     "PeekablePendingStoreContract",
     "PendingToolCallStoreContract",
@@ -112,3 +115,50 @@ class NonceLedgerContract:
     def test_exactly_one_of_many_concurrent_redeemers_wins(self, ledger: NonceLedger) -> None:
         nonce = sample_pending().nonce
         assert race(lambda: ledger.redeem(nonce, time.time() + 60)).count(True) == 1
+
+
+async def arace(action: Callable[[], Any], n: int = RACERS) -> list[Any]:
+    """Run ``n`` tasks of ``action`` at once; each result or exception, in order."""
+    return await asyncio.gather(*(action() for _ in range(n)), return_exceptions=True)
+
+
+class AsyncPendingToolCallStoreContract:
+    """The store contract for an async face: ``astore`` and ``aexpiring_store`` fixtures (a ttl of
+    a fraction of a second); races run as :data:`RACERS` tasks."""
+
+    async def test_a_state_is_taken_once(self, astore: AsyncPendingToolCallStore) -> None:
+        pending = sample_pending()
+        state_id = await astore.save(pending)
+        assert await astore.peek(state_id) == pending, "peek leaves it"
+        assert await astore.take(state_id) == pending
+        with pytest.raises(PendingStateNotFoundError):
+            await astore.take(state_id)
+        with pytest.raises(PendingStateNotFoundError):
+            await astore.peek(state_id)
+
+    async def test_exactly_one_of_many_concurrent_takers_wins(self, astore: AsyncPendingToolCallStore) -> None:
+        state_id = await astore.save(sample_pending())
+        results = await arace(lambda: astore.take(state_id))
+        assert sum(isinstance(r, PendingToolCalls) for r in results) == 1
+        assert all(isinstance(r, (PendingToolCalls, PendingStateNotFoundError)) for r in results)
+
+    async def test_an_expired_state_is_refused(self, aexpiring_store: AsyncPendingToolCallStore) -> None:
+        state_id = await aexpiring_store.save(sample_pending())
+        await asyncio.sleep(0.3)  # past the store's 0.1 s ttl; the outcome does not depend on timing beyond it
+        with pytest.raises((PendingStateExpiredError, PendingStateNotFoundError)):
+            await aexpiring_store.take(state_id)
+
+
+class AsyncNonceLedgerContract:
+    """The ledger contract for an async face: an ``aledger`` fixture."""
+
+    async def test_a_nonce_is_redeemed_once_and_again_after_release(self, aledger: AsyncNonceLedger) -> None:
+        nonce = sample_pending().nonce
+        assert await aledger.redeem(nonce, time.time() + 60) is True
+        assert await aledger.redeem(nonce, time.time() + 60) is False
+        await aledger.release(nonce)
+        assert await aledger.redeem(nonce, None) is True
+
+    async def test_exactly_one_of_many_concurrent_redeemers_wins(self, aledger: AsyncNonceLedger) -> None:
+        nonce = sample_pending().nonce
+        assert (await arace(lambda: aledger.redeem(nonce, time.time() + 60))).count(True) == 1

@@ -39,12 +39,15 @@ if TYPE_CHECKING:
     from ..messages import Message
 
 __all__ = [
+    "AsyncNonceLedger",
+    "AsyncPendingToolCallStore",
     "InMemoryNonceLedger",
     "InMemoryPendingToolCallStore",
     "NonceLedger",
     "PendingToolCallStore",
     "SqlitePendingToolCallStore",
     "StoredPendingToolCalls",
+    "aredeem",
     "default_nonce_ledger",
     "redeem",
     "seal",
@@ -71,6 +74,17 @@ class PendingToolCallStore(Protocol):
         """Return the state without removing it; raises as ``take`` does. A peeked state is not yet
         the caller's: only a successful ``take`` is."""
         ...
+
+
+@runtime_checkable
+class AsyncPendingToolCallStore(Protocol):
+    """:class:`PendingToolCallStore` for asyncio: the same methods and guarantees, awaited."""
+
+    async def save(self, pending: PendingToolCalls) -> str: ...
+
+    async def take(self, state_id: str) -> PendingToolCalls: ...
+
+    async def peek(self, state_id: str) -> PendingToolCalls: ...
 
 
 @dataclass(frozen=True)
@@ -277,6 +291,15 @@ class NonceLedger(Protocol):
         ...
 
 
+@runtime_checkable
+class AsyncNonceLedger(Protocol):
+    """:class:`NonceLedger` for asyncio: the same methods and guarantees, awaited."""
+
+    async def redeem(self, nonce: str, expires_at: float | None) -> bool: ...
+
+    async def release(self, nonce: str) -> None: ...
+
+
 class InMemoryNonceLedger:
     """A process-local ledger. A nonce is kept until its state would have expired, or for
     ``retention`` seconds (default a week) when the state has no expiry; after that a replay of an
@@ -317,7 +340,22 @@ def default_nonce_ledger() -> InMemoryNonceLedger:
 
 def redeem(pending: PendingToolCalls, ledger: NonceLedger | None = None) -> None:
     """Redeem ``pending``'s nonce once; ``PendingStateReusedError`` when it was already redeemed."""
+    _check_nonce(pending)
+    if not (ledger if ledger is not None else _default_ledger).redeem(pending.nonce, pending.expires_at):
+        raise _reused()
+
+
+async def aredeem(pending: PendingToolCalls, ledger: AsyncNonceLedger) -> None:
+    """:func:`redeem` on an async ledger."""
+    _check_nonce(pending)
+    if not await ledger.redeem(pending.nonce, pending.expires_at):
+        raise _reused()
+
+
+def _check_nonce(pending: PendingToolCalls) -> None:
     if not pending.nonce:
         raise PendingStateTamperedError("The pending state has no nonce (made by an older version?); nothing ran")
-    if not (ledger if ledger is not None else _default_ledger).redeem(pending.nonce, pending.expires_at):
-        raise PendingStateReusedError("These pending tool calls were already resumed once; nothing ran")
+
+
+def _reused() -> PendingStateReusedError:
+    return PendingStateReusedError("These pending tool calls were already resumed once; nothing ran")

@@ -4,6 +4,9 @@ every process that reaches the database. Expiry is decided by the server's clock
 - :class:`PostgresPendingToolCallStore`: ``INSERT … ON CONFLICT DO NOTHING`` (put if absent),
   ``DELETE … RETURNING`` (take once: of N concurrent takers exactly one gets the row).
 - :class:`PostgresNonceLedger`: an insert that succeeds once per nonce (an expired entry is reused).
+- :class:`AsyncPostgresPendingToolCallStore`, :class:`AsyncPostgresNonceLedger`: the same statements
+  on a ``psycopg_pool.AsyncConnectionPool`` (``await open()`` first). The SQL and the reading of
+  its answers are written once, in :class:`_PendingSql` and :class:`_NonceSql`.
 """
 
 from __future__ import annotations
@@ -16,11 +19,94 @@ from .confirmation import PendingToolCalls
 from .pending import _expires_at, _new_id
 
 if TYPE_CHECKING:
-    from psycopg_pool import ConnectionPool
+    from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
-__all__ = ["PostgresNonceLedger", "PostgresPendingToolCallStore"]
+__all__ = [
+    "AsyncPostgresNonceLedger",
+    "AsyncPostgresPendingToolCallStore",
+    "PostgresNonceLedger",
+    "PostgresPendingToolCallStore",
+]
 
 _WEEK = 7 * 24 * 3600.0
+Statement = tuple[str, tuple[Any, ...]]
+
+
+def _seconds(expires_at: float | None, default: float) -> float:
+    return (expires_at - time.time()) if expires_at is not None else default
+
+
+def _table(prefix: str, name: str) -> str:
+    from ..memory._sql import check_prefix
+
+    return f"{check_prefix(prefix)}{name}"
+
+
+class _PendingSql:
+    """The statements of the pending store, and what their rows mean."""
+
+    def __init__(self, prefix: str) -> None:
+        t = self.table = _table(prefix, "pending")
+        self.schema = [
+            f"CREATE TABLE IF NOT EXISTS {t} (id TEXT PRIMARY KEY, state TEXT NOT NULL,"
+            " expires_at TIMESTAMPTZ NOT NULL, created_at TIMESTAMPTZ NOT NULL DEFAULT now())",
+            f"CREATE INDEX IF NOT EXISTS {t}_expires ON {t} (expires_at)",
+        ]
+
+    def save(self, pending: PendingToolCalls, ttl: float | None) -> tuple[str, Statement]:
+        state_id, seconds = _new_id(), _seconds(_expires_at(pending, ttl), _WEEK)
+        sql = (
+            f"INSERT INTO {self.table} (id, state, expires_at) VALUES (%s, %s, now() + %s * interval '1 second')"
+            " ON CONFLICT (id) DO NOTHING RETURNING id"
+        )
+        return state_id, (sql, (state_id, pending.model_dump_json(), seconds))
+
+    def take(self, state_id: str) -> Statement:
+        return (f"DELETE FROM {self.table} WHERE id = %s RETURNING state, expires_at > now()", (state_id,))
+
+    def peek(self, state_id: str) -> Statement:
+        return (f"SELECT state, expires_at > now() FROM {self.table} WHERE id = %s", (state_id,))
+
+    def discard(self, state_id: str) -> Statement:
+        return (f"DELETE FROM {self.table} WHERE id = %s", (state_id,))
+
+    def purge(self) -> Statement:
+        return (f"DELETE FROM {self.table} WHERE expires_at <= now()", ())
+
+    @staticmethod
+    def saved(state_id: str, row: Any) -> str:
+        if row is None:
+            raise PendingStateNotFoundError("A pending state id collided; nothing was stored")
+        return state_id
+
+    @staticmethod
+    def state(row: Any) -> PendingToolCalls:
+        if row is None:
+            raise PendingStateNotFoundError(
+                "No pending tool calls under this id (unknown, or already resumed); nothing ran"
+            )
+        if not row[1]:
+            raise PendingStateExpiredError("The pending tool calls expired; nothing ran")
+        return PendingToolCalls.model_validate_json(row[0])
+
+
+class _NonceSql:
+    def __init__(self, prefix: str) -> None:
+        self.table = _table(prefix, "nonce")
+        self.schema = [
+            f"CREATE TABLE IF NOT EXISTS {self.table} (nonce TEXT PRIMARY KEY, expires_at TIMESTAMPTZ NOT NULL)"
+        ]
+
+    def redeem(self, nonce: str, expires_at: float | None, retention: float) -> Statement:
+        sql = (
+            f"INSERT INTO {self.table} (nonce, expires_at) VALUES (%s, now() + %s * interval '1 second')"
+            f" ON CONFLICT (nonce) DO UPDATE SET expires_at = EXCLUDED.expires_at"
+            f" WHERE {self.table}.expires_at <= now() RETURNING nonce"
+        )
+        return sql, (nonce, _seconds(expires_at, retention))
+
+    def release(self, nonce: str) -> Statement:
+        return (f"DELETE FROM {self.table} WHERE nonce = %s", (nonce,))
 
 
 def _pool(url: str | None, pool: Any, name: str, schema: list[str]) -> Any:
@@ -40,8 +126,40 @@ def _pool(url: str | None, pool: Any, name: str, schema: list[str]) -> Any:
     return pool
 
 
-def _seconds(expires_at: float | None, default: float) -> float:
-    return (expires_at - time.time()) if expires_at is not None else default
+class _AsyncPool:
+    """An async pool opened on first use (``await open()``), its schema created under a lock."""
+
+    def __init__(self, url: str | None, pool: Any, name: str, schema: list[str]) -> None:
+        from ..memory.postgres import require_psycopg
+
+        require_psycopg()
+        if url is None and pool is None:
+            raise ConfigurationError(f"{name} needs a url or a pool")
+        self._url, self.pool, self.own, self._schema, self._name = url, pool, pool is None, schema, name
+
+    async def open(self) -> None:
+        if self.pool is None:
+            from psycopg_pool import AsyncConnectionPool
+
+            from ..memory.postgres import pool_kwargs
+
+            self.pool = AsyncConnectionPool(self._url, **(pool_kwargs(5) | {"open": False}))  # type: ignore[arg-type]
+            await self.pool.open()
+        async with self.pool.connection() as conn, conn.transaction():
+            await conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (self._schema[0],))
+            for statement in self._schema:
+                await conn.execute(statement)
+
+    async def fetchone(self, statement: Statement) -> Any:
+        if self.pool is None:
+            raise ConfigurationError(f"Call `await store.open()` before using {self._name}")
+        async with self.pool.connection() as conn:
+            cur = await conn.execute(*statement)
+            return await cur.fetchone() if cur.description is not None else cur.rowcount
+
+    async def close(self) -> None:
+        if self.own and self.pool is not None:
+            await self.pool.close()
 
 
 class PostgresPendingToolCallStore:
@@ -55,67 +173,75 @@ class PostgresPendingToolCallStore:
         prefix: str = "chatclient_",
         ttl: float | None = 3600.0,
     ) -> None:
-        from ..memory._sql import check_prefix
-
-        self._table = f"{check_prefix(prefix)}pending"
-        schema = [
-            f"CREATE TABLE IF NOT EXISTS {self._table} (id TEXT PRIMARY KEY, state TEXT NOT NULL,"
-            " expires_at TIMESTAMPTZ NOT NULL, created_at TIMESTAMPTZ NOT NULL DEFAULT now())",
-            f"CREATE INDEX IF NOT EXISTS {self._table}_expires ON {self._table} (expires_at)",
-        ]
+        self._sql = _PendingSql(prefix)
         self._own = pool is None
-        self._pool = _pool(url, pool, type(self).__name__, schema)
+        self._pool = _pool(url, pool, type(self).__name__, self._sql.schema)
         self._ttl = ttl
 
-    def save(self, pending: PendingToolCalls) -> str:
-        seconds = _seconds(_expires_at(pending, self._ttl), _WEEK)
-        state_id = _new_id()
+    def _one(self, statement: Statement) -> Any:
         with self._pool.connection() as conn:
-            row = conn.execute(
-                f"INSERT INTO {self._table} (id, state, expires_at) VALUES (%s, %s, now() + %s * interval '1 second')"
-                " ON CONFLICT (id) DO NOTHING RETURNING id",
-                (state_id, pending.model_dump_json(), seconds),
-            ).fetchone()
-        if row is None:
-            raise PendingStateNotFoundError("A pending state id collided; nothing was stored")
-        return state_id
+            return conn.execute(*statement).fetchone()
+
+    def save(self, pending: PendingToolCalls) -> str:
+        state_id, statement = self._sql.save(pending, self._ttl)
+        return self._sql.saved(state_id, self._one(statement))
 
     def take(self, state_id: str) -> PendingToolCalls:
-        with self._pool.connection() as conn:
-            row = conn.execute(
-                f"DELETE FROM {self._table} WHERE id = %s RETURNING state, expires_at > now()", (state_id,)
-            ).fetchone()
-        if row is None:
-            raise PendingStateNotFoundError(
-                "No pending tool calls under this id (unknown, or already resumed); nothing ran"
-            )
-        if not row[1]:
-            raise PendingStateExpiredError("The pending tool calls expired; nothing ran")
-        return PendingToolCalls.model_validate_json(row[0])
+        return self._sql.state(self._one(self._sql.take(state_id)))
 
     def peek(self, state_id: str) -> PendingToolCalls:
         """The state, left in place; raises as ``take`` does once it is taken or expired."""
-        with self._pool.connection() as conn:
-            row = conn.execute(
-                f"SELECT state, expires_at > now() FROM {self._table} WHERE id = %s", (state_id,)
-            ).fetchone()
-        if row is None:
-            raise PendingStateNotFoundError("No pending tool calls under this id (unknown, or already resumed)")
-        if not row[1]:
-            raise PendingStateExpiredError("The pending tool calls expired; nothing ran")
-        return PendingToolCalls.model_validate_json(row[0])
+        return self._sql.state(self._one(self._sql.peek(state_id)))
 
     def discard(self, state_id: str) -> bool:
         with self._pool.connection() as conn:
-            return bool(conn.execute(f"DELETE FROM {self._table} WHERE id = %s", (state_id,)).rowcount > 0)
+            return bool(conn.execute(*self._sql.discard(state_id)).rowcount > 0)
 
     def purge_expired(self) -> int:
         with self._pool.connection() as conn:
-            return int(conn.execute(f"DELETE FROM {self._table} WHERE expires_at <= now()").rowcount)
+            return int(conn.execute(*self._sql.purge()).rowcount)
 
     def close(self) -> None:
         if self._own:
             self._pool.close()
+
+
+class AsyncPostgresPendingToolCallStore:
+    """The async face of :class:`PostgresPendingToolCallStore`; ``await open()`` first."""
+
+    def __init__(
+        self,
+        url: str | None = None,
+        *,
+        pool: AsyncConnectionPool[Any] | None = None,
+        prefix: str = "chatclient_",
+        ttl: float | None = 3600.0,
+    ) -> None:
+        self._sql = _PendingSql(prefix)
+        self._db = _AsyncPool(url, pool, type(self).__name__, self._sql.schema)
+        self._ttl = ttl
+
+    async def open(self) -> None:
+        await self._db.open()
+
+    async def save(self, pending: PendingToolCalls) -> str:
+        state_id, statement = self._sql.save(pending, self._ttl)
+        return self._sql.saved(state_id, await self._db.fetchone(statement))
+
+    async def take(self, state_id: str) -> PendingToolCalls:
+        return self._sql.state(await self._db.fetchone(self._sql.take(state_id)))
+
+    async def peek(self, state_id: str) -> PendingToolCalls:
+        return self._sql.state(await self._db.fetchone(self._sql.peek(state_id)))
+
+    async def discard(self, state_id: str) -> bool:
+        return bool(await self._db.fetchone(self._sql.discard(state_id)) > 0)
+
+    async def purge_expired(self) -> int:
+        return int(await self._db.fetchone(self._sql.purge()))
+
+    async def close(self) -> None:
+        await self._db.close()
 
 
 class PostgresNonceLedger:
@@ -130,28 +256,47 @@ class PostgresNonceLedger:
         prefix: str = "chatclient_",
         retention: float = _WEEK,
     ) -> None:
-        from ..memory._sql import check_prefix
-
-        self._table = f"{check_prefix(prefix)}nonce"
-        schema = [f"CREATE TABLE IF NOT EXISTS {self._table} (nonce TEXT PRIMARY KEY, expires_at TIMESTAMPTZ NOT NULL)"]
+        self._sql = _NonceSql(prefix)
         self._own = pool is None
-        self._pool = _pool(url, pool, type(self).__name__, schema)
+        self._pool = _pool(url, pool, type(self).__name__, self._sql.schema)
         self._retention = retention
 
     def redeem(self, nonce: str, expires_at: float | None) -> bool:
         with self._pool.connection() as conn:
-            row = conn.execute(
-                f"INSERT INTO {self._table} (nonce, expires_at) VALUES (%s, now() + %s * interval '1 second')"
-                f" ON CONFLICT (nonce) DO UPDATE SET expires_at = EXCLUDED.expires_at"
-                f" WHERE {self._table}.expires_at <= now() RETURNING nonce",
-                (nonce, _seconds(expires_at, self._retention)),
-            ).fetchone()
-        return row is not None
+            return conn.execute(*self._sql.redeem(nonce, expires_at, self._retention)).fetchone() is not None
 
     def release(self, nonce: str) -> None:
         with self._pool.connection() as conn:
-            conn.execute(f"DELETE FROM {self._table} WHERE nonce = %s", (nonce,))
+            conn.execute(*self._sql.release(nonce))
 
     def close(self) -> None:
         if self._own:
             self._pool.close()
+
+
+class AsyncPostgresNonceLedger:
+    """The async face of :class:`PostgresNonceLedger`; ``await open()`` first."""
+
+    def __init__(
+        self,
+        url: str | None = None,
+        *,
+        pool: AsyncConnectionPool[Any] | None = None,
+        prefix: str = "chatclient_",
+        retention: float = _WEEK,
+    ) -> None:
+        self._sql = _NonceSql(prefix)
+        self._db = _AsyncPool(url, pool, type(self).__name__, self._sql.schema)
+        self._retention = retention
+
+    async def open(self) -> None:
+        await self._db.open()
+
+    async def redeem(self, nonce: str, expires_at: float | None) -> bool:
+        return await self._db.fetchone(self._sql.redeem(nonce, expires_at, self._retention)) is not None
+
+    async def release(self, nonce: str) -> None:
+        await self._db.fetchone(self._sql.release(nonce))
+
+    async def close(self) -> None:
+        await self._db.close()

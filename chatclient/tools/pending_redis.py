@@ -4,6 +4,8 @@ process that reaches the server: pause in one, resume in another, exactly once.
 - :class:`RedisPendingToolCallStore`: ``SET NX PX`` (put if absent, expiry by the server's clock),
   ``GETDEL`` (take once: of N concurrent takers exactly one gets the state), ``GET`` for ``peek``.
 - :class:`RedisNonceLedger`: ``SET NX PX`` redeems a nonce once; ``release`` deletes it.
+- :class:`AsyncRedisPendingToolCallStore`, :class:`AsyncRedisNonceLedger`: the same commands on
+  ``redis.asyncio``; the keys, expiries and answers are decided by the functions both faces share.
 """
 
 from __future__ import annotations
@@ -17,27 +19,51 @@ from .pending import _expires_at, _new_id
 
 if TYPE_CHECKING:
     import redis
+    import redis.asyncio
 
-__all__ = ["RedisNonceLedger", "RedisPendingToolCallStore"]
+__all__ = ["AsyncRedisNonceLedger", "AsyncRedisPendingToolCallStore", "RedisNonceLedger", "RedisPendingToolCallStore"]
 
 _WEEK = 7 * 24 * 3600.0
 
 
-def _client(url: str | None, client: Any, name: str) -> Any:
+def _client(url: str | None, client: Any, name: str, *, asynchronous: bool = False) -> Any:
     try:
         import redis
+        import redis.asyncio
     except ImportError as exc:
         raise ConfigurationError('The Redis stores need redis-py: pip install "chatclient[redis]"') from exc
     if client is not None:
         return client
     if url is None:
         raise ConfigurationError(f"{name} needs a url or a client")
-    return redis.Redis.from_url(url)
+    return redis.asyncio.Redis.from_url(url) if asynchronous else redis.Redis.from_url(url)
 
 
 def _ttl_ms(expires_at: float | None, default: float) -> int:
     seconds = (expires_at - time.time()) if expires_at is not None else default
     return max(1, int(seconds * 1000))
+
+
+def _to_save(pending: PendingToolCalls, ttl: float | None) -> tuple[str, str, int]:
+    """The new id, the stored JSON and its expiry in ms; refuses a state that already expired."""
+    expires_at = _expires_at(pending, ttl)
+    if expires_at is not None and expires_at <= time.time():
+        raise PendingStateExpiredError("The pending tool calls already expired; nothing was stored")
+    return _new_id(), pending.model_dump_json(), _ttl_ms(expires_at, _WEEK)
+
+
+def _saved(state_id: str, stored: Any) -> str:
+    if not stored:  # a 192-bit random id collided: refuse rather than overwrite
+        raise PendingStateNotFoundError("A pending state id collided; nothing was stored")
+    return state_id
+
+
+def _taken(raw: bytes | str | None) -> PendingToolCalls:
+    if raw is None:
+        raise PendingStateNotFoundError(
+            "No pending tool calls under this id (unknown, already resumed, or expired); nothing ran"
+        )
+    return PendingToolCalls.model_validate_json(raw)
 
 
 class RedisPendingToolCallStore:
@@ -51,36 +77,20 @@ class RedisPendingToolCallStore:
         prefix: str = "chatclient:",
         ttl: float | None = 3600.0,
     ) -> None:
-        self._redis = _client(url, client, type(self).__name__)
+        self._redis, self._own = _client(url, client, type(self).__name__), client is None
         self._prefix, self._ttl = f"{prefix}pending:", ttl
 
     def save(self, pending: PendingToolCalls) -> str:
-        expires_at = _expires_at(pending, self._ttl)
-        if expires_at is not None and expires_at <= time.time():
-            raise PendingStateExpiredError("The pending tool calls already expired; nothing was stored")
-        state_id = _new_id()
-        stored = self._redis.set(
-            self._prefix + state_id, pending.model_dump_json(), nx=True, px=_ttl_ms(expires_at, _WEEK)
-        )
-        if not stored:  # a 192-bit random id collided: refuse rather than overwrite
-            raise PendingStateNotFoundError("A pending state id collided; nothing was stored")
-        return state_id
+        state_id, state, px = _to_save(pending, self._ttl)
+        return _saved(state_id, self._redis.set(self._prefix + state_id, state, nx=True, px=px))
 
     def take(self, state_id: str) -> PendingToolCalls:
-        raw = self._redis.getdel(self._prefix + state_id)
-        if raw is None:
-            raise PendingStateNotFoundError(
-                "No pending tool calls under this id (unknown, already resumed, or expired); nothing ran"
-            )
-        return PendingToolCalls.model_validate_json(raw)
+        return _taken(self._redis.getdel(self._prefix + state_id))
 
     def peek(self, state_id: str) -> PendingToolCalls:
         """The state, left in place (for UIs and approver checks); raises as ``take`` does once it
         is taken or expired (Redis expires it, so both read as not found)."""
-        raw = self._redis.get(self._prefix + state_id)
-        if raw is None:
-            raise PendingStateNotFoundError("No pending tool calls under this id (unknown, resumed, or expired)")
-        return PendingToolCalls.model_validate_json(raw)
+        return _taken(self._redis.get(self._prefix + state_id))
 
     def discard(self, state_id: str) -> bool:
         return bool(self._redis.delete(self._prefix + state_id))
@@ -88,6 +98,45 @@ class RedisPendingToolCallStore:
     def purge_expired(self) -> int:
         """Nothing to do: the server expires keys itself."""
         return 0
+
+    def close(self) -> None:
+        if self._own:
+            self._redis.close()
+
+
+class AsyncRedisPendingToolCallStore:
+    """The async face of :class:`RedisPendingToolCallStore`, on ``redis.asyncio``."""
+
+    def __init__(
+        self,
+        url: str | None = None,
+        *,
+        client: redis.asyncio.Redis | None = None,
+        prefix: str = "chatclient:",
+        ttl: float | None = 3600.0,
+    ) -> None:
+        self._redis, self._own = _client(url, client, type(self).__name__, asynchronous=True), client is None
+        self._prefix, self._ttl = f"{prefix}pending:", ttl
+
+    async def save(self, pending: PendingToolCalls) -> str:
+        state_id, state, px = _to_save(pending, self._ttl)
+        return _saved(state_id, await self._redis.set(self._prefix + state_id, state, nx=True, px=px))
+
+    async def take(self, state_id: str) -> PendingToolCalls:
+        return _taken(await self._redis.getdel(self._prefix + state_id))
+
+    async def peek(self, state_id: str) -> PendingToolCalls:
+        return _taken(await self._redis.get(self._prefix + state_id))
+
+    async def discard(self, state_id: str) -> bool:
+        return bool(await self._redis.delete(self._prefix + state_id))
+
+    async def purge_expired(self) -> int:
+        return 0
+
+    async def close(self) -> None:
+        if self._own:
+            await self._redis.aclose()
 
 
 class RedisNonceLedger:
@@ -102,7 +151,7 @@ class RedisNonceLedger:
         prefix: str = "chatclient:",
         retention: float = _WEEK,
     ) -> None:
-        self._redis = _client(url, client, type(self).__name__)
+        self._redis, self._own = _client(url, client, type(self).__name__), client is None
         self._prefix, self._retention = f"{prefix}nonce:", retention
 
     def redeem(self, nonce: str, expires_at: float | None) -> bool:
@@ -110,3 +159,33 @@ class RedisNonceLedger:
 
     def release(self, nonce: str) -> None:
         self._redis.delete(self._prefix + nonce)
+
+    def close(self) -> None:
+        if self._own:
+            self._redis.close()
+
+
+class AsyncRedisNonceLedger:
+    """The async face of :class:`RedisNonceLedger`."""
+
+    def __init__(
+        self,
+        url: str | None = None,
+        *,
+        client: redis.asyncio.Redis | None = None,
+        prefix: str = "chatclient:",
+        retention: float = _WEEK,
+    ) -> None:
+        self._redis, self._own = _client(url, client, type(self).__name__, asynchronous=True), client is None
+        self._prefix, self._retention = f"{prefix}nonce:", retention
+
+    async def redeem(self, nonce: str, expires_at: float | None) -> bool:
+        px = _ttl_ms(expires_at, self._retention)
+        return bool(await self._redis.set(self._prefix + nonce, b"1", nx=True, px=px))
+
+    async def release(self, nonce: str) -> None:
+        await self._redis.delete(self._prefix + nonce)
+
+    async def close(self) -> None:
+        if self._own:
+            await self._redis.aclose()

@@ -1,5 +1,9 @@
 """A nonce ledger in an SQLite file, shared by the processes of one machine (beside
-``SqlitePendingToolCallStore``): an insert that succeeds once per nonce, an expired entry reused."""
+``SqlitePendingToolCallStore``): an insert that succeeds once per nonce, an expired entry reused.
+
+The async faces (:class:`AsyncSqliteNonceLedger`, :class:`AsyncSqlitePendingToolCallStore`) run
+each call of the sync one in a worker thread (one connection per thread), so the loop never waits
+on the file."""
 
 from __future__ import annotations
 
@@ -7,9 +11,12 @@ import time
 from pathlib import Path
 
 from ..memory._sql import check_prefix
+from ..memory.repository import in_thread
 from ..memory.sqlite import SqliteDatabase
+from .confirmation import PendingToolCalls
+from .pending import SqlitePendingToolCallStore
 
-__all__ = ["SqliteNonceLedger"]
+__all__ = ["AsyncSqliteNonceLedger", "AsyncSqlitePendingToolCallStore", "SqliteNonceLedger"]
 
 _WEEK = 7 * 24 * 3600.0
 
@@ -45,3 +52,32 @@ class SqliteNonceLedger:
 
     def close(self) -> None:
         self._db.close()
+
+
+class AsyncSqliteNonceLedger:
+    """The async face of :class:`SqliteNonceLedger`."""
+
+    def __init__(self, path: str | Path, *, prefix: str = "chatclient_", retention: float = _WEEK) -> None:
+        self.sync = SqliteNonceLedger(path, prefix=prefix, retention=retention)
+
+    async def redeem(self, nonce: str, expires_at: float | None) -> bool:
+        return await in_thread(lambda: self.sync.redeem(nonce, expires_at))
+
+    async def release(self, nonce: str) -> None:
+        await in_thread(lambda: self.sync.release(nonce))
+
+
+class AsyncSqlitePendingToolCallStore:
+    """The async face of :class:`~chatclient.tools.pending.SqlitePendingToolCallStore`."""
+
+    def __init__(self, path: str | Path, ttl: float | None = 3600.0) -> None:
+        self.sync = SqlitePendingToolCallStore(path, ttl=ttl)
+
+    async def save(self, pending: PendingToolCalls) -> str:
+        return await in_thread(lambda: self.sync.save(pending))
+
+    async def take(self, state_id: str) -> PendingToolCalls:
+        return await in_thread(lambda: self.sync.take(state_id))
+
+    async def peek(self, state_id: str) -> PendingToolCalls:
+        return await in_thread(lambda: self.sync.peek(state_id))

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from chatclient.testing.pending import NonceLedgerContract, PeekablePendingStoreContract, PendingToolCallStoreContract
+from chatclient.testing.pending import (
+    AsyncNonceLedgerContract,
+    AsyncPendingToolCallStoreContract,
+    NonceLedgerContract,
+    PeekablePendingStoreContract,
+    PendingToolCallStoreContract,
+)
 from chatclient.testing.servers import POSTGRES_URL, REDIS_URL, server_url
 from chatclient.tools.pending import InMemoryNonceLedger, InMemoryPendingToolCallStore, SqlitePendingToolCallStore
 
@@ -77,3 +83,62 @@ class TestNonceLedger(NonceLedgerContract):
             ledger = PostgresNonceLedger(server_url(POSTGRES_URL), prefix=prefix)
         yield ledger
         close(ledger)
+
+
+async def make_async_store(backend: str, tmp_path: Path, prefix: str, ttl: float) -> Any:
+    if backend == "sqlite":
+        from chatclient.tools.pending_sqlite import AsyncSqlitePendingToolCallStore
+
+        return AsyncSqlitePendingToolCallStore(tmp_path / "pending.db", ttl=ttl)
+    if backend == "redis":
+        from chatclient.tools.pending_redis import AsyncRedisPendingToolCallStore
+
+        return AsyncRedisPendingToolCallStore(server_url(REDIS_URL), prefix=prefix, ttl=ttl)
+    from chatclient.tools.pending_postgres import AsyncPostgresPendingToolCallStore
+
+    store = AsyncPostgresPendingToolCallStore(server_url(POSTGRES_URL), prefix=prefix, ttl=ttl)
+    await store.open()
+    return store
+
+
+async def aclose(thing: Any) -> None:
+    result = thing.close() if hasattr(thing, "close") else None
+    if result is not None:
+        await result
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "redis", "postgres"])
+class TestAsyncPendingStore(AsyncPendingToolCallStoreContract):
+    @pytest.fixture
+    async def astore(self, backend: str, tmp_path: Path, prefix: str) -> AsyncIterator[Any]:
+        store = await make_async_store(backend, tmp_path, prefix, 3600.0)
+        yield store
+        await aclose(store)
+
+    @pytest.fixture
+    async def aexpiring_store(self, backend: str, tmp_path: Path, prefix: str) -> AsyncIterator[Any]:
+        store = await make_async_store(backend, tmp_path, prefix, 0.1)
+        yield store
+        await aclose(store)
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "redis", "postgres"])
+class TestAsyncNonceLedger(AsyncNonceLedgerContract):
+    @pytest.fixture
+    async def aledger(self, backend: str, prefix: str, tmp_path: Path) -> AsyncIterator[Any]:
+        ledger: Any
+        if backend == "sqlite":
+            from chatclient.tools.pending_sqlite import AsyncSqliteNonceLedger
+
+            ledger = AsyncSqliteNonceLedger(tmp_path / "nonces.db", prefix=prefix)
+        elif backend == "redis":
+            from chatclient.tools.pending_redis import AsyncRedisNonceLedger
+
+            ledger = AsyncRedisNonceLedger(server_url(REDIS_URL), prefix=prefix)
+        else:
+            from chatclient.tools.pending_postgres import AsyncPostgresNonceLedger
+
+            ledger = AsyncPostgresNonceLedger(server_url(POSTGRES_URL), prefix=prefix)
+            await ledger.open()
+        yield ledger
+        await aclose(ledger)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from chatclient.memory import AsyncInMemorySessionRepository, AsyncSessionRepository, InMemorySessionRepository
-from chatclient.testing.memory import SessionRepositoryContract, SyncAsAsync
+from chatclient.testing.memory import CompactionContract, LeaseContract, SessionRepositoryContract, SyncAsAsync
 from chatclient.testing.servers import POSTGRES_URL, REDIS_URL, server_url
 
 BACKENDS = ["memory", "sqlite", "redis", "postgres"]
@@ -54,7 +54,7 @@ async def close_repository(repo: object) -> None:
 
 @pytest.mark.parametrize("face", ["sync", "async"])
 @pytest.mark.parametrize("backend", BACKENDS)
-class TestSessionRepository(SessionRepositoryContract):
+class TestSessionRepository(SessionRepositoryContract, CompactionContract, LeaseContract):
     @pytest.fixture
     async def repository(
         self, backend: str, face: str, tmp_path: Path, prefix: str

@@ -145,3 +145,31 @@ def test_usage_events_take_no_message_place_in_the_window(memory_kind: str) -> N
         assert len(repository.events("c1")) == (12 if with_usage else 8)
     assert seen[True] == seen[False]
     assert seen[True][-1] == ["q2", "a2", "q3", "a3", "q4"]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_compaction_and_its_window_see_the_same_turns_with_usage_events(
+    backend: str, tmp_path: Path, prefix: str
+) -> None:
+    """Usage events sit among the marked (non-message) events a boundary is looked up in, and in
+    the window's read: the model sees the same summary-free view whether or not turns reported usage."""
+    from chatclient.memory import Compaction, TurnCount, TurnWindow
+
+    seen: dict[bool, list[list[str]]] = {}
+    for with_usage in (False, True):
+        folder = tmp_path / str(with_usage)
+        folder.mkdir()
+        repository = await open_repository(backend, "async", folder, f"{prefix}{int(with_usage)}")
+        try:
+            memory = SessionMemoryAdvisor(repository, window=6, compaction=Compaction(TurnCount(3), TurnWindow(2)))
+            model = ScriptedChatModel([f"a{n}" for n in range(1, 9)], usage=ROUND if with_usage else None)
+            client = ChatClient.builder(model).default_advisors(memory).build()
+            for n in range(1, 9):
+                await client.prompt(f"q{n}").conversation("c1").acall().content()
+            seen[with_usage] = [[str(getattr(m, "text", "")) for m in p.messages] for p in model.prompts]
+            types = [e.type for e in await repository.events("c1")]
+            assert types.count("compaction") >= 1 and types.count("usage") == (8 if with_usage else 0)
+        finally:
+            await close_repository(repository)
+    assert seen[True] == seen[False]
+    assert seen[True][-1][-1] == "q8" and len(seen[True][-1]) <= 7
