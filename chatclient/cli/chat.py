@@ -42,6 +42,10 @@ def build_client(
         chat_model = create(model, **({"base_url": base_url} if base_url else {}))
     except ConfigurationError as exc:
         raise UsageError(str(exc)) from exc
+    except TypeError as exc:
+        if not base_url:
+            raise
+        raise UsageError(f"{model}: this provider does not take --base-url ({exc})") from exc
     builder = ChatClient.builder(chat_model).default_advisors(SessionMemoryAdvisor(_repository(memory_file)))
     if system:
         builder.default_system(system)
