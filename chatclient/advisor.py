@@ -94,6 +94,11 @@ class ChatClientResponse:
 
         return client_response_markdown(self)
 
+    def _repr_html_(self) -> str:
+        from ._display import client_response_html
+
+        return client_response_html(self)
+
 
 class AdvisorOrder:
     """Named orders with gaps. Memory wraps the tool loop; advisors above ``TOOL_CALLING`` sit inside

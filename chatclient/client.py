@@ -405,6 +405,22 @@ class ChatClient:
         builder._usage_tracker = self._shared_usage
         return builder
 
+    def __repr__(self) -> str:
+        from ._display import client_repr
+
+        return client_repr(self)
+
+    def _repr_markdown_(self) -> str:
+        """A notebook shows the model, the default advisors (the tool loop included) and tools."""
+        from ._display import client_markdown
+
+        return client_markdown(self)
+
+    def _repr_html_(self) -> str:
+        from ._display import client_html
+
+        return client_html(self)
+
     def _chain_for(self, advisors_in: Sequence[Advisor], context: Mapping[str, Any]) -> list[Advisor]:
         """The sorted chain for one request: its advisors (defaults included) plus the tool loop."""
         advisors = list(advisors_in)

@@ -45,16 +45,37 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
-class TextDelta:
+class _Display:
+    """Short reprs and notebook rendering, computed only when asked (events are on the hot path)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        from ._display import event_repr
+
+        return event_repr(self)
+
+    def _repr_markdown_(self) -> str:
+        from ._display import event_markdown
+
+        return event_markdown(self)
+
+    def _repr_html_(self) -> str:
+        from ._display import event_html
+
+        return event_html(self)
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class TextDelta(_Display):
     """A piece of the reply's text, as it arrives. ``index`` is the generation (0 for most replies)."""
 
     text: str
     index: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class ReasoningDelta:
+@dataclass(frozen=True, slots=True, repr=False)
+class ReasoningDelta(_Display):
     """A piece of the model's visible reasoning (thinking), for display.
 
     What must be sent back to the provider (signed thinking blocks, encrypted reasoning items) is
@@ -65,8 +86,8 @@ class ReasoningDelta:
     index: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class ToolCallStarted:
+@dataclass(frozen=True, slots=True, repr=False)
+class ToolCallStarted(_Display):
     """The model began a tool call: its id and name are known, its arguments are still coming."""
 
     id: str
@@ -75,8 +96,8 @@ class ToolCallStarted:
     type: str = "function"
 
 
-@dataclass(frozen=True, slots=True)
-class ToolCallDelta:
+@dataclass(frozen=True, slots=True, repr=False)
+class ToolCallDelta(_Display):
     """A fragment of a started call's JSON arguments; fragments of one ``id`` concatenate."""
 
     id: str
@@ -84,8 +105,8 @@ class ToolCallDelta:
     index: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class ToolCallReady:
+@dataclass(frozen=True, slots=True, repr=False)
+class ToolCallReady(_Display):
     """A tool call of a finished round, with its complete arguments, before anything runs."""
 
     call: ToolCall
@@ -104,8 +125,8 @@ class ToolCallReady:
         return self.call.arguments
 
 
-@dataclass(frozen=True, slots=True)
-class ToolResultReady:
+@dataclass(frozen=True, slots=True, repr=False)
+class ToolResultReady(_Display):
     """One tool call's result, as the model will see it (an error flagged as such)."""
 
     response: ToolResponse
@@ -128,8 +149,8 @@ class ToolResultReady:
         return self.response.is_error
 
 
-@dataclass(frozen=True, slots=True)
-class RoundFinished:
+@dataclass(frozen=True, slots=True, repr=False)
+class RoundFinished(_Display):
     """A model round of the tool loop ended; ``response`` is that round's reply, assembled."""
 
     round: int
@@ -147,15 +168,15 @@ class RoundFinished:
         return result.finish_reason if result is not None else None
 
 
-@dataclass(frozen=True, slots=True)
-class TurnPaused:
+@dataclass(frozen=True, slots=True, repr=False)
+class TurnPaused(_Display):
     """The turn paused for a person's decision; nothing of the paused reply has run."""
 
     pending: PendingToolCalls
 
 
-@dataclass(frozen=True, slots=True)
-class TurnFinished:
+@dataclass(frozen=True, slots=True, repr=False)
+class TurnFinished(_Display):
     """The last event of every stream through the chain: the final response, as ``call()`` gives it."""
 
     response: ChatClientResponse

@@ -124,6 +124,12 @@ class ChatResponse(BaseModel):
 
         return chat_response_markdown(self)
 
+    def _repr_html_(self) -> str:
+        """As the markdown, escaped: model text is shown as text, never as HTML."""
+        from ._display import chat_response_html
+
+        return chat_response_html(self)
+
     @classmethod
     def of(
         cls,

@@ -367,6 +367,12 @@ class PendingToolCalls(BaseModel):
 
         return pending_markdown(self)
 
+    def _repr_html_(self) -> str:
+        """The same table in HTML; ids, names and arguments are escaped."""
+        from .._display import pending_html
+
+        return pending_html(self)
+
 
 @dataclass(frozen=True)
 class _Turn:

@@ -1,0 +1,181 @@
+"""The chat loop: read a line, stream the reply (the spine's ``.events()``), show each tool call as
+it happens, ask ``allow / deny`` for a gated call and resume the same turn; the conversation is kept
+by a ``SessionMemoryAdvisor`` (in memory, or in a SQLite file)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, TextIO
+
+from .errors import UsageError
+from .loading import load_object
+
+if TYPE_CHECKING:
+    from chatclient import ChatClient
+    from chatclient.client import ChatClientRequestSpec
+    from chatclient.tools.confirmation import PendingCall, PendingToolCalls, ToolCallDecisions
+
+PROMPT = "you> "
+ALLOW = {"a", "allow", "y", "yes"}
+DENY = {"d", "deny", "n", "no"}
+_RESULT_LIMIT = 200
+
+
+def build_client(
+    model: str,
+    *,
+    system: str | None = None,
+    base_url: str | None = None,
+    tools: Sequence[str] = (),
+    memory_file: str | None = None,
+) -> ChatClient:
+    """The client of a chat session; every mistake in the arguments is a :class:`UsageError`."""
+    from chatclient import ChatClient, ConfigurationError
+    from chatclient._layout import own_package
+    from chatclient.memory import SessionMemoryAdvisor
+
+    with own_package("providers"):
+        from providers import create
+
+    try:
+        chat_model = create(model, **({"base_url": base_url} if base_url else {}))
+    except ConfigurationError as exc:
+        raise UsageError(str(exc)) from exc
+    except TypeError as exc:
+        if not base_url:
+            raise
+        raise UsageError(f"{model}: this provider does not take --base-url ({exc})") from exc
+    builder = ChatClient.builder(chat_model).default_advisors(SessionMemoryAdvisor(_repository(memory_file)))
+    if system:
+        builder.default_system(system)
+    for reference in tools:
+        try:
+            builder.default_tools(load_object(reference))
+        except ConfigurationError as exc:
+            raise UsageError(f"--tools {reference!r}: {exc}") from exc
+    return builder.build()
+
+
+def _repository(memory_file: str | None) -> Any:
+    from chatclient.memory import InMemorySessionRepository
+
+    if memory_file is None:
+        return InMemorySessionRepository()
+    import sqlite3
+
+    from chatclient.memory import SqliteSessionRepository
+
+    try:
+        return SqliteSessionRepository(memory_file)
+    except (sqlite3.Error, OSError) as exc:
+        raise UsageError(f"--memory-file {memory_file!r}: {exc}") from exc
+
+
+def _one_line(text: str, limit: int = _RESULT_LIMIT) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class ChatSession:
+    """One conversation at the terminal, until ``/exit`` or end of input."""
+
+    def __init__(self, client: ChatClient, *, conversation: str, label: str, out: TextIO | None = None) -> None:
+        self.client = client
+        self.conversation = conversation
+        self.label = label
+        self.out = out or sys.stdout
+        self._mid_line = False
+
+    def run(self) -> int:
+        self._write(f"chatclient chat with {self.label}. Type /exit or press Ctrl-D to quit.\n")
+        while True:
+            try:
+                line = input(PROMPT)
+            except (EOFError, KeyboardInterrupt):
+                self._write("\n")
+                return 0
+            text = line.strip()
+            if text in ("/exit", "/quit"):
+                return 0
+            if text:
+                self.turn(self.client.prompt(text).conversation(self.conversation))
+
+    def turn(self, spec: ChatClientRequestSpec) -> None:
+        """One turn, through as many pauses as it takes; an error ends the turn, not the chat (memory
+        stores only finished turns, so nothing half-done is kept)."""
+        from chatclient import ChatClientError
+
+        current: ChatClientRequestSpec | None = spec
+        while current is not None:
+            try:
+                pending = self._stream(current)
+            except KeyboardInterrupt:
+                self._line("[interrupted]")
+                return
+            except ChatClientError as exc:
+                self._line(f"[error] {type(exc).__name__}: {exc}")
+                return
+            if pending is None:
+                return
+            decisions = self._decide(pending)
+            current = self.client.prompt().conversation(self.conversation).resume(pending, decisions)
+
+    def _stream(self, spec: ChatClientRequestSpec) -> PendingToolCalls | None:
+        from chatclient.events import TextDelta, ToolCallReady, ToolResultReady, TurnPaused
+
+        pending: PendingToolCalls | None = None
+        for event in spec.stream().events():
+            if isinstance(event, TextDelta):
+                self._write(event.text)
+                self._mid_line = not event.text.endswith("\n")
+            elif isinstance(event, ToolCallReady):
+                self._line(f"[tool] {event.name} {event.arguments}")
+            elif isinstance(event, ToolResultReady):
+                label = "[tool error]" if event.is_error else "[result]"
+                self._line(f"{label} {event.name}: {_one_line(event.result)}")
+            elif isinstance(event, TurnPaused):
+                pending = event.pending
+        self._end_line()
+        return pending
+
+    def _decide(self, pending: PendingToolCalls) -> ToolCallDecisions:
+        """Ask for each gated call; the calls of the reply that need no confirmation are allowed."""
+        from chatclient import ToolCallDecision, ToolCallDecisions
+
+        decisions = []
+        for call in pending.calls:
+            if not call.requires_confirmation:
+                decisions.append(ToolCallDecision.allow(call.id))
+            elif self._ask(call):
+                decisions.append(ToolCallDecision.allow(call.id, approver="terminal"))
+            else:
+                decisions.append(ToolCallDecision.deny(call.id, approver="terminal", reason="denied at the terminal"))
+        return ToolCallDecisions.of(*decisions)
+
+    def _ask(self, call: PendingCall) -> bool:
+        question = f"[confirm] {call.name} {call.arguments} allow or deny? [a/d] "
+        while True:
+            try:
+                answer = input(question).strip().lower()
+            except (EOFError, KeyboardInterrupt):
+                self._line("deny")
+                return False  # no answer is no permission
+            if answer in ALLOW:
+                return True
+            if answer in DENY:
+                return False
+            self._line("Please answer a (allow) or d (deny).")
+
+    def _write(self, text: str) -> None:
+        self.out.write(text)
+        self.out.flush()
+
+    def _end_line(self) -> None:
+        if self._mid_line:
+            self._write("\n")
+            self._mid_line = False
+
+    def _line(self, text: str) -> None:
+        self._end_line()
+        self._write(text + "\n")
