@@ -242,7 +242,7 @@ class McpSession:
         tools: list[Any] = []
         cursor: str | None = None
         for _ in range(_MAX_PAGES):
-            page = await client.list_tools(cursor=cursor)
+            page = await self._protocol("tools/list", client.list_tools(cursor=cursor))
             tools.extend(page.tools)
             cursor = page.next_cursor
             if cursor is None:
@@ -266,6 +266,9 @@ class McpSession:
         try:
             return await request
         except mcp.MCPError as exc:
+            if _connection_lost(exc):
+                self._lost = True
+                raise McpConnectionError(self.name, exc) from exc
             raise McpProtocolError(
                 f"MCP server {self.name!r} refused {what!r}: {exc.message} ({exc.code})",
                 tool_name=what, server_name=self.name, code=exc.code,

@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 
 from .callback import McpToolCallback, MetaFromContext
 from .connection import McpServerConnection, McpSession
+from .errors import McpConnectionError
 from .naming import McpToolNaming, check_no_collisions
 
 __all__ = ["AsyncMcpToolCallbackProvider", "McpToolCallbackProvider", "McpToolFilter", "RequireConfirmation"]
@@ -75,7 +76,13 @@ class _Catalog:
             await self._reconnect_lost()
             if self.callbacks is None:
                 await self._open()
-                self.callbacks = await self._list(bind)
+                try:
+                    self.callbacks = await self._list(bind)
+                except McpConnectionError:
+                    if not any(s.lost for s in self.sessions):
+                        raise
+                    await self._reconnect_lost()  # found lost while listing: once more, then it is an error
+                    self.callbacks = await self._list(bind)
             return self.callbacks
 
     async def _reconnect_lost(self) -> None:

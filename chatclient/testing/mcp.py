@@ -24,7 +24,7 @@ __all__ = ["McpRequestSeen", "ServedMcp", "running_mcp_server", "serving_mcp_ser
 
 @dataclass(frozen=True)
 class McpRequestSeen:
-    """One HTTP request the server answered: its method, ``mcp-session-id`` header and status."""
+    """One HTTP request the server saw: its method, ``mcp-session-id`` header and status (0: no answer)."""
 
     method: str
     session_id: str | None
@@ -101,19 +101,21 @@ def _recording(app: Any, served: ServedMcp) -> Any:
             await app(scope, receive, send)
             return
         headers = dict(scope.get("headers") or ())
-        session = headers.get(b"mcp-session-id")
-        status = {"code": 0}
+        raw = headers.get(b"mcp-session-id")
+        session = raw.decode() if raw else None
+        recorded = {"done": False}
 
         async def sending(message: Any) -> None:
-            if message["type"] == "http.response.start":
-                status["code"] = message["status"]
+            if message["type"] == "http.response.start" and not recorded["done"]:
+                # recorded before the client can read the answer, so a test sees it once the call returns
+                recorded["done"] = True
+                served.requests.append(McpRequestSeen(scope["method"], session, message["status"]))
             await send(message)
 
         try:
             await app(scope, receive, sending)
         finally:
-            served.requests.append(
-                McpRequestSeen(scope["method"], session.decode() if session else None, status["code"])
-            )
+            if not recorded["done"]:
+                served.requests.append(McpRequestSeen(scope["method"], session, 0))
 
     return record
