@@ -4,6 +4,9 @@ construction, the session DELETE at close, and one reconnect after the server re
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
+import sys
 import threading
 from collections import Counter
 from collections.abc import Iterator
@@ -205,3 +208,20 @@ async def test_the_loops_error_handling_applies_to_a_dropped_call_model_told_or_
         with pytest.raises(McpConnectionError, match="'demo' is unreachable"):
             await strict.build().prompt("S").tools(provider).acall().content()
     assert server.calls == {}
+
+
+def test_a_stdio_child_that_died_is_started_again_by_the_next_request() -> None:
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    connection = McpServerConnection.stdio(
+        sys.executable, ["-m", "tests.mcp.stdio_server"], name="child", cwd=root, env={"PYTHONPATH": root}
+    )
+    with McpToolCallbackProvider(connection) as provider:
+        first = int(ask(provider, "pid")[0] or "0")
+        os.kill(first, signal.SIGKILL)
+        try:
+            told = ask(provider, "pid")[0] or ""
+        except McpConnectionError as error:  # the provider noticed the exit before the call
+            told = str(error)
+        assert "'child'" in told
+        second = int(ask(provider, "pid")[0] or "0")
+    assert second > 0 and second != first
