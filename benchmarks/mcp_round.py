@@ -3,15 +3,24 @@
 The same loopback MCP server (socket ``IPPROTO_TCP``, see ``chatclient.testing.mcp``) answers
 everyone. The floor is one ``call_tool`` on an open session; chatclient runs a whole tool round: the
 scripted model asks for the tool, the loop calls it over MCP, the model answers. Budgets: the
-thread-backed provider <= 1.2x the floor, the async provider <= 1.05x. Needs ``chatclient[mcp]``:
+thread-backed provider <= 1.2x the floor, the async provider <= 1.05x. A last series runs the same
+round with a local ``async def`` tool and no network: the chat loop's own share of every round (two
+model calls, the tool loop), which no MCP change can remove.
 
-    .venv/bin/python -m benchmarks.mcp_round [--rounds 7 --ops 300]
+The server runs in a child process by default, as MCP servers do; ``--in-process`` runs it on a thread
+of this process instead, where it competes with the client for the GIL (every client syscall can then
+hand the GIL to the server thread for a while), which inflates client-side work. Needs ``chatclient[mcp]``:
+
+    .venv/bin/python -m benchmarks.mcp_round [--rounds 9 --ops 300 --seconds 3] [--in-process]
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import subprocess
+import sys
+from collections.abc import Iterator
 from typing import Any
 
 from .harness import Series, close_loop, measure, run_async
@@ -39,20 +48,55 @@ def _script(prompt: Any) -> Any:
     return AssistantMessage(None, tool_calls=[tool_call("add", {"a": 2, "b": 3})])
 
 
+def _serve_child() -> None:
+    """The child process: serve until stdin closes, after printing the URL."""
+    from chatclient.testing.mcp import running_mcp_server
+
+    with running_mcp_server(_server()) as url:
+        print(url, flush=True)
+        sys.stdin.read()
+
+
+@contextlib.contextmanager
+def _served(in_process: bool) -> Iterator[str]:
+    if in_process:
+        from chatclient.testing.mcp import running_mcp_server
+
+        with running_mcp_server(_server()) as url:
+            yield url
+        return
+    child = subprocess.Popen(
+        [sys.executable, "-m", "benchmarks.mcp_round", "--serve"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert child.stdout is not None and child.stdin is not None
+    try:
+        yield child.stdout.readline().strip()
+    finally:
+        child.stdin.close()
+        child.wait(20)
+
+
 def main() -> None:
-    from chatclient import ChatClient
+    from chatclient import ChatClient, tool
     from chatclient.mcp import AsyncMcpToolCallbackProvider, McpServerConnection, McpToolCallbackProvider
     from chatclient.mcp.connection import McpSession
     from chatclient.testing import ScriptedChatModel
-    from chatclient.testing.mcp import running_mcp_server
 
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--ops", type=int, default=300)
     parser.add_argument("--seconds", type=float, default=3.0)
+    parser.add_argument("--in-process", action="store_true", help="serve on a thread of this process")
+    parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.serve:
+        _serve_child()
+        return
 
-    with running_mcp_server(_server()) as url, contextlib.ExitStack() as stack:
+    with _served(args.in_process) as url, contextlib.ExitStack() as stack:
         connection = McpServerConnection.http(url, name="bench")
         session = McpSession(connection)  # an owner task keeps the bare client open on the harness loop
         run_async(session.open())
@@ -62,6 +106,12 @@ def main() -> None:
         run_async(loop_bound.tool_callbacks())
         client = ChatClient.create(ScriptedChatModel(_script))
         sync_spec = client.prompt("2+3?").tools(threaded)
+
+        @tool(description="Add two numbers")
+        async def add(a: int, b: int) -> str:
+            return str(a + b)
+
+        local_spec = client.prompt("2+3?").tools(add)
         async_spec = client.prompt("2+3?").tools(loop_bound)
 
         async def bare_call() -> str:
@@ -74,12 +124,16 @@ def main() -> None:
         async def threaded_async_round() -> str | None:
             return await sync_spec.acall().content()
 
+        async def local_round() -> str | None:
+            return await local_spec.acall().content()
+
         ok = lambda result: None if result[0] == "5" else f"got {result[0]!r}"  # noqa: E731
         series = [
             Series("mcp.Client.call_tool", "mcp", "async", op=bare_call, is_async=True, check=ok),
             Series("chatclient async provider", "mcp", "async", op=async_round, is_async=True, check=ok),
             Series("chatclient thread-backed", "mcp", "async", op=threaded_async_round, is_async=True, check=ok),
             Series("chatclient thread-backed", "mcp", "sync", op=lambda: sync_spec.call().content(), check=ok),
+            Series("chat loop alone (local tool)", "none", "async", op=local_round, is_async=True, check=ok),
         ]
         measure(series, rounds=args.rounds, ops=args.ops, seconds=args.seconds, warmup=20)
         floor = series[0].median()

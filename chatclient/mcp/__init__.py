@@ -16,7 +16,7 @@ except ImportError as exc:  # pragma: no cover - exercised without the extra
 
 from .callback import McpMeta, McpToolCallback
 from .connection import McpServerConnection
-from .errors import McpConnectionError, McpProtocolError
+from .errors import McpCallInterruptedError, McpConnectionError, McpProtocolError
 from .naming import McpToolNaming, sanitise_name
 from .provider import AsyncMcpToolCallbackProvider, McpToolCallbackProvider, McpToolFilter, RequireConfirmation
 from .server import build_mcp_server, mcp_prompt, mcp_resource, mcp_tool, serve
@@ -27,6 +27,7 @@ __all__ = [
     "mcp_prompt",
     "mcp_resource",
     "mcp_tool",
+    "McpCallInterruptedError",
     "McpConnectionError",
     "McpMeta",
     "McpProtocolError",

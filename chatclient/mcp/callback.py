@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import JsonValue
 
+from .._sync import in_running_loop
 from ..errors import ToolArgumentsError, ToolExecutionError
 from ..messages import ToolResult
 from ..tools.callback import ToolCallback
@@ -38,8 +39,6 @@ class McpToolCallback(ToolCallback):
     a person approved.
     """
 
-    is_async = True
-
     def __init__(
         self,
         *,
@@ -67,6 +66,13 @@ class McpToolCallback(ToolCallback):
         self._call_sync = call_sync
         self._meta_from_context = meta_from_context
         self._protocol_errors_to_model = protocol_errors_to_model
+
+    @property
+    def is_async(self) -> bool:  # type: ignore[override]  # a plain attribute on the base class
+        """Async on a running loop; from plain sync code, when the provider offers a sync call (the
+        thread-backed one), :meth:`call` goes straight to the sessions' thread: no event loop of the
+        caller's in between, one thread hop a call."""
+        return self._call_sync is None or in_running_loop()
 
     @property
     def definition(self) -> ToolDefinition:

@@ -18,11 +18,18 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from ..errors import ToolExecutionError
-from .errors import McpConnectionError, McpProtocolError, leaf_exception
+from .errors import McpCallInterruptedError, McpConnectionError, McpProtocolError, leaf_exception
 
 __all__ = ["McpServerConnection", "McpSession"]
 
 _REQUEST_TIMEOUT = -32001
+_CONNECTION_CLOSED = -32000
+_INVALID_REQUEST = -32600
+_INTERNAL_ERROR = -32603
+_SESSION_GONE = ("Session not found", "Session terminated")
+"""What a stateful server answers (HTTP 404) for a session it no longer has: it restarted."""
+_HTTP_ERROR_STAND_IN = "Server returned an error response"
+"""The SDK's error for an HTTP 5xx without a JSON-RPC body (a server going down answers so)."""
 _MAX_PAGES = 100
 _MAX_RELISTENS = 20
 _log = logging.getLogger(__name__)
@@ -110,6 +117,16 @@ class McpServerConnection:
         return mcp.Client(streamable_http_client(self.url, http_client=http), **options)
 
 
+def _connection_lost(exc: Any) -> bool:
+    """A transport failure, not the server's answer: the connection closed, the server forgot the
+    session (it restarted), or an HTTP error without a JSON-RPC body."""
+    if exc.code == _CONNECTION_CLOSED:
+        return True
+    if exc.code == _INVALID_REQUEST:
+        return str(exc.message) in _SESSION_GONE
+    return bool(exc.code == _INTERNAL_ERROR and exc.message == _HTTP_ERROR_STAND_IN)
+
+
 def _stderr_with_fd() -> TextIO:
     """The child's stderr: ours if it has a file descriptor (in Jupyter it does not), else the real one."""
     for stream in (sys.stderr, sys.__stderr__):
@@ -132,6 +149,7 @@ class McpSession:
         self._stop: asyncio.Event | None = None
         self._owner: asyncio.Task[None] | None = None
         self._watcher: asyncio.Task[None] | None = None
+        self._lost = False
         self.on_tools_changed: Callable[[], None] | None = None
         """Called on the session's loop when the server says its tool list changed."""
 
@@ -139,7 +157,20 @@ class McpSession:
     def name(self) -> str:
         return self.connection.name
 
+    @property
+    def lost(self) -> bool:
+        """The connection broke (its owner exited, or a call saw the transport fail): the next
+        request reconnects."""
+        return self._lost or (self._owner is not None and self._owner.done())
+
+    async def reconnect(self) -> None:
+        """Close what is left of a lost connection and open a new one (once: a failure raises
+        :class:`McpConnectionError` and the next request tries again)."""
+        await self.close()
+        await self.open()
+
     async def open(self) -> None:
+        self._lost = False
         self.loop = asyncio.get_running_loop()
         self._stop = asyncio.Event()
         ready: asyncio.Future[None] = self.loop.create_future()
@@ -211,7 +242,7 @@ class McpSession:
         tools: list[Any] = []
         cursor: str | None = None
         for _ in range(_MAX_PAGES):
-            page = await client.list_tools(cursor=cursor)
+            page = await self._protocol("tools/list", client.list_tools(cursor=cursor))
             tools.extend(page.tools)
             cursor = page.next_cursor
             if cursor is None:
@@ -235,6 +266,9 @@ class McpSession:
         try:
             return await request
         except mcp.MCPError as exc:
+            if _connection_lost(exc):
+                self._lost = True
+                raise McpConnectionError(self.name, exc) from exc
             raise McpProtocolError(
                 f"MCP server {self.name!r} refused {what!r}: {exc.message} ({exc.code})",
                 tool_name=what, server_name=self.name, code=exc.code,
@@ -244,11 +278,16 @@ class McpSession:
         """``tools/call`` with the connection's timeout; errors mapped to chatclient's tool errors."""
         import mcp
 
-        client = self._live()
+        client = self.client
+        if client is None or self.lost:
+            raise McpCallInterruptedError(self.name, ConnectionError("the connection is closed"), tool_name=name)
         timeout = self.connection.call_timeout_s
         try:
             return await client.call_tool(name, arguments, read_timeout_seconds=timeout, meta=meta)
         except mcp.MCPError as exc:
+            if _connection_lost(exc):
+                self._lost = True
+                raise McpCallInterruptedError(self.name, exc, tool_name=name) from exc
             if exc.code == _REQUEST_TIMEOUT:
                 raise ToolExecutionError(
                     f"MCP tool {name!r} of server {self.name!r} timed out after {timeout:g} s", tool_name=name

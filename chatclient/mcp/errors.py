@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ..errors import ChatClientError
+from ..errors import ChatClientError, ToolExecutionError
 
-__all__ = ["McpConnectionError", "McpProtocolError", "leaf_exception"]
+__all__ = ["McpCallInterruptedError", "McpConnectionError", "McpProtocolError", "leaf_exception"]
 
 
 class McpConnectionError(ChatClientError):
@@ -14,6 +14,26 @@ class McpConnectionError(ChatClientError):
         super().__init__(f"MCP server {server_name!r} is unreachable: {type(cause).__name__}: {cause}")
         self.server_name = server_name
         self.cause = cause
+
+
+class McpCallInterruptedError(McpConnectionError, ToolExecutionError):
+    """The connection broke while a tool call was under way (or before it could be sent).
+
+    Both an :class:`McpConnectionError` and a tool failure, so the loop's tool error handling
+    applies: by default the model is told, and ``DefaultToolExceptionProcessor(rethrow=(McpConnectionError,))``
+    aborts the request with this error instead. The provider reconnects on the next request.
+    """
+
+    def __init__(self, server_name: str, cause: BaseException, *, tool_name: str) -> None:
+        ChatClientError.__init__(
+            self,
+            f"MCP server {server_name!r} lost the connection during tool {tool_name!r} "
+            f"({type(cause).__name__}: {cause}); the next request reconnects",
+        )
+        self.server_name = server_name
+        self.cause = cause
+        self.tool_name = tool_name
+        self.call_id = None
 
 
 class McpProtocolError(ChatClientError):

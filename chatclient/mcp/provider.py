@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 
 from .callback import McpToolCallback, MetaFromContext
 from .connection import McpServerConnection, McpSession
+from .errors import McpConnectionError
 from .naming import McpToolNaming, check_no_collisions
 
 __all__ = ["AsyncMcpToolCallbackProvider", "McpToolCallbackProvider", "McpToolFilter", "RequireConfirmation"]
@@ -59,15 +60,41 @@ class _Catalog:
         self.callbacks: tuple[McpToolCallback, ...] | None = None
         self._lock: asyncio.Lock | None = None
 
+    def cached(self) -> tuple[McpToolCallback, ...] | None:
+        """The tool set, when it is listed and every connection is up (safe from any thread)."""
+        callbacks = self.callbacks
+        if callbacks is None or any(s.lost for s in self.sessions):
+            return None
+        return callbacks
+
     async def tool_callbacks(self, bind: Callable[[McpSession], dict[str, Any]]) -> tuple[McpToolCallback, ...]:
-        if self.callbacks is not None:
-            return self.callbacks
+        cached = self.cached()
+        if cached is not None:
+            return cached
         self._lock = self._lock or asyncio.Lock()
         async with self._lock:
+            await self._reconnect_lost()
             if self.callbacks is None:
                 await self._open()
-                self.callbacks = await self._list(bind)
+                try:
+                    self.callbacks = await self._list(bind)
+                except McpConnectionError:
+                    if not any(s.lost for s in self.sessions):
+                        raise
+                    await self._reconnect_lost()  # found lost while listing: once more, then it is an error
+                    self.callbacks = await self._list(bind)
             return self.callbacks
+
+    async def _reconnect_lost(self) -> None:
+        """Reopen each lost connection once, then list again (a restarted server may serve other tools)."""
+        lost = [s for s in self.sessions if s.lost]
+        if not lost:
+            return
+        self.callbacks = None
+        outcomes = await asyncio.gather(*(s.reconnect() for s in lost), return_exceptions=True)
+        for outcome in outcomes:
+            if isinstance(outcome, BaseException):
+                raise outcome
 
     async def _open(self) -> None:
         if self.sessions:
@@ -115,6 +142,7 @@ class _Catalog:
         """The open session of the server called ``name`` (connecting every server on first use)."""
         self._lock = self._lock or asyncio.Lock()
         async with self._lock:
+            await self._reconnect_lost()
             await self._open()
         for session in self.sessions:
             if session.name == name:
@@ -247,11 +275,19 @@ class McpToolCallbackProvider:
             return self._runtime
 
     async def tool_callbacks(self) -> tuple[McpToolCallback, ...]:
+        """The tools; once listed, straight from the cache with no hop to the sessions' thread (the
+        sync path runs this on its own thread's loop at the cost of one coroutine step)."""
+        cached = self._catalog.cached()
+        if cached is not None and self._runtime is not None:
+            return cached
         runtime = self._started()
         return await asyncio.wrap_future(runtime.submit(self._catalog.tool_callbacks(self._bind)))
 
     def get_tool_callbacks(self) -> tuple[McpToolCallback, ...]:
         """The tools, from sync code (connects on first use)."""
+        cached = self._catalog.cached()
+        if cached is not None and self._runtime is not None:
+            return cached
         return self._started().submit(self._catalog.tool_callbacks(self._bind)).result()
 
     def invalidate_cache(self) -> None:

@@ -120,13 +120,17 @@ def test_nothing_connects_at_construction_and_close_is_idempotent(url: str) -> N
 # ----------------------------------------------------------------------------------------- results
 
 
-def test_an_is_error_result_goes_to_the_model_and_the_loop_continues(provider: McpToolCallbackProvider) -> None:
+@pytest.mark.parametrize("mode", MODES)
+def test_an_is_error_result_goes_to_the_model_and_the_loop_continues(
+    mode: str, provider: McpToolCallbackProvider
+) -> None:
     for name, args, text in (
         ("explode", {}, "Error executing tool explode"),
         ("refuse", {"reason": "no"}, "Error executing tool refuse: refused: no"),
     ):
         model = ScriptedChatModel(calling(name, args))
-        assert ChatClient.create(model).prompt("Go").tools(provider).call().content() == text
+        final, _ = run_spec(mode, ChatClient.create(model).prompt("Go").tools(provider))
+        assert final.chat_response is not None and final.chat_response.text == text
         (response,) = last_responses(model)
         assert response.is_error and "secret" not in response.response_data
     assert CALLS == {"explode": 1, "refuse": 1}
@@ -142,15 +146,17 @@ def test_images_arrive_as_image_parts_and_structured_content_is_kept(provider: M
     assert added.text == "3" and added.metadata["structured_content"] == {"result": 3}
 
 
+@pytest.mark.parametrize("mode", MODES)
 def test_a_call_past_its_timeout_is_an_error_result_and_the_session_stays_usable(
-    provider: McpToolCallbackProvider,
+    mode: str, provider: McpToolCallbackProvider
 ) -> None:
     model = ScriptedChatModel(calling("slow"))
-    text = ChatClient.create(model).prompt("Wait").tools(provider).call().content()
-    assert text is not None and "timed out after 0.5 s" in text
+    response, _ = run_spec(mode, ChatClient.create(model).prompt("Wait").tools(provider))
+    assert response.chat_response is not None and "timed out after 0.5 s" in (response.chat_response.text or "")
     assert last_responses(model)[0].is_error
     follow_up = ScriptedChatModel(calling("add", {"a": 1, "b": 1}))
-    assert ChatClient.create(follow_up).prompt("Sum").tools(provider).call().content() == "2"
+    answered, _ = run_spec(mode, ChatClient.create(follow_up).prompt("Sum").tools(provider))
+    assert answered.chat_response is not None and answered.chat_response.text == "2"
 
 
 @pytest.mark.parametrize("mode", ["call", "acall"])

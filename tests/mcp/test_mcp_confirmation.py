@@ -88,14 +88,17 @@ def test_nothing_reaches_the_server_before_the_decisions_then_allow_runs_once(
     assert calls == {"delete_city": 1, "lookup": 1}
 
 
-def test_deny_sends_nothing_and_the_model_reads_the_reason(served: tuple[Any, Counter[str], str]) -> None:
+@pytest.mark.parametrize("mode", MODES)
+def test_deny_sends_nothing_and_the_model_reads_the_reason(mode: str, served: tuple[Any, Counter[str], str]) -> None:
     _, calls, url = served
     with McpToolCallbackProvider(McpServerConnection.http(url, name="cities"), require_confirmation=True) as provider:
         client = ChatClient.builder(ScriptedChatModel(delete_and_lookup)).default_tools(provider).build()
-        pending = awaiting_decision(client.prompt("Delete Paris").call().chat_client_response())
+        pending = awaiting_decision(run_spec(mode, client.prompt("Delete Paris"))[0])
         assert pending is not None and pending.awaiting_ids == ["d", "l"]
+        assert calls == {}
         deny = ToolCallDecisions.of(ToolCallDecision.deny("d", "Not Paris."), ToolCallDecision.allow("l"))
-        assert client.prompt().resume(pending, deny).call().content() == "Not Paris. / Rome is fine"
+        resumed, _ = run_spec(mode, client.prompt().resume(pending, deny))
+        assert resumed.chat_response is not None and resumed.chat_response.text == "Not Paris. / Rome is fine"
     assert calls == {"lookup": 1}
 
 

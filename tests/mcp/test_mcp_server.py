@@ -4,77 +4,29 @@ official ``mcp.Client`` over Streamable HTTP on 127.0.0.1 (modern and legacy, st
 from __future__ import annotations
 
 import asyncio
-from typing import Annotated, Any
+import os
+import sys
+from typing import Any
 
 import pytest
-from pydantic import Field
 
-from chatclient import tool
 from chatclient.mcp import (
     AsyncMcpToolCallbackProvider,
     McpProtocolError,
     McpServerConnection,
     McpToolCallbackProvider,
     build_mcp_server,
-    mcp_prompt,
-    mcp_resource,
-    mcp_tool,
     serve,
 )
 from chatclient.testing.mcp import running_mcp_server
+from tests.mcp.decorated import build
 
 
-class Weather:
-    """Tools as methods of an object, as an application would hold them."""
-
-    def __init__(self) -> None:
-        self.calls = 0
-
-    @mcp_tool(read_only=True)
-    def forecast(self, city: Annotated[str, Field(description="City name")], days: int = 1) -> str:
-        """Tomorrow's weather.
-
-        For one city.
-        """
-        self.calls += 1
-        return f"{city}: sunny for {days} days"
-
-    @mcp_tool
-    def explode(self) -> str:
-        raise ValueError("secret crash detail")
-
-    @mcp_tool(name="refuse", description="Refuses")
-    def refusing(self) -> str:
-        from mcp.server.mcpserver.exceptions import ToolError
-
-        raise ToolError("not today")
-
-
-@mcp_resource("cities://{country}", mime_type="application/json", description="Cities of a country")
-def cities(country: str) -> str:
-    return '["Paris", "Lyon"]' if country == "fr" else "[]"
-
-
-@mcp_prompt
-def ask_weather(city: str) -> str:
-    """Ask for the weather."""
-    return f"What is the weather in {city}?"
-
-
-@tool(description="Shout a word")
-def shout(word: str) -> str:
-    return word.upper()
-
-
-def build() -> tuple[Any, Weather]:
-    weather = Weather()
-    return build_mcp_server(weather, cities, ask_weather, tools=[shout], name="weather"), weather
-
-
-async def exercise(url: str, mode: str) -> None:
+async def exercise(server: Any, mode: str) -> None:
+    """``server``: a URL, or ``StdioServerParameters`` of a child process."""
     import mcp
 
-    async with mcp.Client(url, mode=mode) as client:
+    async with mcp.Client(server, mode=mode) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
         assert sorted(tools) == ["explode", "forecast", "refuse", "shout"]
         forecast = tools["forecast"]
@@ -104,6 +56,17 @@ def test_the_official_client_lists_and_calls_the_decorated_server(stateless: boo
         for mode in ("auto", "legacy"):
             asyncio.run(exercise(url, mode))
     assert weather.calls == 2
+
+
+def test_the_official_client_uses_the_decorated_server_as_a_stdio_child() -> None:
+    import mcp
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    child = mcp.StdioServerParameters(
+        command=sys.executable, args=["-m", "tests.mcp.decorated"], cwd=root, env={"PYTHONPATH": root}
+    )
+    for mode in ("auto", "legacy"):
+        asyncio.run(exercise(child, mode))
 
 
 def test_chatclients_own_provider_calls_the_decorated_server() -> None:

@@ -9,7 +9,10 @@ from typing import Any
 import pytest
 from mcp.server.mcpserver import Context, MCPServer
 
+from chatclient import AssistantMessage, ChatClient, Prompt, ToolResponseMessage
 from chatclient.mcp import McpServerConnection, McpToolCallbackProvider
+from chatclient.testing import MODES, ScriptedChatModel, ScriptItem, tool_call
+from chatclient.testing.advisor_kit import run_spec
 from chatclient.testing.mcp import running_mcp_server
 
 
@@ -42,3 +45,40 @@ def test_a_published_change_reaches_the_next_request(mode: str) -> None:
                 break
             threading.Event().wait(0.01)
         assert seen.is_set(), "the change reached the provider"
+
+
+def changed(provider: McpToolCallbackProvider) -> bool:
+    """Wait (bounded: the notification arrives within 2 s) until the provider heard of the change."""
+    for _ in range(200):
+        if provider._catalog.callbacks is None:
+            return True
+        threading.Event().wait(0.01)
+    return False
+
+
+def grow_then_answer(provider: McpToolCallbackProvider) -> Any:
+    """Call ``grow``; in the next round, once the provider knows the list changed, name the tools offered."""
+
+    def script(prompt: Prompt) -> ScriptItem:
+        last = prompt.messages[-1]
+        if isinstance(last, ToolResponseMessage):
+            assert changed(provider), "the change arrived while the turn was under way"
+            return ",".join(t.name for t in prompt.tool_callbacks)
+        return AssistantMessage(None, tool_calls=[tool_call("grow")])
+
+    return script
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("protocol", ["auto", "legacy"])
+def test_a_request_under_way_keeps_its_tools_and_the_next_one_sees_the_change(mode: str, protocol: str) -> None:
+    with (
+        running_mcp_server(growing_server()) as url,
+        McpToolCallbackProvider(McpServerConnection.http(url, name="growing", mode=protocol)) as provider,
+    ):
+        model = ScriptedChatModel(grow_then_answer(provider))
+        response, _ = run_spec(mode, ChatClient.create(model).prompt("Grow").tools(provider))
+        assert response.chat_response is not None and response.chat_response.text == "grow", "same set mid-turn"
+        later = ScriptedChatModel(["done"])
+        run_spec(mode, ChatClient.create(later).prompt("Tools?").tools(provider))
+        assert sorted(t.name for t in later.prompts[0].tool_callbacks) == ["extra", "grow"]
