@@ -108,6 +108,8 @@ async def aresolve_providers(providers: Sequence[ToolCallbackProvider]) -> tuple
                 provided = await provided
         return _checked(provider, provided)
 
+    if len(providers) == 1:  # the common case: no task per provider (gather wraps each in one)
+        return tuple(await ask(providers[0]))
     import asyncio
 
     results = await asyncio.gather(*(ask(p) for p in providers))
