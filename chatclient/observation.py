@@ -29,6 +29,7 @@ import logging
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
@@ -55,14 +56,21 @@ __all__ = [
 
 _log = logging.getLogger("chatclient.observation")
 
+_NO_CONTEXT: Mapping[str, Any] = MappingProxyType({})
+
 
 @dataclass(frozen=True, slots=True)
 class CallInfo:
-    """A client call: its mode (``"call"``, ``"stream"``, ``"acall"``, ``"astream"``) and prompt."""
+    """A client call: its mode (``"call"``, ``"stream"``, ``"acall"``, ``"astream"``) and prompt.
+
+    ``context`` is the request's context as the call starts (advisor params included, e.g. the
+    conversation id of ``spec.conversation(id)``): the same mapping, not a copy, so it costs nothing.
+    """
 
     mode: str
     prompt: Prompt
     resumed: bool = False
+    context: Mapping[str, Any] = field(default_factory=lambda: _NO_CONTEXT)
 
 
 @dataclass(frozen=True, slots=True)

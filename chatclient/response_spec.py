@@ -70,7 +70,7 @@ def _converted(adapter: TypeAdapter[T], response: ChatClientResponse) -> T:
 
 def _call_info(mode: str, prepared: PreparedRequest) -> CallInfo:
     request = prepared.request
-    return CallInfo(mode, request.prompt, resumed=ContextKeys.RESUME in request.context)
+    return CallInfo(mode, request.prompt, ContextKeys.RESUME in request.context, request.context)
 
 
 class CallResponseSpec:

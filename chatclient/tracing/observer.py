@@ -85,6 +85,8 @@ class _Call:
     inference_calls: int = 0
     tool_calls: int = 0
     paused_at: float | None = None
+    conversation_id: str | None = None
+    """``gen_ai.conversation.id`` for its ``chat`` spans: only the application's (never invented)."""
     entered: list[Context] = field(default_factory=list)
     """The contexts its spans made current: whichever is current when the call ends is undone
     (a stream abandoned mid-way ends the call before its inner spans)."""
@@ -134,9 +136,7 @@ class OpenTelemetryObserver(ChatObserver):
             from opentelemetry.trace import SpanKind, Status, StatusCode
             from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
         except ImportError as exc:  # pragma: no cover - exercised only without the extra
-            raise ConfigurationError(
-                "Tracing needs opentelemetry-api: pip install 'chatclient[otel]'"
-            ) from exc
+            raise ConfigurationError("Tracing needs opentelemetry-api: pip install 'chatclient[otel]'") from exc
         self._context, self._trace = context, trace
         self._kinds = SpanKind
         self._status, self._error = Status, StatusCode.ERROR
@@ -240,10 +240,14 @@ class OpenTelemetryObserver(ChatObserver):
                 return QUIET  # the root gate: nothing records, the call runs unobserved
             call = _Call(None, started, None, _CALL.get())
         else:
-            span.set_attributes(self._agent_attributes(info))
+            conversation_id = _conversation_id(info)
+            attrs = self._agent_attributes(info)
+            if conversation_id is not None:
+                attrs[n.CONVERSATION_ID] = conversation_id
+            span.set_attributes(attrs)
             if self.capture_content:
                 span.set_attribute(n.INPUT_MESSAGES, _content.input_messages(info.prompt.messages))
-            call = _Call(span, started, None, _CALL.get())
+            call = _Call(span, started, None, _CALL.get(), conversation_id=conversation_id)
             call.restore = self._enter(span)
         _CALL.set(call)
         return call
@@ -319,6 +323,8 @@ class OpenTelemetryObserver(ChatObserver):
             attrs[n.OPENAI_API_TYPE] = api_type
         if info.streaming:
             attrs[n.REQUEST_STREAM] = True
+        if call is not None and call.conversation_id is not None:
+            attrs[n.CONVERSATION_ID] = call.conversation_id
         if self.capture_content:
             attrs[n.INPUT_MESSAGES] = _content.input_messages(info.prompt.messages)
             callbacks = getattr(info.prompt.options, "tool_callbacks", ())
@@ -476,6 +482,12 @@ class OpenTelemetryObserver(ChatObserver):
         if record.reason and self.capture_content:
             attrs[n.CONFIRMATION_REASON] = record.reason
         span.add_event(n.EVENT_DECIDED, attrs)
+
+
+def _conversation_id(info: CallInfo) -> str | None:
+    """The conversation id the application gave the request (``spec.conversation(id)``), if any."""
+    value = info.context.get(n.CONVERSATION_CONTEXT_KEY)
+    return value if isinstance(value, str) and value else None
 
 
 def _decision(record: DecisionRecord) -> str:
