@@ -41,6 +41,22 @@ def _parser() -> argparse.ArgumentParser:
     chat.add_argument(
         "--conversation", default="terminal", help="the conversation id in the memory (default: %(default)s)"
     )
+    chat.add_argument(
+        "--no-reasoning", dest="reasoning", action="store_false", help="do not show the model's reasoning (thinking)"
+    )
+    chat.add_argument(
+        "--approver",
+        default="terminal",
+        metavar="NAME",
+        help="who allows or denies gated calls, recorded with each decision (default: %(default)s)",
+    )
+    chat.add_argument(
+        "--approver-role",
+        action="append",
+        default=[],
+        metavar="ROLE",
+        help="a role the approver holds, for tools that need one (requires_confirmation='ROLE'); repeatable",
+    )
     return parser
 
 
@@ -55,4 +71,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as exc:
         sys.stderr.write(f"chatclient: error: {exc}\n")
         return USAGE_ERROR
-    return ChatSession(client, conversation=args.conversation, label=args.model).run()
+    from chatclient.tools import Approver
+
+    approver = Approver(args.approver, roles=args.approver_role)
+    session = ChatSession(
+        client, conversation=args.conversation, label=args.model, reasoning=args.reasoning, approver=approver
+    )
+    return session.run()

@@ -14,9 +14,15 @@ from .loading import load_object
 if TYPE_CHECKING:
     from chatclient import ChatClient
     from chatclient.client import ChatClientRequestSpec
+    from chatclient.errors import ToolCallUnauthorizedError
+    from chatclient.events import StreamEvent
+    from chatclient.tools import Approver
     from chatclient.tools.confirmation import PendingCall, PendingToolCalls, ToolCallDecisions
 
 PROMPT = "you> "
+DEFAULT_APPROVER = "terminal"
+THINKING = "[thinking] "
+_DIM, _PLAIN = "\x1b[2m", "\x1b[0m"
 ALLOW = {"a", "allow", "y", "yes"}
 DENY = {"d", "deny", "n", "no"}
 _RESULT_LIMIT = 200
@@ -72,6 +78,12 @@ def _repository(memory_file: str | None) -> Any:
         raise UsageError(f"--memory-file {memory_file!r}: {exc}") from exc
 
 
+def _close(events: object) -> None:
+    close = getattr(events, "close", None)
+    if callable(close):
+        close()
+
+
 def _one_line(text: str, limit: int = _RESULT_LIMIT) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -80,12 +92,30 @@ def _one_line(text: str, limit: int = _RESULT_LIMIT) -> str:
 class ChatSession:
     """One conversation at the terminal, until ``/exit`` or end of input."""
 
-    def __init__(self, client: ChatClient, *, conversation: str, label: str, out: TextIO | None = None) -> None:
+    def __init__(
+        self,
+        client: ChatClient,
+        *,
+        conversation: str,
+        label: str,
+        out: TextIO | None = None,
+        reasoning: bool = True,
+        approver: Approver | None = None,
+    ) -> None:
+        from chatclient.tools import Approver
+
         self.client = client
         self.conversation = conversation
         self.label = label
         self.out = out or sys.stdout
+        self.reasoning = reasoning
+        """Show the model's reasoning (``ReasoningDelta``) as it streams, after ``[thinking]``."""
+        self.approver = approver or Approver(DEFAULT_APPROVER)
+        """Who decides at this terminal: the id recorded with each decision, the roles it holds
+        (a tool with ``requires_confirmation="role"`` needs that role)."""
         self._mid_line = False
+        self._thinking = False
+        self._dim = self.out.isatty()
 
     def run(self) -> int:
         self._write(f"chatclient chat with {self.label}. Type /exit or press Ctrl-D to quit.\n")
@@ -104,14 +134,18 @@ class ChatSession:
     def turn(self, spec: ChatClientRequestSpec) -> None:
         """One turn, through as many pauses as it takes; an error ends the turn, not the chat (memory
         stores only finished turns, so nothing half-done is kept)."""
-        from chatclient import ChatClientError
+        from chatclient import ChatClientError, ToolCallUnauthorizedError
 
         current: ChatClientRequestSpec | None = spec
         while current is not None:
             try:
                 pending = self._stream(current)
             except KeyboardInterrupt:
+                # the stream is closed by now (its connection too); memory keeps only finished turns
                 self._line("[interrupted]")
+                return
+            except ToolCallUnauthorizedError as exc:
+                self._refused(exc)
                 return
             except ChatClientError as exc:
                 self._line(f"[error] {type(exc).__name__}: {exc}")
@@ -122,22 +156,55 @@ class ChatSession:
             current = self.client.prompt().conversation(self.conversation).resume(pending, decisions)
 
     def _stream(self, spec: ChatClientRequestSpec) -> PendingToolCalls | None:
-        from chatclient.events import TextDelta, ToolCallReady, ToolResultReady, TurnPaused
+        from chatclient.events import ReasoningDelta
 
         pending: PendingToolCalls | None = None
-        for event in spec.stream().events():
-            if isinstance(event, TextDelta):
-                self._write(event.text)
-                self._mid_line = not event.text.endswith("\n")
-            elif isinstance(event, ToolCallReady):
-                self._line(f"[tool] {event.name} {event.arguments}")
-            elif isinstance(event, ToolResultReady):
-                label = "[tool error]" if event.is_error else "[result]"
-                self._line(f"{label} {event.name}: {_one_line(event.result)}")
-            elif isinstance(event, TurnPaused):
-                pending = event.pending
+        events = spec.stream().events()
+        try:
+            for event in events:
+                if isinstance(event, ReasoningDelta):
+                    self._think(event.text)
+                    continue
+                self._stop_thinking()
+                pending = self._show(event, pending)
+        finally:
+            _close(events)  # an interrupted reply: its stream and connection are closed now
+            self._stop_thinking()
         self._end_line()
         return pending
+
+    def _show(self, event: StreamEvent, pending: PendingToolCalls | None) -> PendingToolCalls | None:
+        from chatclient.events import TextDelta, ToolCallReady, ToolResultReady, TurnPaused
+
+        if isinstance(event, TextDelta):
+            self._write(event.text)
+            self._mid_line = not event.text.endswith("\n")
+        elif isinstance(event, ToolCallReady):
+            self._line(f"[tool] {event.name} {event.arguments}")
+        elif isinstance(event, ToolResultReady):
+            label = "[tool error]" if event.is_error else "[result]"
+            self._line(f"{label} {event.name}: {_one_line(event.result)}")
+        elif isinstance(event, TurnPaused):
+            pending = event.pending
+        return pending
+
+    def _think(self, text: str) -> None:
+        """A piece of reasoning: after ``[thinking]`` at the start of a run, dimmed on a terminal."""
+        if not self.reasoning or not text:
+            return
+        if not self._thinking:
+            self._end_line()
+            self._write(THINKING + (_DIM if self._dim else ""))
+            self._thinking = True
+        self._write(text)
+        self._mid_line = not text.endswith("\n")
+
+    def _stop_thinking(self) -> None:
+        if self._thinking:
+            self._thinking = False
+            if self._dim:
+                self._write(_PLAIN)
+            self._end_line()
 
     def _decide(self, pending: PendingToolCalls) -> ToolCallDecisions:
         """Ask for each gated call; the calls of the reply that need no confirmation are allowed."""
@@ -145,13 +212,18 @@ class ChatSession:
 
         decisions = []
         for call in pending.calls:
-            if not call.requires_confirmation:
+            if not call.requires_confirmation or self._ask(call):
                 decisions.append(ToolCallDecision.allow(call.id))
-            elif self._ask(call):
-                decisions.append(ToolCallDecision.allow(call.id, approver="terminal"))
             else:
-                decisions.append(ToolCallDecision.deny(call.id, approver="terminal", reason="denied at the terminal"))
-        return ToolCallDecisions.of(*decisions)
+                decisions.append(ToolCallDecision.deny(call.id, reason="denied at the terminal"))
+        return ToolCallDecisions.of(*decisions, approver=self.approver)
+
+    def _refused(self, error: ToolCallUnauthorizedError) -> None:
+        """The approver may not decide: say who needs what; nothing of the reply ran, the chat goes on."""
+        roles = ", ".join(sorted(self.approver.roles)) or "no role"
+        for _call_id, tool, why in error.refused:
+            self._line(f"[refused] {tool}: {why}; you decide as {self.approver.id} ({roles})")
+        self._line("Nothing ran. Start the chat with --approver NAME --approver-role ROLE to decide such calls.")
 
     def _ask(self, call: PendingCall) -> bool:
         question = f"[confirm] {call.name} {call.arguments} allow or deny? [a/d] "

@@ -9,12 +9,18 @@ streams) and answers from the request, so the test sees what the client really s
 - with ``book``: a ``book_flight`` call for VX205 (a gated tool in the test's tools);
 - with ``first``: ``Your first message was: <the first user text of the conversation>``, which
   only memory can know;
+- with ``pay``: a ``pay_invoice`` call for INV-7 (a tool that needs the approver role ``manager``);
+- with ``think``: reasoning (``reasoning_content`` deltas: ``Let me think. The answer is 42.``),
+  then ``It is 42.``;
+- with ``stall``: ``Once upon a time`` and then nothing: the server waits (bounded) until the client
+  closes the connection, and sets ``disconnected`` (the stream really was closed);
 - anything else: ``Hello! You said: <text>``, in three pieces.
 """
 
 from __future__ import annotations
 
 import json
+import select
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -27,6 +33,14 @@ from typing import Any
 class ChatServer:
     base_url: str = ""
     requests: list[dict[str, Any]] = field(default_factory=list)
+    disconnected: threading.Event = field(default_factory=threading.Event)
+    """Set when a client closed a stalled stream."""
+
+
+STALL_BOUND = 30.0
+"""The longest a stalled reply waits for the client to close it; a bound, never a measure."""
+
+STALLED = "Once upon a time"
 
 
 def _chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
@@ -50,6 +64,11 @@ def _call(call_id: str, name: str, arguments: str) -> list[dict[str, Any]]:
     ]
 
 
+def _thinking() -> list[dict[str, Any]]:
+    thoughts = [_chunk({"reasoning_content": p}) for p in ("Let me think. ", "The answer is 42.")]
+    return [_chunk({"role": "assistant", "content": ""}), *thoughts, *_text("It is 42.")[1:]]
+
+
 def _user_texts(messages: list[dict[str, Any]]) -> list[str]:
     return [m["content"] for m in messages if m.get("role") == "user" and isinstance(m.get("content"), str)]
 
@@ -65,6 +84,12 @@ def reply_to(body: dict[str, Any]) -> list[dict[str, Any]]:
         return _call("call_w1", "get_weather", '{"city": "Paris"}')
     if "book" in text:
         return _call(f"call_b{len(messages)}", "book_flight", '{"flight": "VX205"}')
+    if "pay" in text:
+        return _call(f"call_p{len(messages)}", "pay_invoice", '{"invoice": "INV-7"}')
+    if "think" in text:
+        return _thinking()
+    if "stall" in text:
+        return [_chunk({"role": "assistant", "content": ""}), _chunk({"content": STALLED})]
     if "first" in text:
         return _text(f"Your first message was: {users[0]}")
     return _text(f"Hello! You said: {text}")
@@ -81,13 +106,28 @@ def _handler(state: ChatServer) -> type[BaseHTTPRequestHandler]:
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers["content-length"])))
             state.requests.append(body)
-            events = "".join(f"data: {json.dumps(e)}\n\n" for e in reply_to(body)) + "data: [DONE]\n\n"
-            payload = events.encode()
+            events = "".join(f"data: {json.dumps(e)}\n\n" for e in reply_to(body))
+            last = body["messages"][-1] if body.get("messages") else {}
+            if last.get("role") == "user" and "stall" in str(last.get("content")):
+                self._stall(events.encode())
+                return
+            payload = (events + "data: [DONE]\n\n").encode()
             self.send_response(200)
             self.send_header("content-type", "text/event-stream")
             self.send_header("content-length", str(len(payload)))
             self.end_headers()
             self.wfile.write(payload)
+
+        def _stall(self, head: bytes) -> None:
+            """Send the start of a reply, then wait for the client to hang up (end of file)."""
+            self.send_response(200)
+            self.send_header("content-type", "text/event-stream")
+            self.end_headers()
+            self.wfile.write(head)
+            self.wfile.flush()
+            readable, _, _ = select.select([self.connection], [], [], STALL_BOUND)
+            if readable and self.connection.recv(1) == b"":
+                state.disconnected.set()
 
     return Handler
 

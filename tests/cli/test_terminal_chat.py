@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import os
 import pty
+import re
 import select
+import signal
 import subprocess
 import sys
 import textwrap
@@ -18,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from .chat_server import ChatServer, chat_server
+from .chat_server import STALLED, ChatServer, chat_server
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals are POSIX")
 
@@ -40,6 +42,13 @@ TOOLS = """
             with open("booked.txt", "a") as out:
                 out.write(flight + "\\n")
             return f"Booked {flight}"
+
+    class Payments:
+        @tool(description="Pay an invoice", requires_confirmation="manager")
+        def pay_invoice(self, invoice: str) -> str:
+            with open("paid.txt", "a") as out:
+                out.write(invoice + "\\n")
+            return f"Paid {invoice}"
 """
 
 
@@ -159,6 +168,90 @@ def test_a_chat_streams_replies_shows_tools_asks_before_gated_ones_and_remembers
     system = [m for m in server.requests[-1]["messages"] if m["role"] == "system"]
     assert system == [{"role": "system", "content": "Be brief."}]
     assert all(r["stream"] is True for r in server.requests)
+
+
+def _plain(text: str) -> str:
+    return re.sub(r"\x1b\[[0-9;]*m", "", text)
+
+
+def test_reasoning_is_shown_dimmed_after_thinking_and_hidden_with_no_reasoning(
+    tmp_path: Path, server: ChatServer
+) -> None:
+    shown_with = _start(tmp_path, "openai:cli-model", "--base-url", server.base_url)
+    try:
+        shown_with.expect("you> ")
+        shown_with.send("think about it")
+        shown = shown_with.expect("you> ")
+        assert shown_with.finish() == 0
+    finally:
+        shown_with.close()
+    assert "[thinking] \x1b[2mLet me think. The answer is 42.\x1b[0m\nIt is 42.\n" in shown  # dimmed on a tty
+    hidden = _start(tmp_path, "openai:cli-model", "--base-url", server.base_url, "--no-reasoning")
+    try:
+        hidden.expect("you> ")
+        hidden.send("think about it")
+        shown = _plain(hidden.expect("you> "))
+        assert hidden.finish() == 0
+    finally:
+        hidden.close()
+    assert "It is 42.\n" in shown
+    assert "[thinking]" not in shown and "Let me think" not in shown
+
+
+def test_ctrl_c_stops_the_reply_closes_the_stream_keeps_the_chat_and_stores_nothing(
+    tmp_path: Path, server: ChatServer
+) -> None:
+    term = _start(tmp_path, "openai:cli-model", "--base-url", server.base_url)
+    try:
+        term.expect("you> ")
+        term.send("hello there")
+        term.expect("you> ")
+        term.send("tell me a story, then stall")
+        term.expect(STALLED)  # the reply has started and the server holds the rest
+        term.process.send_signal(signal.SIGINT)  # what the terminal sends on Ctrl-C
+        assert "[interrupted]\n" in term.expect("you> ")
+        assert server.disconnected.wait(WAIT), "the interrupted stream was never closed"
+        term.send("what was my first message?")
+        assert "Your first message was: hello there\n" in term.expect("you> ")
+        assert term.finish() == 0
+    finally:
+        term.close()
+    assert "Traceback" not in term.seen
+    sent = [m.get("content") for m in server.requests[-1]["messages"]]
+    assert sent == ["hello there", "Hello! You said: hello there", "what was my first message?"]
+
+
+def test_a_tool_that_needs_a_role_is_refused_clearly_without_it_and_runs_with_it(
+    tmp_path: Path, server: ChatServer
+) -> None:
+    args = ("openai:cli-model", "--base-url", server.base_url, "--tools", "chat_tools:Payments")
+    clerk = _start(tmp_path, *args)
+    try:
+        clerk.expect("you> ")
+        clerk.send("pay the invoice")
+        clerk.expect("[confirm] pay_invoice")
+        clerk.send("a")
+        shown = clerk.expect("you> ")
+        clerk.send("hello there")
+        assert "Hello! You said: hello there\n" in clerk.expect("you> ")  # the chat goes on
+        assert clerk.finish() == 0
+    finally:
+        clerk.close()
+    assert "[refused] pay_invoice: needs role 'manager'; you decide as terminal (no role)\n" in shown
+    assert "Nothing ran. Start the chat with --approver NAME --approver-role ROLE to decide such calls.\n" in shown
+    assert "Traceback" not in clerk.seen and not (tmp_path / "paid.txt").exists()
+
+    manager = _start(tmp_path, *args, "--approver", "ana", "--approver-role", "manager")
+    try:
+        manager.expect("you> ")
+        manager.send("pay the invoice")
+        manager.expect("[confirm] pay_invoice")
+        manager.send("a")
+        assert "[result] pay_invoice: Paid INV-7\nTool said: Paid INV-7\n" in manager.expect("you> ")
+        assert manager.finish() == 0
+    finally:
+        manager.close()
+    assert (tmp_path / "paid.txt").read_text() == "INV-7\n"
 
 
 def test_a_sqlite_memory_file_keeps_the_conversation_for_the_next_session(tmp_path: Path, server: ChatServer) -> None:
