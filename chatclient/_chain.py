@@ -196,7 +196,8 @@ def compose_stream(advisors: Sequence[Advisor], model: ChatModel, observers: Obs
                     yield from delta_events(first)
                 else:
                     yield first
-                for event in events:
+                rest = _chunks_told(events, observers, tokens, info) if observers and observers.watch_chunks else events
+                for event in rest:
                     add(event)
                     if isinstance(event, ChatResponse):
                         yield from delta_events(event)
@@ -249,7 +250,10 @@ def compose_astream(
             if first is not None:
                 for delta in _passed_on(first, add):
                     yield delta
-                async for event in events:
+                chunks = (
+                    _achunks_told(events, observers, tokens, info) if observers and observers.watch_chunks else events
+                )
+                async for event in chunks:
                     for delta in _passed_on(event, add):
                         yield delta
             chat = accumulator.build()
@@ -383,6 +387,25 @@ def _passed_on(event: ModelEvent, add: Any) -> tuple[StreamEvent, ...] | Iterato
     """Fold ``event`` and return what the consumer sees of it (a chunk's deltas, or the event)."""
     add(event)
     return delta_events(event) if isinstance(event, ChatResponse) else (event,)
+
+
+def _chunks_told(
+    events: Iterator[ModelEvent], observers: Observers, tokens: Any, info: ModelCallInfo | None
+) -> Iterator[ModelEvent]:
+    """The chunks after the first, each told to the observers that time them (only when one asks)."""
+    for event in events:
+        if info is not None:
+            observers.model_chunk(tokens, info)
+        yield event
+
+
+async def _achunks_told(
+    events: AsyncIterator[ModelEvent], observers: Observers, tokens: Any, info: ModelCallInfo | None
+) -> AsyncIterator[ModelEvent]:
+    async for event in events:
+        if info is not None:
+            observers.model_chunk(tokens, info)
+        yield event
 
 
 def _observing(observers: Observers | None) -> AbstractContextManager[None]:

@@ -202,6 +202,13 @@ class ChatObserver:
     def model_first_chunk(self, token: Any, info: ModelCallInfo) -> None:
         """A streamed model round delivered its first event (time to first chunk)."""
 
+    watch_chunks: bool = False
+    """Set true to be told of every streamed chunk after the first (``model_chunk``); off by
+    default, as it is a call per chunk."""
+
+    def model_chunk(self, token: Any, info: ModelCallInfo) -> None:
+        """A streamed model round delivered another chunk (only while ``watch_chunks`` is true)."""
+
     def model_finished(
         self, token: Any, info: ModelCallInfo, response: ChatResponse | None, error: BaseException | None
     ) -> None:
@@ -243,8 +250,11 @@ class Observers:
     watch_advisors: bool = field(init=False, default=False)
     """Whether any observer overrides the advisor points (else the chain does not report them)."""
     watch_first_chunk: bool = field(init=False, default=False)
+    watch_chunks: bool = field(init=False, default=False)
+    """Whether any observer asks for every chunk (``ChatObserver.watch_chunks``)."""
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "watch_chunks", any(o.watch_chunks for o in self.observers))
         object.__setattr__(self, "watch_advisors", _overrides(self.observers, "advisor_started", "advisor_finished"))
         object.__setattr__(self, "watch_first_chunk", _overrides(self.observers, "model_first_chunk"))
 
@@ -312,6 +322,9 @@ class Observers:
 
     def model_first_chunk(self, tokens: Sequence[Any], info: ModelCallInfo) -> None:
         self._finish("model_first_chunk", tokens, info)
+
+    def model_chunk(self, tokens: Sequence[Any], info: ModelCallInfo) -> None:
+        self._finish("model_chunk", tokens, info)
 
     def model_finished(
         self, tokens: Sequence[Any], info: ModelCallInfo, response: ChatResponse | None, error: BaseException | None

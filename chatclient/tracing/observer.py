@@ -100,6 +100,7 @@ class _Op:
     started: float
     restore: tuple[Context, Context] | None
     attempts: int = 1
+    last_chunk: float = 0.0
     metric_attrs: dict[str, Any] = field(default_factory=dict)
 
 
@@ -116,6 +117,8 @@ class OpenTelemetryObserver(ChatObserver):
     ``capture_content`` puts messages, tool definitions, arguments, results, decision reasons and
     exception messages on the spans; ``None`` reads ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``.
     ``agent_name`` names the root span ``invoke_agent {agent_name}``.
+    ``time_per_output_chunk`` records ``gen_ai.client.operation.time_per_output_chunk`` (the time
+    between consecutive chunks of a streamed reply): off by default, as it is a record per chunk.
 
     Why an observer you register, and not a process-wide patch: it is explicit, per client (two
     clients may trace differently), testable with injected providers, and costs nothing for a
@@ -130,6 +133,7 @@ class OpenTelemetryObserver(ChatObserver):
         meter_provider: MeterProvider | None = None,
         capture_content: bool | None = None,
         agent_name: str | None = None,
+        time_per_output_chunk: bool = False,
     ) -> None:
         try:
             from opentelemetry import context, metrics, trace
@@ -155,6 +159,11 @@ class OpenTelemetryObserver(ChatObserver):
         )  # fmt: skip
         self._m_first_chunk = meter.create_histogram(
             n.METRIC_TIME_TO_FIRST_CHUNK, "s", "Time to the first chunk of a streamed reply",
+            explicit_bucket_boundaries_advisory=n.DURATION_BUCKETS,
+        )  # fmt: skip
+        self.watch_chunks = time_per_output_chunk
+        self._m_per_chunk = meter.create_histogram(
+            n.METRIC_TIME_PER_OUTPUT_CHUNK, "s", "Time between chunks of a streamed reply, after the first",
             explicit_bucket_boundaries_advisory=n.DURATION_BUCKETS,
         )  # fmt: skip
         self._m_agent = meter.create_histogram(
@@ -337,10 +346,16 @@ class OpenTelemetryObserver(ChatObserver):
         return op
 
     def model_first_chunk(self, token: _Op, info: ModelCallInfo) -> None:
-        elapsed = time.perf_counter() - token.started
+        token.last_chunk = now = time.perf_counter()
+        elapsed = now - token.started
         self._m_first_chunk.record(elapsed, token.metric_attrs)
         if token.span is not None:
             token.span.set_attribute(n.RESPONSE_TIME_TO_FIRST_CHUNK, elapsed)
+
+    def model_chunk(self, token: _Op, info: ModelCallInfo) -> None:
+        now = time.perf_counter()
+        self._m_per_chunk.record(now - token.last_chunk, token.metric_attrs)
+        token.last_chunk = now
 
     def model_finished(
         self, token: _Op, info: ModelCallInfo, response: ChatResponse | None, error: BaseException | None

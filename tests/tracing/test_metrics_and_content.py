@@ -182,3 +182,30 @@ def test_import_chatclient_never_loads_opentelemetry() -> None:
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert result.stdout.strip() == "[]"
+
+
+def _chunks_of(reply: str) -> int:
+    from chatclient import UserMessage
+    from chatclient.prompt import Prompt
+
+    return len(list(ScriptedChatModel([reply]).stream(Prompt([UserMessage("Hi")]))))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_time_per_output_chunk_is_opt_in_and_counts_every_chunk_after_the_first(otel: Otel, mode: str) -> None:
+    for per_chunk in (False, True):
+        observer = otel.observer(time_per_output_chunk=per_chunk)
+        client = ChatClient.builder(ScriptedChatModel(["Hello there!"])).observers(observer).build()
+        response, _ = run_spec(mode, client.prompt("Hi"))
+        assert response.text == "Hello there!"
+        metrics = otel.metrics()
+        if not per_chunk or mode not in ("stream", "astream"):
+            assert "gen_ai.client.operation.time_per_output_chunk" not in metrics
+    [points] = metrics.get("gen_ai.client.operation.time_per_output_chunk", [None])
+    if mode in ("stream", "astream"):
+        assert points is not None and points.count == _chunks_of("Hello there!") - 1 > 1
+        assert tuple(points.explicit_bounds) == names.DURATION_BUCKETS
+        chat = {"gen_ai.operation.name": "chat", "gen_ai.provider.name": "unknown"}
+        assert dict(points.attributes) == chat
+    else:
+        assert points is None
