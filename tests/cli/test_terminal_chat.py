@@ -240,6 +240,7 @@ def test_a_tool_that_needs_a_role_is_refused_clearly_without_it_and_runs_with_it
     assert "[refused] pay_invoice: needs role 'manager'; you decide as terminal (no role)\n" in shown
     assert "Nothing ran. Start the chat with --approver NAME --approver-role ROLE to decide such calls.\n" in shown
     assert "Traceback" not in clerk.seen and not (tmp_path / "paid.txt").exists()
+    assert [m.get("content") for m in server.requests[-1]["messages"]] == ["hello there"]  # the refused turn: not kept
 
     manager = _start(tmp_path, *args, "--approver", "ana", "--approver-role", "manager")
     try:
