@@ -19,6 +19,7 @@ from chatclient import (
     PendingStateExpiredError,
     PendingStateNotFoundError,
     ToolCallDecision,
+    ToolCallDecisionError,
     ToolCallDecisions,
     tool,
 )
@@ -186,4 +187,29 @@ async def test_call_and_stream_refuse_an_async_store_before_anything_runs(tmp_pa
     assert tools.booked == 0
     assert await store.peek(state_id) is not None  # still there for the right resume
     assert await spec.acall().content() == "Booked." and tools.booked == 1
+    await aclose(store)
+
+
+async def test_a_refused_decision_leaves_the_state_in_the_async_store(astore: Any) -> None:
+    tools = Tools()
+    client = client_for(tools)
+    state_id = await paused_in(astore, client)
+    wrong = ToolCallDecisions.of(ToolCallDecision.allow("not-a-paused-call"))
+    with pytest.raises(ToolCallDecisionError):
+        async for _ in client.prompt().resume_from(astore, state_id, wrong).astream().events():
+            pass
+    assert tools.booked == 0
+    assert isinstance(await astore.peek(state_id), PendingToolCalls), "still there for the right decision"
+    assert await client.prompt().resume_from(astore, state_id, ALLOW).acall().content() == "Booked."
+    assert tools.booked == 1
+
+
+async def test_entity_on_acall_resumes_from_an_async_store(tmp_path: Path, prefix: str) -> None:
+    store = await make_async_store("sqlite", tmp_path, prefix, 3600.0)
+    tools = Tools()
+    ask = AssistantMessage(tool_calls=[tool_call("book", {"name": "Ada"}, id="b1")])
+    client = ChatClient.builder(ScriptedChatModel([ask, '{"name": "Ada"}'])).default_tools(tools).build()
+    state_id = await paused_in(store, client)
+    booked = await client.prompt().resume_from(store, state_id, ALLOW).acall().entity(dict[str, str])
+    assert booked == {"name": "Ada"} and tools.booked == 1
     await aclose(store)
