@@ -298,7 +298,7 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
         as after any tool round. The state is redeemed first, so it runs once; a state still in its
         store is taken only once the decisions (and who made them) passed every check."""
         stored = source if isinstance(source, StoredPendingToolCalls) else None
-        pending = stored.peek() if stored is not None else source
+        pending = (yield from _peek(stored)) if stored is not None else source
         assert isinstance(pending, PendingToolCalls)
         pending.verify()
         if stored is None:
@@ -325,7 +325,7 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
             raise
         if stored is not None:
             self.tool_calling_manager.check_decisions(run_prompt, paused, decisions, observers=observers)
-            if stored.take() != pending:  # of two resumes that passed the checks, the store picks one
+            if (yield from _take(stored)) != pending:  # of two resumes that passed the checks, the store picks one
                 raise PendingStateTamperedError("The stored pending state changed while it was resumed; nothing ran")
             yield from self._redeem(pending)
         try:
@@ -613,6 +613,23 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
                     step = flow.send(outcome)
         except StopIteration as stop:
             yield TurnFinished(stop.value)
+
+
+def _peek(stored: StoredPendingToolCalls) -> Generator[_Step, Any, PendingToolCalls]:
+    """The stored state, read without taking it; an async store is awaited on the request's loop
+    (a sync run never gets here with one: its prepare refused it)."""
+    if stored.is_async:
+        pending: PendingToolCalls = yield _Await(stored.apeek())
+        return pending
+    return stored.peek()
+
+
+def _take(stored: StoredPendingToolCalls) -> Generator[_Step, Any, PendingToolCalls]:
+    """The store's atomic take, awaited for an async store."""
+    if stored.is_async:
+        pending: PendingToolCalls = yield _Await(stored.atake())
+        return pending
+    return stored.take()
 
 
 def _observers_of(request: ChatClientRequest) -> Observers:

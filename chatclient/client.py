@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from advisors.tool_calling import ToolCallingAdvisor, ToolLoopExtension
 
     from .tools.confirmation import PendingToolCalls, ToolCallDecisions
-    from .tools.pending import PendingToolCallStore, StoredPendingToolCalls
+    from .tools.pending import AsyncPendingToolCallStore, PendingToolCallStore, StoredPendingToolCalls
 
 __all__ = ["ChatClient", "ChatClientBuilder", "ChatClientRequestSpec"]
 
@@ -201,14 +201,16 @@ class ChatClientRequestSpec:
         return replace(self, resume_state=(pending, decisions))
 
     def resume_from(
-        self, store: PendingToolCallStore, state_id: str, decisions: ToolCallDecisions
+        self, store: PendingToolCallStore | AsyncPendingToolCallStore, state_id: str, decisions: ToolCallDecisions
     ) -> ChatClientRequestSpec:
         """As :meth:`resume`, for a state saved in ``store`` under ``state_id``: the state is taken
         from the store only after the decisions passed every check — they fit the reply, and each
         approver may decide (see ``ToolCallAuthorizer``) — so a refused decision
         (``ToolCallUnauthorizedError``, nothing ran) leaves it there for the right person. Of several
         resumes of one id, the store's atomic take lets exactly one run; the others raise
-        ``PendingStateNotFoundError`` and run nothing.
+        ``PendingStateNotFoundError`` and run nothing. An async store (``AsyncPendingToolCallStore``)
+        is peeked at and taken with ``await`` on the request's own loop, so resume from it with
+        ``acall()``/``astream()``; ``call()``/``stream()`` raise ``ConfigurationError`` before anything runs.
         """
         if not callable(getattr(store, "peek", None)):
             raise ConfigurationError(
@@ -228,26 +230,46 @@ class ChatClientRequestSpec:
         return StreamResponseSpec(self.client._model, self._prepare)
 
     def acall(self) -> AsyncCallResponseSpec:
-        return AsyncCallResponseSpec(self.client._model, self._prepare)
+        return AsyncCallResponseSpec(self.client._model, self._aprepare)
 
     def astream(self) -> AsyncStreamResponseSpec:
-        return AsyncStreamResponseSpec(self.client._model, self._prepare)
+        return AsyncStreamResponseSpec(self.client._model, self._aprepare)
 
     # ------------------------------------------------------------------ assembly
 
-    def _prepare(
+    async def _aprepare(
         self, extra_context: Mapping[str, Any] | None = None, extra_advisors: Sequence[Advisor] = ()
+    ) -> PreparedRequest:
+        """:meth:`_prepare` on the request's loop: a state in an async pending store is peeked at
+        with ``await`` here (the loop peeks again and takes it, awaited, in the same flow)."""
+        if self.resume_state is not None:
+            from .tools.pending import StoredPendingToolCalls
+
+            source = self.resume_state[0]
+            if isinstance(source, StoredPendingToolCalls) and source.is_async:
+                return self._prepare(extra_context, extra_advisors, peeked=await source.apeek())
+        return self._prepare(extra_context, extra_advisors)
+
+    def _prepare(
+        self,
+        extra_context: Mapping[str, Any] | None = None,
+        extra_advisors: Sequence[Advisor] = (),
+        *,
+        peeked: PendingToolCalls | None = None,
     ) -> PreparedRequest:
         """The request and the sorted advisor chain for one run (``extra_advisors``: this run's own,
         e.g. ``entity(T, retries=N)``'s validation; each replaces a registered advisor of its class,
-        so two validators never nest)."""
+        so two validators never nest). ``peeked``: a resumed state already read from an async store."""
         context = {**self.advisor_params, **(extra_context or {})}
         resumed_usage: Usage | None = None
         if self.resume_state is not None:
             from .tools.pending import StoredPendingToolCalls
 
             source = self.resume_state[0]
-            pending = source.peek() if isinstance(source, StoredPendingToolCalls) else source
+            if isinstance(source, StoredPendingToolCalls):
+                pending = peeked if peeked is not None else source.peek()
+            else:
+                pending = source
             messages: Sequence[Message] = pending.turn_request
             resumed_usage = pending.usage
             context[ContextKeys.RESUME] = self.resume_state

@@ -8,7 +8,7 @@ final response stays on its spec once consumed (``.response``), so nothing needs
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, overload
 
 from pydantic import TypeAdapter
 
@@ -37,6 +37,15 @@ T = TypeVar("T")
 
 class _Prepare(Protocol):
     def __call__(
+        self, extra_context: Mapping[str, Any] | None = None, extra_advisors: Sequence[Advisor] = ()
+    ) -> PreparedRequest: ...
+
+
+class _AsyncPrepare(Protocol):
+    """:class:`_Prepare` for ``acall``/``astream``: awaited on the request's loop, so a resume from an
+    async pending store peeks at it there."""
+
+    async def __call__(
         self, extra_context: Mapping[str, Any] | None = None, extra_advisors: Sequence[Advisor] = ()
     ) -> PreparedRequest: ...
 
@@ -147,7 +156,7 @@ class AsyncCallResponseSpec:
 
     __slots__ = ("_model", "_prepare")
 
-    def __init__(self, model: ChatModel, prepare: _Prepare) -> None:
+    def __init__(self, model: ChatModel, prepare: _AsyncPrepare) -> None:
         self._model = model
         self._prepare = prepare
 
@@ -179,7 +188,7 @@ class AsyncCallResponseSpec:
         return ResponseEntity(response, _converted(adapter, response))
 
     async def _run(self, context: Mapping[str, Any] | None, advisors: Sequence[Advisor] = ()) -> ChatClientResponse:
-        prepared = self._prepare(context, advisors)
+        prepared = await self._prepare(context, advisors)
         observers = prepared.observers
         handler = prepared.composed(compose_acall, self._model)
         if not observers:
@@ -236,12 +245,15 @@ def _closing_chunk(final: ChatClientResponse, unseen: str) -> ChatResponse:
     return ChatResponse(generations, chat.metadata)
 
 
-class _StreamBase:
+P = TypeVar("P", _Prepare, _AsyncPrepare)
+
+
+class _StreamBase(Generic[P]):
     __slots__ = ("_final", "_model", "_prepare")
 
-    def __init__(self, model: ChatModel, prepare: _Prepare) -> None:
+    def __init__(self, model: ChatModel, prepare: P) -> None:
         self._model = model
-        self._prepare = prepare
+        self._prepare: P = prepare
         self._final: ChatClientResponse | None = None
 
     @property
@@ -253,7 +265,7 @@ class _StreamBase:
         return self._final
 
 
-class StreamResponseSpec(_StreamBase):
+class StreamResponseSpec(_StreamBase[_Prepare]):
     """Terminals of ``stream()``: iterators that run the chain as they are consumed.
 
     ``events()`` gives every typed event (``chatclient.events``); ``content()`` the text;
@@ -330,13 +342,13 @@ class StreamResponseSpec(_StreamBase):
                 yield chunk.chat_response
 
 
-class AsyncStreamResponseSpec(_StreamBase):
+class AsyncStreamResponseSpec(_StreamBase[_AsyncPrepare]):
     """Terminals of ``astream()``: async iterators with the names of ``stream()``."""
 
     __slots__ = ()
 
     async def events(self) -> AsyncIterator[StreamEvent]:
-        prepared = self._prepare(None)
+        prepared = await self._prepare(None)
         observers = prepared.observers
         info = _call_info("astream", prepared) if observers else None
         tokens = observers.call_started(info) if observers and info else []

@@ -19,6 +19,7 @@ import base64
 import hashlib
 import threading
 import time
+from collections.abc import Awaitable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
@@ -26,6 +27,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 from pydantic import ValidationError
 
 from ..errors import (
+    ConfigurationError,
     PendingStateExpiredError,
     PendingStateNotFoundError,
     PendingStateReusedError,
@@ -91,20 +93,47 @@ class AsyncPendingToolCallStore(Protocol):
 class StoredPendingToolCalls:
     """A paused state still in its store, for ``spec.resume_from``: the resume peeks at it, checks
     the decisions and who made them, and only then takes it, so a refused decision leaves it there
-    for the right person, while the store's take still lets exactly one resume win."""
+    for the right person, while the store's take still lets exactly one resume win.
 
-    store: PendingToolCallStore
+    The store may be sync or async (``is_async``); an async one is only ever awaited on the request's
+    loop (``apeek``/``atake``), so its connections stay on the loop that opened them, and the sync
+    ``peek``/``take`` refuse it with a clear error instead of running it elsewhere.
+    """
+
+    store: PendingToolCallStore | AsyncPendingToolCallStore
     state_id: str
 
+    @property
+    def is_async(self) -> bool:
+        import inspect
+
+        return inspect.iscoroutinefunction(self.store.peek)
+
     def peek(self) -> PendingToolCalls:
-        return self.store.peek(self.state_id)
+        return self._sync().peek(self.state_id)
 
     def take(self) -> PendingToolCalls:
-        return self.store.take(self.state_id)
+        return self._sync().take(self.state_id)
+
+    async def apeek(self) -> PendingToolCalls:
+        found = self.store.peek(self.state_id)
+        return await found if isinstance(found, Awaitable) else found
+
+    async def atake(self) -> PendingToolCalls:
+        found = self.store.take(self.state_id)
+        return await found if isinstance(found, Awaitable) else found
 
     @property
     def turn_request(self) -> tuple[Message, ...]:
         return self.peek().turn_request
+
+    def _sync(self) -> PendingToolCallStore:
+        if self.is_async:
+            raise ConfigurationError(
+                f"{type(self.store).__name__} is an async pending store: resume from it with acall() or astream() "
+                "(its peek and take are awaited on the request's own loop); call() and stream() cannot use it"
+            )
+        return self.store  # type: ignore[return-value]  # is_async checked the shape
 
 
 def _new_id() -> str:
