@@ -224,6 +224,14 @@ def _loop_bound(session: McpSession) -> dict[str, Any]:
     return {"invoke": invoke}
 
 
+def _abandon(started: list[asyncio.Task[Any]]) -> None:
+    """Cancel a runtime task nobody waits for any more; an error it still ends with is not logged
+    as never retrieved (its caller has already been told it gave up)."""
+    task = started[0]
+    task.cancel()
+    task.add_done_callback(lambda t: t.cancelled() or t.exception())
+
+
 class _Runtime:
     """A daemon thread running the event loop that owns the sessions."""
 
@@ -254,7 +262,8 @@ class _Runtime:
         except BaseException:
             # a timeout or an interrupt must not leave the remote call running; ``start`` ran first
             # (the loop runs its callbacks in order), so the task exists by then
-            self.loop.call_soon_threadsafe(lambda: started[0].cancel())
+            with contextlib.suppress(RuntimeError):  # the runtime was shut down meanwhile
+                self.loop.call_soon_threadsafe(_abandon, started)
             raise
         return started[0].result()
 
@@ -285,7 +294,7 @@ class _Runtime:
             return await waiter
         except asyncio.CancelledError:
             with contextlib.suppress(RuntimeError):  # the runtime was shut down meanwhile
-                self.loop.call_soon_threadsafe(lambda: started[0].cancel())
+                self.loop.call_soon_threadsafe(_abandon, started)
             raise
 
     def shutdown(self, catalog: _Catalog, timeout: float = 10.0) -> None:
