@@ -224,6 +224,14 @@ def _loop_bound(session: McpSession) -> dict[str, Any]:
     return {"invoke": invoke}
 
 
+def _abandon(started: list[asyncio.Task[Any]]) -> None:
+    """Cancel a runtime task nobody waits for any more; an error it still ends with is not logged
+    as never retrieved (its caller has already been told it gave up)."""
+    task = started[0]
+    task.cancel()
+    task.add_done_callback(lambda t: t.cancelled() or t.exception())
+
+
 class _Runtime:
     """A daemon thread running the event loop that owns the sessions."""
 
@@ -234,6 +242,60 @@ class _Runtime:
 
     def submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
         return asyncio.run_coroutine_threadsafe(coro, self.loop)
+
+    def run(self, coro: Coroutine[Any, Any, T], timeout: float) -> T:
+        """Run ``coro`` on the runtime and block until it ends: one wake-up each way, with a bare
+        lock as the signal (no ``concurrent.futures.Future``, condition or chained callbacks)."""
+        done = threading.Lock()
+        done.acquire()
+        started: list[asyncio.Task[T]] = []
+
+        def start() -> None:
+            task = self.loop.create_task(coro)
+            started.append(task)
+            task.add_done_callback(lambda _: done.release())
+
+        self.loop.call_soon_threadsafe(start)
+        try:
+            if not done.acquire(timeout=timeout):
+                raise TimeoutError(f"the MCP runtime did not answer within {timeout:g} s")
+        except BaseException:
+            # a timeout or an interrupt must not leave the remote call running; ``start`` ran first
+            # (the loop runs its callbacks in order), so the task exists by then
+            with contextlib.suppress(RuntimeError):  # the runtime was shut down meanwhile
+                self.loop.call_soon_threadsafe(_abandon, started)
+            raise
+        return started[0].result()
+
+    async def arun(self, coro: Coroutine[Any, Any, T]) -> T:
+        """Await ``coro`` run on the runtime from another event loop: one wake-up each way (the
+        runtime's task settles the caller's future directly); cancelling the caller cancels it."""
+        caller = asyncio.get_running_loop()
+        waiter: asyncio.Future[T] = caller.create_future()
+        started: list[asyncio.Task[T]] = []
+
+        def settle(task: asyncio.Task[T]) -> None:
+            if waiter.cancelled():
+                return
+            if task.cancelled():
+                waiter.cancel()
+            elif (error := task.exception()) is not None:
+                waiter.set_exception(error)
+            else:
+                waiter.set_result(task.result())
+
+        def start() -> None:
+            task = self.loop.create_task(coro)
+            started.append(task)
+            task.add_done_callback(lambda t: caller.is_closed() or caller.call_soon_threadsafe(settle, t))
+
+        self.loop.call_soon_threadsafe(start)
+        try:
+            return await waiter
+        except asyncio.CancelledError:
+            with contextlib.suppress(RuntimeError):  # the runtime was shut down meanwhile
+                self.loop.call_soon_threadsafe(_abandon, started)
+            raise
 
     def shutdown(self, catalog: _Catalog, timeout: float = 10.0) -> None:
         if not self.thread.is_alive():
@@ -298,15 +360,10 @@ class McpToolCallbackProvider:
         wait_s = session.connection.call_timeout_s + _SYNC_SLACK_S
 
         async def invoke(name: str, arguments: dict[str, Any], meta: dict[str, Any] | None) -> Any:
-            return await asyncio.wrap_future(runtime.submit(session.call_tool(name, arguments, meta)))
+            return await runtime.arun(session.call_tool(name, arguments, meta))
 
         def call_sync(name: str, arguments: dict[str, Any], meta: dict[str, Any] | None) -> Any:
-            future = runtime.submit(session.call_tool(name, arguments, meta))
-            try:
-                return future.result(wait_s)
-            except BaseException:
-                future.cancel()  # a timeout or an interrupt must not leave the remote call running
-                raise
+            return runtime.run(session.call_tool(name, arguments, meta), wait_s)
 
         return {"invoke": invoke, "call_sync": call_sync}
 

@@ -73,7 +73,8 @@ class ToolCallbackProvider(Protocol):
     """A source of tools asked once per request (MCP servers, tool registries).
 
     ``tool_callbacks`` may be ``async def`` (a remote source such as MCP ``list_tools``): the async
-    paths await it on the request's loop, the sync paths run it on the sync bridge. A sync one runs
+    paths await it on the request's loop, the sync paths run it on the sync bridge (or call the
+    provider's sync ``get_tool_callbacks()``, when it has one, with no loop in between). A sync one runs
     in a worker thread on the async paths, so it never blocks an event loop. The tools it returns
     serve the whole turn, every round and a resume alike.
     """

@@ -68,7 +68,8 @@ def _is_provider(item: object) -> bool:
 
 
 def resolve_providers(providers: Sequence[ToolCallbackProvider]) -> tuple[ToolCallback, ...]:
-    """Sync path: ask each provider; an async one runs to completion on the sync bridge."""
+    """Sync path: ask each provider; an async one runs to completion on the sync bridge, unless it
+    also has a sync ``get_tool_callbacks()`` (the thread-backed MCP provider), which is used instead."""
     if not providers:
         return ()
     from .._sync import run_sync
@@ -76,7 +77,10 @@ def resolve_providers(providers: Sequence[ToolCallbackProvider]) -> tuple[ToolCa
     callbacks: list[ToolCallback] = []
     for provider in providers:
         method: Any = provider.tool_callbacks
-        if inspect.iscoroutinefunction(method):
+        sync_twin: Any = getattr(provider, "get_tool_callbacks", None)
+        if sync_twin is not None and inspect.iscoroutinefunction(method) and callable(sync_twin):
+            provided = sync_twin()  # the provider's own sync path: no loop run (or portal hop) per request
+        elif inspect.iscoroutinefunction(method):
             provided = run_sync(method)
         else:
             provided = method()

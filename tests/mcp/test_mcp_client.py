@@ -325,6 +325,35 @@ async def test_cancelling_a_request_cancels_the_remote_call_and_the_provider_sta
         await provider.aclose() if kind == "async" else provider.close()
 
 
+def test_a_sync_caller_that_gives_up_cancels_the_work_on_the_runtime_and_the_runtime_goes_on() -> None:
+    from chatclient.mcp.provider import _Runtime
+
+    runtime = _Runtime()
+
+    async def forever() -> str:
+        await asyncio.Event().wait()
+        return "never"
+
+    async def others_left() -> list[asyncio.Task[Any]]:
+        # the runtime runs its callbacks in order: the abandoned task's cancellation came first
+        return [t for t in asyncio.all_tasks() if t is not asyncio.current_task() and not t.done()]
+
+    try:
+        with pytest.raises(TimeoutError, match="did not answer"):
+            runtime.run(forever(), timeout=0)
+        assert runtime.run(others_left(), timeout=5) == [], "the abandoned call was cancelled, not left running"
+        with pytest.raises(ZeroDivisionError):
+            runtime.run(_raising(), timeout=5)
+    finally:
+        runtime.loop.call_soon_threadsafe(runtime.loop.stop)
+        runtime.thread.join(5)
+        runtime.loop.close()
+
+
+async def _raising() -> None:
+    raise ZeroDivisionError
+
+
 def test_close_ends_the_runtime_thread(url: str) -> None:
     provider = McpToolCallbackProvider(McpServerConnection.http(url, name="demo"))
     provider.get_tool_callbacks()
