@@ -25,11 +25,16 @@ USAGE_EVENT = "usage"
 """The ``type`` of a turn's usage event; its payload is ``{"model": ..., <Usage fields>}``."""
 
 
+_ENCODER = json.JSONEncoder(sort_keys=True)
+"""``json.dumps(..., sort_keys=True)`` without building an encoder per call (the same text)."""
+
+
 def usage_event(turn_id: str, chat: ChatResponse | None) -> NewEvent | None:
     """The usage event of a turn whose final reply is ``chat``; ``None`` when it reported no usage."""
     if chat is None or chat.metadata.usage is None:
         return None
-    payload = json.dumps({"model": chat.metadata.model, **chat.metadata.usage.model_dump()}, sort_keys=True)
+    # Usage's fields are plain ints (extra="forbid"): its __dict__ is its model_dump, without the walk.
+    payload = _ENCODER.encode({"model": chat.metadata.model, **chat.metadata.usage.__dict__})
     return NewEvent(f"{turn_id}:{USAGE_EVENT}", turn_id, payload, type=USAGE_EVENT)
 
 
