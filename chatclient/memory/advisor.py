@@ -12,6 +12,8 @@ turn began with (history included), so nothing is prepended twice.
 from __future__ import annotations
 
 import asyncio
+import itertools
+import os
 import secrets
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
@@ -135,7 +137,7 @@ class SessionMemoryAdvisor:
         turn_id = request.context.get(ContextKeys.TURN_ID)
         if events is None:
             return request, _Plan(conversation_id, str(turn_id or ""), None, ())
-        turn_id = turn_id or f"turn-{secrets.token_hex(12)}"
+        turn_id = turn_id or _new_turn_id()
         base = events[-1].seq if events else 0
         prompt = request.prompt.messages
         split = len(prompt)
@@ -225,6 +227,9 @@ class SessionMemoryAdvisor:
             lease.release_lease(conversation_id, token)
 
     def advise_call(self, request: ChatClientRequest, next_: CallNext) -> ChatClientResponse:
+        if self.concurrency != "serialize":  # no lease to hold: skip its context manager
+            request, plan = self._before(request)
+            return self._after(plan, next_(request))
         with self._lease(request):
             request, plan = self._before(request)
             return self._after(plan, next_(request))
@@ -292,6 +297,25 @@ class SessionMemoryAdvisor:
                 if isinstance(event, TurnFinished):
                     event = TurnFinished(await self._aafter(plan, event.response))
                 yield event
+
+
+class _TurnIds:
+    """Unique turn ids without a system call per turn: a random prefix per process (a forked child
+    draws its own) and a counter. Event ids come from them, so two turns must never share one."""
+
+    def __init__(self) -> None:
+        self.renew()
+
+    def renew(self) -> None:
+        self.prefix, self.counter = f"turn-{secrets.token_hex(10)}-", itertools.count(1)
+
+    def __call__(self) -> str:
+        return f"{self.prefix}{next(self.counter):x}"
+
+
+_new_turn_id = _TurnIds()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_new_turn_id.renew)
 
 
 def _at(read: Sequence[SessionEvent]) -> AppendResult:
