@@ -132,6 +132,29 @@ class SessionSql:
             yield self._bump(session_id, current + len(fresh))
         return AppendResult(current + len(fresh), len(fresh), n - len(fresh)), created_at
 
+    def append_new(self, session_id: str, events: Sequence[NewEvent], now: float) -> Flow[AppendResult]:
+        """PostgreSQL, ``expected_version=None``: a batch of new events in one statement (one round
+        trip, atomic by itself): the session row is created or locked and its version moved past the
+        batch, and the events are numbered from the version before. Any id already stored makes the
+        whole statement fail with a unique violation, nothing written; the caller then appends
+        through :meth:`append` (replays, mismatches)."""
+        n = len(events)
+        plan_append(session_id, events, {}, 0, None)  # refuses an id twice in the batch
+        rows_sql = ", ".join([f"({k}, ?, ?, ?, ?)" for k in range(1, n + 1)])
+        params: list[Any] = [session_id, n, now, n, n, session_id, now]
+        for e in events:
+            params += [e.event_id, e.turn_id, e.type, e.payload]
+        rows = yield self._q(
+            f"WITH s AS (INSERT INTO {self.session} (id, version, created_at) VALUES (?, ?, ?) ON CONFLICT (id)"
+            f" DO UPDATE SET version = {self.session}.version + ? RETURNING version - ? AS base)"
+            f" INSERT INTO {self.event} (session_id, {self._cols}) SELECT ?, s.base + v.n, v.event_id, v.turn_id,"
+            f" v.type, v.payload, ? FROM s, (VALUES {rows_sql}) AS v (n, event_id, turn_id, type, payload)"
+            " RETURNING seq",
+            *params,
+        )
+        version = max(int(r[0]) for r in rows)
+        return AppendResult(version, n, 0)
+
     def _insert(
         self, session_id: str, events: Sequence[NewEvent], current: int, now: float, *, skip_known: bool
     ) -> Statement:

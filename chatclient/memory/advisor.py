@@ -17,8 +17,7 @@ import os
 import secrets
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
-from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from ..advisor import (
     AdvisorOrder,
@@ -51,8 +50,7 @@ was stored on the conversation after this one read its history (the turn is not 
 read until the turn is written, so each turn sees the one before it."""
 
 
-@dataclass(frozen=True, slots=True)
-class _Plan:
+class _Plan(NamedTuple):  # built every turn: a tuple is the cheapest immutable record
     conversation_id: str
     turn_id: str
     base_version: int | None

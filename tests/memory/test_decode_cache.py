@@ -72,9 +72,16 @@ def test_a_subclass_is_stored_but_not_remembered_as_its_own_decoded_form(decodes
     assert type(log.decode_message(payload)) is UserMessage and decodes.decoded == 1
 
 
-def test_the_usage_payload_is_the_sorted_json_it_always_was() -> None:
-    usage = Usage(prompt_tokens=12, completion_tokens=3, cache_read_tokens=1, reasoning_tokens=2)
-    chat = ChatResponse([Generation(AssistantMessage("ok"))], ChatResponseMetadata(model="gpt-4o-mini", usage=usage))
+@pytest.mark.parametrize(
+    ("model", "usage"),
+    [
+        ("gpt-4o-mini", Usage(prompt_tokens=12, completion_tokens=3, cache_read_tokens=1, reasoning_tokens=2)),
+        (None, Usage()),
+        ('mod"el\\é ☃', Usage(prompt_tokens=10**20, cache_write_tokens=7)),
+    ],
+)
+def test_the_usage_payload_is_the_sorted_json_it_always_was(model: str | None, usage: Usage) -> None:
+    chat = ChatResponse([Generation(AssistantMessage("ok"))], ChatResponseMetadata(model=model, usage=usage))
     event = usage_event("t1", chat)
     assert event is not None
-    assert event.payload == json.dumps({"model": "gpt-4o-mini", **usage.model_dump()}, sort_keys=True)
+    assert event.payload == json.dumps({"model": model, **usage.model_dump()}, sort_keys=True)
