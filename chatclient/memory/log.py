@@ -12,8 +12,6 @@ import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from itertools import compress
-from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ChatClientError, ConfigurationError
@@ -127,7 +125,7 @@ def encode_message(message: Message) -> str:
 
     The message is remembered as the decoded form of that payload (the round trip is lossless and
     messages are frozen), so the next turn's view does not decode what this turn just stored."""
-    payload = message.model_dump_json()
+    payload: str = type(message).__pydantic_serializer__.to_json(message).decode()  # model_dump_json's text
     if payload not in _DECODED and type(message) in _MESSAGE_TYPES:  # a subclass decodes as its base
         _remember(payload, message)
     return payload
@@ -145,24 +143,20 @@ def decode_message(payload: str) -> Message:
 
 
 def message_events(events: Iterable[SessionEvent]) -> list[SessionEvent]:
-    """The ``message`` events among ``events``, in order (a loop in C: a window filters every turn)."""
-    events = events if isinstance(events, (list, tuple)) else list(events)
-    return list(compress(events, map(_MESSAGE.__eq__, map(_TYPE, events))))
+    """The ``message`` events among ``events``, in order (a window filters them every turn)."""
+    return [e for e in events if e.type == "message"]
 
 
 def decode_messages(events: Iterable[SessionEvent], *, filtered: bool = False) -> list[Message]:
     """The messages of the ``message`` events among ``events`` (``filtered``: all of them are),
     in order, one cache lookup each."""
-    payloads = list(map(_PAYLOAD, events if filtered else message_events(events)))
+    if not filtered or not isinstance(events, (list, tuple)):
+        events = message_events(events)  # also makes a one-pass iterable a list (read twice below)
+    known = _DECODED
     try:
-        return list(map(_DECODED.__getitem__, payloads))  # all decoded before: the usual windowed view
+        return [known[e.payload] for e in events]  # all decoded before: the usual windowed view
     except KeyError:
-        return [decode_message(p) for p in payloads]
-
-
-_MESSAGE = "message"
-_TYPE = attrgetter("type")
-_PAYLOAD = attrgetter("payload")
+        return [decode_message(e.payload) for e in events]
 
 
 def turn_events(turn_id: str, messages: Iterable[Message]) -> list[NewEvent]:

@@ -12,6 +12,7 @@ import pytest
 from chatclient import AssistantMessage, ChatClient, UserMessage
 from chatclient.memory import InMemorySessionRepository, SessionMemoryAdvisor, log
 from chatclient.memory.usage import usage_event
+from chatclient.messages import Message
 from chatclient.responses import ChatResponse, ChatResponseMetadata, Generation, Usage
 from chatclient.testing import ScriptedChatModel
 
@@ -85,3 +86,18 @@ def test_the_usage_payload_is_the_sorted_json_it_always_was(model: str | None, u
     event = usage_event("t1", chat)
     assert event is not None
     assert event.payload == json.dumps({"model": model, **usage.model_dump()}, sort_keys=True)
+
+
+def test_the_stored_form_is_the_message_json() -> None:
+    from chatclient import SystemMessage, ToolCall, ToolResponseMessage
+    from chatclient.messages import ToolResponse
+
+    messages: list[Message] = [
+        SystemMessage("Be brief.", metadata={"k": [1, 2.5, None]}),
+        UserMessage("hé ☃", metadata={"nested": {"a": True}}),
+        AssistantMessage("", tool_calls=[ToolCall(id="c1", name="f", arguments='{"x": 1}')], metadata={"id": "r1"}),
+        ToolResponseMessage([ToolResponse(id="c1", name="f", response_data="42")]),
+    ]
+    for message in messages:
+        assert log.encode_message(message) == message.model_dump_json()
+        assert log._adapter().validate_json(log.encode_message(message)) == message
