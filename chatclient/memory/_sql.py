@@ -86,28 +86,39 @@ class SessionSql:
     def append(
         self, session_id: str, events: Sequence[NewEvent], expected_version: int | None, now: float
     ) -> Flow[AppendResult]:
-        # Creates the session if absent and reads its version in one statement; the no-op update
-        # locks the row in PostgreSQL (SQLite: BEGIN IMMEDIATE already holds the write lock).
+        result, _ = yield from self.append_to_session(session_id, events, expected_version, now)
+        return result
+
+    def append_to_session(
+        self, session_id: str, events: Sequence[NewEvent], expected_version: int | None, now: float
+    ) -> Flow[tuple[AppendResult, float]]:
+        """:meth:`append`, also giving the session's creation time (a cached tail checks it)."""
+        n = len(events)
+        # One statement creates the session if absent, moves its version past the batch (the common
+        # case: a new turn) and returns it; the update locks the row in PostgreSQL (SQLite: BEGIN
+        # IMMEDIATE already holds the write lock). Anything else sets the version back below, and a
+        # refusal (VersionConflict, IdempotencyMismatch) rolls the whole transaction back.
         rows = yield self._q(
-            f"INSERT INTO {self.session} (id, version, created_at) VALUES (?, 0, ?)"
-            f" ON CONFLICT (id) DO UPDATE SET version = {self.session}.version RETURNING version",
+            f"INSERT INTO {self.session} (id, version, created_at) VALUES (?, ?, ?) ON CONFLICT (id)"
+            f" DO UPDATE SET version = {self.session}.version + ? RETURNING version, created_at",
             session_id,
+            n,
             now,
+            n,
         )
-        current = int(rows[0][0])
+        current, created_at = int(rows[0][0]) - n, float(rows[0][1])
         if events and (expected_version is None or expected_version == current):
-            # The common case, a new turn: insert it straight away; if any id was already stored
-            # (a replay), undo that insert in this same transaction and take the careful path.
+            # Insert the new turn straight away; if any id was already stored (a replay), undo that
+            # insert in this same transaction and take the careful path.
             plan_append(session_id, events, {}, current, None)  # refuses an id twice in the batch
             inserted = yield self._insert(session_id, events, current, now, skip_known=True)
-            if len(inserted) == len(events):
-                yield self._bump(session_id, current + len(events))
-                return AppendResult(current + len(events), len(events), 0)
+            if len(inserted) == n:
+                return AppendResult(current + n, n, 0), created_at
             if inserted:
                 yield self._q(f"DELETE FROM {self.event} WHERE session_id = ? AND seq > ?", session_id, current)
         known: dict[str, str] = {}
         if events:
-            marks = ", ".join("?" * len(events))
+            marks = ", ".join("?" * n)
             rows = yield self._q(
                 f"SELECT event_id, payload FROM {self.event} WHERE session_id = ? AND event_id IN ({marks})",
                 session_id,
@@ -117,8 +128,32 @@ class SessionSql:
         fresh = plan_append(session_id, events, known, current, expected_version)
         if fresh:
             yield self._insert(session_id, fresh, current, now, skip_known=False)
+        if len(fresh) != n:
             yield self._bump(session_id, current + len(fresh))
-        return AppendResult(current + len(fresh), len(fresh), len(events) - len(fresh))
+        return AppendResult(current + len(fresh), len(fresh), n - len(fresh)), created_at
+
+    def append_new(self, session_id: str, events: Sequence[NewEvent], now: float) -> Flow[AppendResult]:
+        """PostgreSQL, ``expected_version=None``: a batch of new events in one statement (one round
+        trip, atomic by itself): the session row is created or locked and its version moved past the
+        batch, and the events are numbered from the version before. Any id already stored makes the
+        whole statement fail with a unique violation, nothing written; the caller then appends
+        through :meth:`append` (replays, mismatches)."""
+        n = len(events)
+        plan_append(session_id, events, {}, 0, None)  # refuses an id twice in the batch
+        rows_sql = ", ".join([f"({k}, ?, ?, ?, ?)" for k in range(1, n + 1)])
+        params: list[Any] = [session_id, n, now, n, n, session_id, now]
+        for e in events:
+            params += [e.event_id, e.turn_id, e.type, e.payload]
+        rows = yield self._q(
+            f"WITH s AS (INSERT INTO {self.session} (id, version, created_at) VALUES (?, ?, ?) ON CONFLICT (id)"
+            f" DO UPDATE SET version = {self.session}.version + ? RETURNING version - ? AS base)"
+            f" INSERT INTO {self.event} (session_id, {self._cols}) SELECT ?, s.base + v.n, v.event_id, v.turn_id,"
+            f" v.type, v.payload, ? FROM s, (VALUES {rows_sql}) AS v (n, event_id, turn_id, type, payload)"
+            " RETURNING seq",
+            *params,
+        )
+        version = max(int(r[0]) for r in rows)
+        return AppendResult(version, n, 0)
 
     def _insert(
         self, session_id: str, events: Sequence[NewEvent], current: int, now: float, *, skip_known: bool

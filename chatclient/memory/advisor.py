@@ -12,11 +12,12 @@ turn began with (history included), so nothing is prepended twice.
 from __future__ import annotations
 
 import asyncio
+import itertools
+import os
 import secrets
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
-from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from ..advisor import (
     AdvisorOrder,
@@ -31,14 +32,14 @@ from ..advisor import (
 from ..errors import ConfigurationError
 from ..events import StreamEvent, TurnFinished
 from ..messages import Message, SystemMessage, UserMessage
-from ..turn import turn_of
+from ..turn import Turn
 from ._compacting import acompact, aread_log, compact, read_log, view_after
 from .compaction import Compaction, view_of
 from .lease import AsyncSessionLease, SessionLease, aacquire, acquire, new_token
 from .log import CONVERSATION_ID, AppendResult, NewEvent, SessionEvent, turn_events
 from .repository import AsyncSessionRepository, SessionRepository, ThreadedSessionRepository
 from .usage import usage_event
-from .window import messages_of, read_size, window
+from .window import messages_of, read_size, window_messages
 
 __all__ = ["CONVERSATION_ID", "ConcurrencyPolicy", "SessionMemoryAdvisor"]
 
@@ -49,13 +50,12 @@ was stored on the conversation after this one read its history (the turn is not 
 read until the turn is written, so each turn sees the one before it."""
 
 
-@dataclass(frozen=True, slots=True)
-class _Plan:
+class _Plan(NamedTuple):  # built every turn: a tuple is the cheapest immutable record
     conversation_id: str
     turn_id: str
     base_version: int | None
     new_messages: tuple[Message, ...]
-    read: tuple[SessionEvent, ...] = ()
+    read: Sequence[SessionEvent] = ()
     boundary: SessionEvent | None = None
 
 
@@ -122,33 +122,43 @@ class SessionMemoryAdvisor:
         return conversation_id
 
     def _plan(
-        self, request: ChatClientRequest, events: Sequence[SessionEvent] | None, boundary: SessionEvent | None = None
+        self,
+        request: ChatClientRequest,
+        events: Sequence[SessionEvent] | None,
+        boundary: SessionEvent | None = None,
+        conversation_id: str | None = None,
     ) -> tuple[ChatClientRequest, _Plan]:
         """The request with the history in it, and what to store after the turn. ``events`` is
         ``None`` on a resume (nothing read, nothing prepended)."""
-        conversation_id = self.conversation_of(request)
+        if conversation_id is None:
+            conversation_id = self.conversation_of(request)
         turn_id = request.context.get(ContextKeys.TURN_ID)
         if events is None:
             return request, _Plan(conversation_id, str(turn_id or ""), None, ())
-        turn_id = turn_id or f"turn-{secrets.token_hex(12)}"
+        turn_id = turn_id or _new_turn_id()
         base = events[-1].seq if events else 0
         prompt = request.prompt.messages
-        split = next((i for i, m in enumerate(prompt) if not isinstance(m, SystemMessage)), len(prompt))
+        split = len(prompt)
+        for index, message in enumerate(prompt):
+            if not isinstance(message, SystemMessage):
+                split = index
+                break
         if self.compaction is not None:
             history = view_of(events, boundary, self.window).messages()
         else:
-            history = messages_of(window(events, self.window)) if self.window is not None else messages_of(events)
-        messages = (*prompt[:split], *history, *prompt[split:])
+            history = window_messages(events, self.window) if self.window is not None else messages_of(events)
+        messages = (*prompt[:split], *history, *prompt[split:]) if split else (*history, *prompt)
         context = {**request.context, ContextKeys.TURN_ID: turn_id}
         request = ChatClientRequest(request.prompt.with_messages(messages), context)
-        return request, _Plan(conversation_id, turn_id, base, tuple(prompt[split:]), tuple(events), boundary)
+        return request, _Plan(conversation_id, turn_id, base, prompt[split:], events, boundary)
 
     def _to_store(self, plan: _Plan, response: ChatClientResponse) -> list[NewEvent]:
         """The turn's events, its usage last; none while the turn waits for a confirmation."""
-        if response.is_paused:
+        context = response.context
+        if context.get(ContextKeys.PENDING_TOOL_CALLS) is not None:  # paused: stored once resumed
             return []
-        turn = turn_of(response)
-        if turn is not None:
+        turn = context.get(ContextKeys.TURN)
+        if isinstance(turn, Turn):
             turn_id, events = turn.id, turn_events(turn.id, turn.messages)
         else:
             # No tool loop ran: the turn is the request's new messages and the answer.
@@ -158,7 +168,9 @@ class SessionMemoryAdvisor:
             turn_id = plan.turn_id
             events = turn_events(turn_id, [*users[-1:], *([answer] if answer is not None else [])])
         usage = usage_event(turn_id, response.chat_response)
-        return [*events, usage] if usage is not None and events else events
+        if usage is not None and events:
+            events.append(usage)
+        return events
 
     def _expected(self, plan: _Plan) -> int | None:
         return plan.base_version if self.concurrency == "raise" else None
@@ -182,7 +194,8 @@ class SessionMemoryAdvisor:
         if self.compaction is not None:
             boundary, events = read_log(repository, conversation_id, self.window)
             return self._plan(request, events, boundary)
-        return self._plan(request, repository.events(conversation_id, last=read_size(self.window)))
+        events = repository.events(conversation_id, last=read_size(self.window))
+        return self._plan(request, events, None, conversation_id)
 
     def _after(self, plan: _Plan, response: ChatClientResponse) -> ChatClientResponse:
         events = self._to_store(plan, response)
@@ -212,6 +225,9 @@ class SessionMemoryAdvisor:
             lease.release_lease(conversation_id, token)
 
     def advise_call(self, request: ChatClientRequest, next_: CallNext) -> ChatClientResponse:
+        if self.concurrency != "serialize":  # no lease to hold: skip its context manager
+            request, plan = self._before(request)
+            return self._after(plan, next_(request))
         with self._lease(request):
             request, plan = self._before(request)
             return self._after(plan, next_(request))
@@ -237,7 +253,8 @@ class SessionMemoryAdvisor:
         if self.compaction is not None:
             boundary, events = await aread_log(repository, conversation_id, self.window)
             return self._plan(request, events, boundary)
-        return self._plan(request, await repository.events(conversation_id, last=read_size(self.window)))
+        events = await repository.events(conversation_id, last=read_size(self.window))
+        return self._plan(request, events, None, conversation_id)
 
     async def _aafter(self, plan: _Plan, response: ChatClientResponse) -> ChatClientResponse:
         events = self._to_store(plan, response)
@@ -278,6 +295,25 @@ class SessionMemoryAdvisor:
                 if isinstance(event, TurnFinished):
                     event = TurnFinished(await self._aafter(plan, event.response))
                 yield event
+
+
+class _TurnIds:
+    """Unique turn ids without a system call per turn: a random prefix per process (a forked child
+    draws its own) and a counter. Event ids come from them, so two turns must never share one."""
+
+    def __init__(self) -> None:
+        self.renew()
+
+    def renew(self) -> None:
+        self.prefix, self.counter = f"turn-{secrets.token_hex(10)}-", itertools.count(1)
+
+    def __call__(self) -> str:
+        return f"{self.prefix}{next(self.counter):x}"
+
+
+_new_turn_id = _TurnIds()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_new_turn_id.renew)
 
 
 def _at(read: Sequence[SessionEvent]) -> AppendResult:

@@ -8,13 +8,14 @@ makes a concurrent writer visible as :class:`VersionConflict`, with nothing of t
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ChatClientError, ConfigurationError
-from ..messages import Message
+from ..messages import AssistantMessage, Message, SystemMessage, ToolResponseMessage, UserMessage
 
 if TYPE_CHECKING:
     from pydantic import TypeAdapter
@@ -28,6 +29,8 @@ __all__ = [
     "VersionConflict",
     "check_session_id",
     "decode_message",
+    "decode_messages",
+    "message_events",
     "encode_message",
     "plan_append",
     "turn_events",
@@ -35,6 +38,9 @@ __all__ = [
 
 CONVERSATION_ID = "chatclient.memory.conversation_id"
 """The request-context key of the conversation id (set by ``spec.conversation(id)``)."""
+
+
+_MESSAGE_TYPES = frozenset({SystemMessage, UserMessage, AssistantMessage, ToolResponseMessage})
 
 
 class VersionConflict(ChatClientError):
@@ -101,16 +107,56 @@ def _adapter() -> TypeAdapter[Message]:
     return TypeAdapter(Message)
 
 
+_DECODED: dict[str, Message] = {}
+"""Decoded messages by their stored payload, oldest first (bounded by ``_DECODED_MAX``)."""
+_DECODED_MAX = 8192
+_DECODED_LOCK = threading.Lock()
+
+
+def _remember(payload: str, message: Message) -> None:
+    with _DECODED_LOCK:
+        while len(_DECODED) >= _DECODED_MAX:
+            del _DECODED[next(iter(_DECODED))]
+        _DECODED[payload] = message
+
+
 def encode_message(message: Message) -> str:
-    """The one stored form of a message: its JSON with every field (provider metadata included)."""
-    return message.model_dump_json()
+    """The one stored form of a message: its JSON with every field (provider metadata included).
+
+    The message is remembered as the decoded form of that payload (the round trip is lossless and
+    messages are frozen), so the next turn's view does not decode what this turn just stored."""
+    payload: str = type(message).__pydantic_serializer__.to_json(message).decode()  # model_dump_json's text
+    if payload not in _DECODED and type(message) in _MESSAGE_TYPES:  # a subclass decodes as its base
+        _remember(payload, message)
+    return payload
 
 
-@lru_cache(maxsize=8192)
 def decode_message(payload: str) -> Message:
-    """The message stored as ``payload``. Cached (bounded): a windowed view reads the same recent
-    events every turn, and messages are frozen, so one decoded copy serves every reader."""
-    return _adapter().validate_json(payload)
+    """The message stored as ``payload``. Cached (bounded, keyed by the payload text itself, so a
+    different payload never meets a stale entry): a windowed view reads the same recent events
+    every turn, and messages are frozen, so one decoded copy serves every reader."""
+    message = _DECODED.get(payload)
+    if message is None:
+        message = _adapter().validate_json(payload)
+        _remember(payload, message)
+    return message
+
+
+def message_events(events: Iterable[SessionEvent]) -> list[SessionEvent]:
+    """The ``message`` events among ``events``, in order (a window filters them every turn)."""
+    return [e for e in events if e.type == "message"]
+
+
+def decode_messages(events: Iterable[SessionEvent], *, filtered: bool = False) -> list[Message]:
+    """The messages of the ``message`` events among ``events`` (``filtered``: all of them are),
+    in order, one cache lookup each."""
+    if not filtered or not isinstance(events, (list, tuple)):
+        events = message_events(events)  # also makes a one-pass iterable a list (read twice below)
+    known = _DECODED
+    try:
+        return [known[e.payload] for e in events]  # all decoded before: the usual windowed view
+    except KeyError:
+        return [decode_message(e.payload) for e in events]
 
 
 def turn_events(turn_id: str, messages: Iterable[Message]) -> list[NewEvent]:

@@ -100,7 +100,16 @@ class PostgresSessionRepository:
         self, session_id: str, events: Sequence[NewEvent], *, expected_version: int | None = None
     ) -> AppendResult:
         check_session_id(session_id)
-        return self._run(self._sql.append(session_id, events, expected_version, self._clock()))
+        now = self._clock()
+        if events and expected_version is None:  # a new turn: one statement, one round trip
+            from psycopg.errors import UniqueViolation
+
+            with self._pool.connection() as conn:
+                try:
+                    return run_on(conn, self._sql.append_new(session_id, events, now), transaction=False)
+                except UniqueViolation:  # an id is already stored (a replay): nothing was written
+                    return run_on(conn, self._sql.append(session_id, events, expected_version, now))
+        return self._run(self._sql.append(session_id, events, expected_version, now))
 
     def events(
         self, session_id: str, *, after_seq: int = 0, last: int | None = None, types: Sequence[str] | None = None
@@ -166,7 +175,18 @@ class AsyncPostgresSessionRepository:
         self, session_id: str, events: Sequence[NewEvent], *, expected_version: int | None = None
     ) -> AppendResult:
         check_session_id(session_id)
-        return await self._run(self._sql.append(session_id, events, expected_version, self._clock()))
+        now = self._clock()
+        if events and expected_version is None:  # a new turn: one statement, one round trip
+            from psycopg.errors import UniqueViolation
+
+            if self._pool is None:
+                raise ConfigurationError("Call `await repository.open()` before using AsyncPostgresSessionRepository")
+            async with self._pool.connection() as conn:
+                try:
+                    return await arun_on(conn, self._sql.append_new(session_id, events, now), transaction=False)
+                except UniqueViolation:  # an id is already stored (a replay): nothing was written
+                    return await arun_on(conn, self._sql.append(session_id, events, expected_version, now))
+        return await self._run(self._sql.append(session_id, events, expected_version, now))
 
     async def events(
         self, session_id: str, *, after_seq: int = 0, last: int | None = None, types: Sequence[str] | None = None

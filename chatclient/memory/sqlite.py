@@ -3,11 +3,19 @@ one machine. WAL mode; an append is one ``BEGIN IMMEDIATE`` transaction, so conc
 (threads or processes) queue and each sees the version the one before it left.
 
 Stored events never change, so the repository keeps the tail of each recent session's log in
-memory and a windowed read only fetches the events written since (by any process); the session's
-creation time tells a deleted and re-created session from the one cached."""
+memory: an append adds its own events to it, and a windowed read only fetches the events written
+since (by any process); the session's creation time tells a deleted and re-created session from the
+one cached. When SQLite's ``PRAGMA data_version`` says no other connection (thread or process) has
+committed since the tail was last checked on this connection, the read is served from the tail
+without a query.
+
+``synchronous=NORMAL`` with WAL: a commit is atomic and survives a crash of the process; a power
+loss may lose the last transactions before a checkpoint, never half of one (the usual choice for
+an embedded store; a turn is then lost whole or kept whole)."""
 
 from __future__ import annotations
 
+import itertools
 import sqlite3
 import threading
 import time
@@ -24,6 +32,10 @@ from .repository import in_thread
 __all__ = ["AsyncSqliteSessionRepository", "SqliteSessionRepository"]
 
 T = TypeVar("T")
+Stamp = tuple[int, int]
+"""``(connection number, PRAGMA data_version)``: nothing committed by another connection since."""
+
+_connections = itertools.count(1)
 
 
 class SqliteDatabase:
@@ -39,8 +51,18 @@ class SqliteDatabase:
             db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")
-            self._local.db = db
+            self._local.db, self._local.number = db, next(_connections)
         return db
+
+    def stamp(self) -> Stamp:
+        """This thread's connection and its data version (it changes when another connection commits)."""
+        db = self.connection()
+        return self._local.number, db.execute("PRAGMA data_version").fetchone()[0]
+
+    def number(self) -> int:
+        """Which connection this thread uses (a new one after ``close``)."""
+        self.connection()
+        return int(self._local.number)
 
     def write(self, flow: Flow[T]) -> T:
         db = self.connection()
@@ -81,10 +103,15 @@ class SqliteDatabase:
 
 @dataclass(slots=True)
 class _Tail:
-    """The newest events of one session, contiguous up to the last one read (empty: an empty log)."""
+    """The newest events of one session, contiguous up to the last one read (empty: an empty log).
+
+    ``checked``: the stamp at which the tail was known to end where the log ends; while the same
+    connection reads the same data version, nobody else wrote and this connection's own appends
+    are in the tail."""
 
     created_at: float
     events: list[SessionEvent]
+    checked: Stamp | None = None
 
     @property
     def last_seq(self) -> int:
@@ -116,18 +143,55 @@ class _TailCache:
             self._tails.popitem(last=False)
 
     def read(
-        self, session_id: str, created_at: float | None, new: list[SessionEvent], after_seq: int, last: int | None
+        self,
+        session_id: str,
+        created_at: float | None,
+        new: list[SessionEvent],
+        after_seq: int,
+        last: int | None,
+        stamp: Stamp | None = None,
     ) -> list[SessionEvent] | None:
-        """Extend the tail with ``new`` (read after it) and answer from it; ``None`` when the tail
-        is gone, belongs to a deleted session, or does not reach back far enough."""
+        """Extend the tail with ``new`` (read after it, at ``stamp`` or later) and answer from it;
+        ``None`` when the tail is gone, belongs to a deleted session, or does not reach back far enough."""
         with self._lock:
             tail = self._tails.get(session_id)
             if tail is None or created_at != tail.created_at:
                 self._tails.pop(session_id, None)
                 return None
             tail.events.extend(e for e in new if e.seq > tail.last_seq)  # a racing reader may have added some
+            tail.checked = stamp
             self._store(session_id, tail)
             return _from_tail(tail.events, after_seq, last)
+
+    def current(self, session_id: str, stamp: Stamp, after_seq: int, last: int | None) -> list[SessionEvent] | None:
+        """The answer from the tail when it was checked at ``stamp`` (nothing written since), else ``None``."""
+        with self._lock:
+            tail = self._tails.get(session_id)
+            if tail is None or tail.checked != stamp:
+                return None
+            self._tails.move_to_end(session_id)
+            return _from_tail(tail.events, after_seq, last)
+
+    def unstamp(self, session_id: str, connection: int) -> Stamp | None:
+        """Before ``connection`` appends: its stamp on the tail could hide that append; take it off."""
+        with self._lock:
+            tail = self._tails.get(session_id)
+            if tail is None or tail.checked is None or tail.checked[0] != connection:
+                return None
+            held, tail.checked = tail.checked, None
+            return held
+
+    def appended(self, session_id: str, created_at: float, events: list[SessionEvent], held: Stamp | None) -> None:
+        """Add the events an append just committed when they follow the tail (the stamp taken off
+        before it goes back on); otherwise the tail stays as it was, unstamped, and the next read asks."""
+        with self._lock:
+            tail = self._tails.get(session_id)
+            if tail is None or tail.created_at != created_at or tail.last_seq != events[0].seq - 1:
+                return
+            tail.events.extend(events)
+            if held is not None and tail.checked is None:
+                tail.checked = held
+            self._store(session_id, tail)
 
     def drop(self, session_id: str) -> None:
         with self._lock:
@@ -148,24 +212,38 @@ class SqliteSessionRepository:
         self, session_id: str, events: Sequence[NewEvent], *, expected_version: int | None = None
     ) -> AppendResult:
         check_session_id(session_id)
-        return self._db.write(self._sql.append(session_id, events, expected_version, self._clock()))
+        held = self._tails.unstamp(session_id, self._db.number())
+        now = self._clock()
+        result, created_at = self._db.write(self._sql.append_to_session(session_id, events, expected_version, now))
+        if events and result.appended == len(events):  # committed, numbered from the version before
+            first = result.version - len(events) + 1
+            stored = [
+                SessionEvent(session_id, seq, e.event_id, e.turn_id, e.type, e.payload, now)
+                for seq, e in enumerate(events, first)
+            ]
+            self._tails.appended(session_id, created_at, stored, held)
+        return result
 
     def events(
         self, session_id: str, *, after_seq: int = 0, last: int | None = None, types: Sequence[str] | None = None
     ) -> list[SessionEvent]:
         if types is not None:
             return self._db.read(self._sql.events(session_id, after_seq, last, types))
+        stamp = self._db.stamp()  # before any read: what commits after it changes the data version
+        cached = self._tails.current(session_id, stamp, after_seq, last)
+        if cached is not None:
+            return cached
         seen = self._tails.last_seq(session_id)
         if seen is not None:
             created_at, new = self._db.read(self._sql.tail(session_id, seen))
-            cached = self._tails.read(session_id, created_at, new, after_seq, last)
+            cached = self._tails.read(session_id, created_at, new, after_seq, last, stamp)
             if cached is not None:
                 return cached
         created_at, events = self._db.read_consistent(self._sql.events_of_session(session_id, after_seq, last))
         if created_at is None:
             self._tails.drop(session_id)
         elif (events and (last is not None or after_seq == 0)) or (not events and after_seq == 0):
-            self._tails.put(session_id, _Tail(created_at, list(events)))  # a suffix of the log: cacheable
+            self._tails.put(session_id, _Tail(created_at, list(events), stamp))  # a suffix of the log: cacheable
         return events
 
     def version(self, session_id: str) -> int:

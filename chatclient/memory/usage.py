@@ -13,6 +13,7 @@ from __future__ import annotations
 import inspect
 import json
 from collections.abc import Iterable, Iterator
+from operator import itemgetter
 
 from ..responses import ChatResponse, Usage
 from ..usage import UsageTotals, totals_of
@@ -25,11 +26,39 @@ USAGE_EVENT = "usage"
 """The ``type`` of a turn's usage event; its payload is ``{"model": ..., <Usage fields>}``."""
 
 
+_ENCODER = json.JSONEncoder(sort_keys=True)
+"""``json.dumps(..., sort_keys=True)`` without building an encoder per call (the same text)."""
+
+_TOKENS = ("cache_read_tokens", "cache_write_tokens", "completion_tokens", "prompt_tokens", "reasoning_tokens")
+_TEMPLATE = (
+    '{"cache_read_tokens": %d, "cache_write_tokens": %d, "completion_tokens": %d, "model": %s,'
+    ' "prompt_tokens": %d, "reasoning_tokens": %d}'
+)
+_FAST = tuple(sorted(Usage.model_fields)) == _TOKENS  # the template is exactly these fields, sorted
+_counts = itemgetter(*_TOKENS)
+
+
+def _payload(model: str | None, usage: Usage) -> str:
+    """The usage payload: ``json.dumps({"model": model, **usage}, sort_keys=True)``, the text a
+    replayed append compares byte for byte; filled into a template when it is only ints and a
+    string (a turn's usual case), without the JSON encoder's walk."""
+    values = usage.__dict__  # Usage's fields are plain ints (extra="forbid"): its __dict__ is its model_dump
+    if _FAST and (model is None or type(model) is str):
+        read, write, completion, prompt, reasoning = _counts(values)
+        if type(read) is type(write) is type(completion) is type(prompt) is type(reasoning) is int:
+            name = "null" if model is None else _quoted(model)
+            return _TEMPLATE % (read, write, completion, name, prompt, reasoning)
+    return _ENCODER.encode({"model": model, **values})
+
+
+_quoted = json.encoder.encode_basestring_ascii  # how json.dumps writes a string (ensure_ascii)
+
+
 def usage_event(turn_id: str, chat: ChatResponse | None) -> NewEvent | None:
     """The usage event of a turn whose final reply is ``chat``; ``None`` when it reported no usage."""
     if chat is None or chat.metadata.usage is None:
         return None
-    payload = json.dumps({"model": chat.metadata.model, **chat.metadata.usage.model_dump()}, sort_keys=True)
+    payload = _payload(chat.metadata.model, chat.metadata.usage)
     return NewEvent(f"{turn_id}:{USAGE_EVENT}", turn_id, payload, type=USAGE_EVENT)
 
 

@@ -79,9 +79,11 @@ def test_a_blank_or_failing_summary_skips_the_pass_and_keeps_the_turn() -> None:
     replies: list[object] = ["   ", RuntimeError("summariser down")]
     summary = ChatClient.create(ScriptedChatModel(replies))  # type: ignore[arg-type]
     compaction = Compaction(TurnCount(1), RecursiveSummary(summary, keep_turns=1))
-    client = ChatClient.builder(ScriptedChatModel(["a", "b", "c"])).default_advisors(
-        SessionMemoryAdvisor(repository, compaction=compaction)
-    ).build()
+    client = (
+        ChatClient.builder(ScriptedChatModel(["a", "b", "c"]))
+        .default_advisors(SessionMemoryAdvisor(repository, compaction=compaction))
+        .build()
+    )
     for text in ("one", "two", "three"):
         assert client.prompt(text).conversation("c1").call().content() in ("a", "b", "c")
     assert [e.type for e in repository.events("c1")] == ["message"] * 6, "no boundary, no lost turn"
@@ -93,9 +95,11 @@ def test_a_failing_token_counter_never_fails_the_stored_turn() -> None:
 
     repository = InMemorySessionRepository()
     compaction = Compaction(TokenCount(1), TurnWindow(1), broken)
-    client = ChatClient.builder(ScriptedChatModel(["a", "b"])).default_advisors(
-        SessionMemoryAdvisor(repository, compaction=compaction)
-    ).build()
+    client = (
+        ChatClient.builder(ScriptedChatModel(["a", "b"]))
+        .default_advisors(SessionMemoryAdvisor(repository, compaction=compaction))
+        .build()
+    )
     assert [client.prompt(t).conversation("c1").call().content() for t in ("one", "two")] == ["a", "b"]
     assert [e.type for e in repository.events("c1")] == ["message"] * 4
 
@@ -146,9 +150,11 @@ def test_two_racing_turns_compact_once() -> None:
     for n in range(3):
         InMemorySessionRepository.append(repository, "c1", [NewEvent(f"p{n}:0", f"p{n}", _user(f"pre {n}"))])
     compaction = Compaction(TurnCount(2), TurnWindow(1))
-    client = ChatClient.builder(ScriptedChatModel(lambda prompt: "ok")).default_advisors(
-        SessionMemoryAdvisor(repository, compaction=compaction)
-    ).build()
+    client = (
+        ChatClient.builder(ScriptedChatModel(lambda prompt: "ok"))
+        .default_advisors(SessionMemoryAdvisor(repository, compaction=compaction))
+        .build()
+    )
     with ThreadPoolExecutor(2) as pool:
         list(pool.map(lambda text: client.prompt(text).conversation("c1").call().content(), ["a", "b"]))
     log = repository.events("c1")

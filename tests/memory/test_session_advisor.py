@@ -101,9 +101,11 @@ def test_a_paused_turn_is_stored_only_when_resumed_and_only_once(mode: str) -> N
 
 
 def test_a_conversation_id_is_required() -> None:
-    client = ChatClient.builder(ScriptedChatModel(["Hi"])).default_advisors(
-        SessionMemoryAdvisor(InMemorySessionRepository())
-    ).build()
+    client = (
+        ChatClient.builder(ScriptedChatModel(["Hi"]))
+        .default_advisors(SessionMemoryAdvisor(InMemorySessionRepository()))
+        .build()
+    )
     with pytest.raises(ConfigurationError, match=r"conversation\(id\)"):
         client.prompt("Hello").call().content()
     with pytest.raises(ConfigurationError, match="non-empty"):
@@ -113,13 +115,18 @@ def test_a_conversation_id_is_required() -> None:
 def test_the_window_never_starts_inside_a_turn(tmp_path: Path) -> None:
     repository = SqliteSessionRepository(tmp_path / "s.db")
     model = ScriptedChatModel(
-        lambda prompt: "done"
-        if isinstance(prompt.messages[-1], ToolResponseMessage)
-        else AssistantMessage(tool_calls=[tool_call("weather", {"city": "Oslo"})])
+        lambda prompt: (
+            "done"
+            if isinstance(prompt.messages[-1], ToolResponseMessage)
+            else AssistantMessage(tool_calls=[tool_call("weather", {"city": "Oslo"})])
+        )
     )
-    client = ChatClient.builder(model).default_tools(Tools()).default_advisors(
-        SessionMemoryAdvisor(repository, window=6)
-    ).build()
+    client = (
+        ChatClient.builder(model)
+        .default_tools(Tools())
+        .default_advisors(SessionMemoryAdvisor(repository, window=6))
+        .build()
+    )
     for n in range(3):
         client.prompt(f"turn {n}").conversation("c1").call().content()
     assert repository.version("c1") == 12

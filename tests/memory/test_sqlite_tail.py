@@ -23,3 +23,70 @@ def test_sqlite_tail_cache_sees_other_writers_and_a_recreated_session(tmp_path: 
     writer.append("c1", turn_events("t9", [UserMessage("new")]))
     assert [e.event_id for e in reader.events("c1", last=40)] == ["t9:0"], "a re-created session is not the cached one"
     assert reader.events("c1", after_seq=5, last=2) == [] and [e.seq for e in reader.events("c1")] == [1]
+
+
+def _statements(repository: object) -> list[str]:
+    """The SQL this thread's connection of ``repository`` runs from now on."""
+    seen: list[str] = []
+    repository._db.connection().set_trace_callback(seen.append)  # type: ignore[attr-defined]
+    return seen
+
+
+def test_a_turn_on_a_warm_conversation_is_one_check_and_one_write_transaction(tmp_path: Path) -> None:
+    from chatclient import AssistantMessage, UserMessage
+    from chatclient.memory import turn_events
+    from chatclient.memory.sqlite import SqliteSessionRepository
+
+    repository = SqliteSessionRepository(tmp_path / "s.db")
+    for n in range(3):
+        repository.append("c", turn_events(f"t{n}", [UserMessage(f"q{n}"), AssistantMessage(f"a{n}")]))
+    repository.events("c", last=40)  # the tail is cached and checked from here
+    seen = _statements(repository)
+    for n in range(3, 6):
+        view = repository.events("c", last=40)
+        assert [e.seq for e in view] == list(range(1, 2 * n + 1)), "the turns this connection appended are read"
+        repository.append("c", turn_events(f"t{n}", [UserMessage(f"q{n}"), AssistantMessage(f"a{n}")]))
+    kinds = [s.split(" (")[0].split(" ")[0] for s in seen]
+    assert kinds == ["PRAGMA", "BEGIN", "INSERT", "INSERT", "COMMIT"] * 3, seen
+    assert [e.event_id for e in repository.events("c", last=2)] == ["t5:0", "t5:1"]
+
+
+def test_the_unqueried_read_still_sees_every_other_writer(tmp_path: Path) -> None:
+    import threading
+
+    from chatclient import UserMessage
+    from chatclient.memory import turn_events
+    from chatclient.memory.sqlite import SqliteSessionRepository
+
+    repository = SqliteSessionRepository(tmp_path / "s.db")
+    other_process = SqliteSessionRepository(tmp_path / "s.db")
+    repository.append("c", turn_events("t1", [UserMessage("one")]))
+    assert [e.event_id for e in repository.events("c", last=40)] == ["t1:0"]
+    other_process.append("c", turn_events("t2", [UserMessage("two")]))
+    assert [e.event_id for e in repository.events("c", last=40)] == ["t1:0", "t2:0"], "another connection's commit"
+    other_thread = threading.Thread(target=lambda: repository.append("c", turn_events("t3", [UserMessage("3")])))
+    other_thread.start()
+    other_thread.join()
+    assert [e.event_id for e in repository.events("c", last=40)][-1] == "t3:0", "another thread's connection"
+    other_process.delete("c")
+    assert repository.events("c", last=40) == [], "a delete elsewhere"
+    repository.append("c", turn_events("t4", [UserMessage("four")]))
+    repository.append("c", turn_events("t4", [UserMessage("four")]))  # a replay: nothing new, the tail unchanged
+    assert [(e.seq, e.event_id) for e in repository.events("c", last=40)] == [(1, "t4:0")]
+
+
+def test_a_refused_append_leaves_the_tail_as_the_log_is(tmp_path: Path) -> None:
+    import pytest
+
+    from chatclient import UserMessage
+    from chatclient.memory import VersionConflict, turn_events
+    from chatclient.memory.sqlite import SqliteSessionRepository
+
+    repository = SqliteSessionRepository(tmp_path / "s.db")
+    repository.append("c", turn_events("t1", [UserMessage("one")]))
+    repository.events("c", last=40)
+    with pytest.raises(VersionConflict):
+        repository.append("c", turn_events("t2", [UserMessage("two")]), expected_version=0)
+    assert [e.event_id for e in repository.events("c", last=40)] == ["t1:0"] and repository.version("c") == 1
+    repository.append("c", turn_events("t2", [UserMessage("two")]), expected_version=1)
+    assert [e.seq for e in repository.events("c", last=40)] == [1, 2] and repository.version("c") == 2
