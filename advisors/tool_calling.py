@@ -20,8 +20,6 @@ its round had.
 from __future__ import annotations
 
 import inspect
-import itertools
-import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar, Union
@@ -68,7 +66,7 @@ from chatclient.tools.pending import (
     default_nonce_ledger,
     redeem,
 )
-from chatclient.turn import Turn
+from chatclient.turn import Turn, new_turn_id
 
 __all__ = ["LoopState", "ToolCallingAdvisor", "ToolLoopExtension"]
 
@@ -275,7 +273,7 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
         state.history = messages
         state.initial_length = len(messages)
         state.turn_start = _turn_start(messages)
-        state.turn_id = request.context.get(ContextKeys.TURN_ID) or _new_turn_id()
+        state.turn_id = request.context.get(ContextKeys.TURN_ID) or new_turn_id()
         return (yield from self._rounds(request, state, hooks, messages))
 
     def _redeem(self, pending: PendingToolCalls) -> Generator[_Step, Any, None]:
@@ -303,7 +301,7 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
         pending.verify()
         if stored is None:
             yield from self._redeem(pending)
-        state.turn_id = pending.turn_id or _new_turn_id()
+        state.turn_id = pending.turn_id or new_turn_id()
         state.turn_start = pending.turn_start
         state.round = pending.round
         if pending.usage is not None:
@@ -661,15 +659,6 @@ def _turn_start(messages: Sequence[Message]) -> int:
         if isinstance(messages[index], UserMessage):
             return index
     return len(messages)
-
-
-_TURN_PREFIX = secrets.token_hex(8)
-_turn_counter = itertools.count(1)
-
-
-def _new_turn_id() -> str:
-    """Unique across processes (a random prefix per process) without a system call per turn."""
-    return f"{_TURN_PREFIX}{next(_turn_counter):08x}"
 
 
 def _first_output(response: ChatClientResponse) -> AssistantMessage | None:

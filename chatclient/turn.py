@@ -7,6 +7,9 @@ with the rounds before the pause included.
 
 from __future__ import annotations
 
+import itertools
+import os
+import secrets
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -15,7 +18,7 @@ from .messages import Message
 if TYPE_CHECKING:
     from .advisor import ChatClientResponse
 
-__all__ = ["Turn", "turn_messages", "turn_of"]
+__all__ = ["Turn", "new_turn_id", "turn_messages", "turn_of"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,3 +48,24 @@ def turn_messages(response: ChatClientResponse) -> tuple[Message, ...]:
     """The messages of the turn ``response`` ended; empty when no tool loop ran."""
     turn = turn_of(response)
     return turn.messages if turn is not None else ()
+
+
+class _TurnIds:
+    """Unique turn ids without a system call per turn: a random prefix per process (a forked child
+    draws its own, or it would repeat its parent's ids) and a counter. Stored event ids and pending
+    states come from them, so two turns must never share one."""
+
+    def __init__(self) -> None:
+        self.renew()
+
+    def renew(self) -> None:
+        self.prefix, self.counter = f"turn-{secrets.token_hex(10)}-", itertools.count(1)
+
+    def __call__(self) -> str:
+        return f"{self.prefix}{next(self.counter):x}"
+
+
+new_turn_id = _TurnIds()
+"""A new turn id, unique across processes (and forks); the tool loop and session memory share it."""
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=new_turn_id.renew)

@@ -12,9 +12,6 @@ turn began with (history included), so nothing is prepended twice.
 from __future__ import annotations
 
 import asyncio
-import itertools
-import os
-import secrets
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from typing import Literal, NamedTuple
@@ -32,7 +29,7 @@ from ..advisor import (
 from ..errors import ConfigurationError
 from ..events import StreamEvent, TurnFinished
 from ..messages import Message, SystemMessage, UserMessage
-from ..turn import Turn
+from ..turn import Turn, new_turn_id
 from ._compacting import acompact, aread_log, compact, read_log, view_after
 from .compaction import Compaction, view_of
 from .lease import AsyncSessionLease, SessionLease, aacquire, acquire, new_token
@@ -135,7 +132,7 @@ class SessionMemoryAdvisor:
         turn_id = request.context.get(ContextKeys.TURN_ID)
         if events is None:
             return request, _Plan(conversation_id, str(turn_id or ""), None, ())
-        turn_id = turn_id or _new_turn_id()
+        turn_id = turn_id or new_turn_id()
         base = events[-1].seq if events else 0
         prompt = request.prompt.messages
         split = len(prompt)
@@ -295,25 +292,6 @@ class SessionMemoryAdvisor:
                 if isinstance(event, TurnFinished):
                     event = TurnFinished(await self._aafter(plan, event.response))
                 yield event
-
-
-class _TurnIds:
-    """Unique turn ids without a system call per turn: a random prefix per process (a forked child
-    draws its own) and a counter. Event ids come from them, so two turns must never share one."""
-
-    def __init__(self) -> None:
-        self.renew()
-
-    def renew(self) -> None:
-        self.prefix, self.counter = f"turn-{secrets.token_hex(10)}-", itertools.count(1)
-
-    def __call__(self) -> str:
-        return f"{self.prefix}{next(self.counter):x}"
-
-
-_new_turn_id = _TurnIds()
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_new_turn_id.renew)
 
 
 def _at(read: Sequence[SessionEvent]) -> AppendResult:
