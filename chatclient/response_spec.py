@@ -20,10 +20,10 @@ from .messages import AssistantMessage
 from .model import ChatModel
 from .observation import CallInfo, Observers
 from .responses import ChatResponse, Generation
-from .structured_output import ResponseEntity, entity_context, parse_reply, structured_output_attempts
 
 if TYPE_CHECKING:
     from .client import PreparedRequest
+    from .structured_output import ResponseEntity
 
 __all__ = [
     "AsyncCallResponseSpec",
@@ -67,6 +67,8 @@ def _validation(type_: Any, retries: int) -> tuple[Advisor, ...]:
 
 def _converted(adapter: TypeAdapter[T], response: ChatClientResponse) -> T:
     """The final reply as the requested type; the error says how many replies were asked for."""
+    from .structured_output import parse_reply, structured_output_attempts  # only entity() needs them
+
     try:
         return parse_reply(adapter, response.chat_response)
     except StructuredOutputError as exc:
@@ -128,6 +130,8 @@ class CallResponseSpec:
 
     def response_entity(self, type_: Any, *, native: bool = False, retries: int = 0) -> ResponseEntity[Any]:
         """As :meth:`entity`, with the response it came from (``.attempts`` reads the validation record)."""
+        from .structured_output import ResponseEntity, entity_context  # loaded by the first entity()
+
         adapter, context = entity_context(type_, native)
         response = self._run(context, _validation(type_, retries))
         return ResponseEntity(response, _converted(adapter, response))
@@ -185,6 +189,8 @@ class AsyncCallResponseSpec:
     async def response_entity(self, type_: Any, *, native: bool = False, retries: int = 0) -> ResponseEntity[Any]: ...
 
     async def response_entity(self, type_: Any, *, native: bool = False, retries: int = 0) -> ResponseEntity[Any]:
+        from .structured_output import ResponseEntity, entity_context  # loaded by the first entity()
+
         adapter, context = entity_context(type_, native)
         response = await self._run(context, _validation(type_, retries))
         return ResponseEntity(response, _converted(adapter, response))

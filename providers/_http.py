@@ -53,7 +53,6 @@ from chatclient.errors import (
     RateLimitError,
     ServerError,
 )
-from chatclient.observation import notify_retry
 
 if TYPE_CHECKING:
     import asyncio
@@ -724,6 +723,8 @@ class ProviderHttp:
     def _before_retry(self, attempt: int, error: ProviderError, wait: float) -> None:
         """Each retry is logged and reported to the request's observers (``chatclient.observation``)."""
         _log.info("%s request failed (%s); retry %d in %.2f s", self.provider, error, attempt, wait)
+        from chatclient.observation import notify_retry  # only when a request is retried
+
         notify_retry(attempt, error, wait, self.provider)
 
     def _send_retried(

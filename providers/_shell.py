@@ -24,11 +24,10 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from contextlib import AbstractAsyncContextManager, AbstractContextManager
 from dataclasses import dataclass
-from typing import Any, Generic, Literal, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
 
 import httpx2
 
-from chatclient.events import ModelEvent
 from chatclient.model import ChatModel
 from chatclient.options import ChatOptions
 from chatclient.prompt import Prompt
@@ -37,6 +36,9 @@ from chatclient.responses import ChatResponse
 from ._extras import apply_extra_body, extra_headers
 from ._http import ErrorDetails, ModelLifecycle, ProviderHttp, RetryPolicy, Secret, parse_json
 from ._stream import SseStream, aiter_ndjson, aiter_sse, iter_ndjson, iter_sse
+
+if TYPE_CHECKING:
+    from chatclient.events import ModelEvent
 
 __all__ = ["BuildRequest", "ParseResponse", "ProviderModel", "StreamDecoder", "WireMapping"]
 

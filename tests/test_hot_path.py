@@ -214,3 +214,20 @@ async def test_the_success_path_does_not_wait_and_a_failure_is_still_retried(mon
     assert waits == []
     assert (await http.apost_json("/x", {}))[0] == {"ok": True}
     assert waits == [0.25, 0.5]
+
+
+# ------------------------------------------------------------------------------------------- the import
+
+
+def test_the_import_leaves_retry_reporting_and_entity_conversion_for_their_first_use() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, chatclient, providers.openai, providers.anthropic\n"
+        "print('chatclient.observation' in sys.modules)\n"
+        "from chatclient import ChatClient\n"
+        "print('chatclient.structured_output' in sys.modules)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert result.stdout.split() == ["False", "False"]
