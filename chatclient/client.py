@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from typing_extensions import Self
 
 from ._chain import ComposedChains, HandlerT
+from ._trusted import trusted
 from .advisor import Advisor, ChatClientRequest, ChatClientResponse, ContextKeys, ToolAdvisor
 from .errors import ConfigurationError
 from .messages import MediaPart, Message, SystemMessage, UserMessage
@@ -36,15 +37,19 @@ from .usage import UsageTotals, UsageTracker, usage_minus
 if TYPE_CHECKING:
     from advisors.tool_calling import ToolCallingAdvisor, ToolLoopExtension
 
+    from .response_spec import _AsyncPrepare
     from .tools.confirmation import PendingToolCalls, ToolCallDecisions
     from .tools.pending import AsyncPendingToolCallStore, PendingToolCallStore, StoredPendingToolCalls
 
 __all__ = ["ChatClient", "ChatClientBuilder", "ChatClientRequestSpec"]
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class PreparedRequest:
     """One run of a spec: the request and its sorted chain, before dynamic tool sources are asked.
+
+    Not changed once made (not frozen only because a frozen dataclass pays a ``object.__setattr__``
+    per field on every request).
 
     ``resolve``/``aresolve`` ask the providers once, on the thread or loop that runs the request,
     and return the request with their tools added; the set then holds for the whole turn.
@@ -126,11 +131,19 @@ class ChatClientRequestSpec:
     # ------------------------------------------------------------------ fluent methods
 
     def system(self, text: str) -> ChatClientRequestSpec:
-        return replace(self, system_text=text)
+        return self._copy(system_text=text)
 
     def user(self, text: str, *, media: Sequence[MediaPart] = ()) -> ChatClientRequestSpec:
         """The user's text, with any images and documents to send with it (``ImagePart``, ``FilePart``)."""
-        return replace(self, user_text=text, user_media=tuple(media))
+        return self._copy(user_text=text, user_media=tuple(media) if media else ())
+
+    def _copy(self, **changes: Any) -> ChatClientRequestSpec:
+        """``dataclasses.replace`` for the methods every request calls (``client.prompt("...")`` is
+        ``user``): the fields are copied as they are, without ``replace``'s field walk and frozen
+        ``__init__`` (16 ``object.__setattr__`` calls). Only for fields whose values need no check."""
+        copy = object.__new__(ChatClientRequestSpec)
+        object.__setattr__(copy, "__dict__", {**self.__dict__, **changes})
+        return copy
 
     def messages(self, *messages: Message | Sequence[Message]) -> ChatClientRequestSpec:
         """Conversation messages placed after the system text and before the user text."""
@@ -230,25 +243,34 @@ class ChatClientRequestSpec:
         return StreamResponseSpec(self.client._model, self._prepare)
 
     def acall(self) -> AsyncCallResponseSpec:
-        return AsyncCallResponseSpec(self.client._model, self._aprepare)
+        return AsyncCallResponseSpec(self.client._model, self._prepare, self._async_prepare())
 
     def astream(self) -> AsyncStreamResponseSpec:
-        return AsyncStreamResponseSpec(self.client._model, self._aprepare)
+        return AsyncStreamResponseSpec(self.client._model, self._prepare, self._async_prepare())
 
     # ------------------------------------------------------------------ assembly
+
+    def _async_prepare(self) -> _AsyncPrepare | None:
+        """:meth:`_aprepare` when this spec resumes from an async pending store; else ``None``: every
+        other async request is prepared by :meth:`_prepare` directly, with no coroutine per call."""
+        if self.resume_state is None:
+            return None
+        from .tools.pending import StoredPendingToolCalls
+
+        source = self.resume_state[0]
+        return self._aprepare if isinstance(source, StoredPendingToolCalls) and source.is_async else None
 
     async def _aprepare(
         self, extra_context: Mapping[str, Any] | None = None, extra_advisors: Sequence[Advisor] = ()
     ) -> PreparedRequest:
-        """:meth:`_prepare` on the request's loop: a state in an async pending store is peeked at
+        """:meth:`_prepare` on the request's loop: the state in the async pending store is peeked at
         with ``await`` here (the loop peeks again and takes it, awaited, in the same flow)."""
-        if self.resume_state is not None:
-            from .tools.pending import StoredPendingToolCalls
+        from .tools.pending import StoredPendingToolCalls
 
-            source = self.resume_state[0]
-            if isinstance(source, StoredPendingToolCalls) and source.is_async:
-                return self._prepare(extra_context, extra_advisors, peeked=await source.apeek())
-        return self._prepare(extra_context, extra_advisors)
+        assert self.resume_state is not None
+        source = self.resume_state[0]
+        assert isinstance(source, StoredPendingToolCalls)
+        return self._prepare(extra_context, extra_advisors, peeked=await source.apeek())
 
     def _prepare(
         self,
@@ -280,7 +302,7 @@ class ChatClientRequestSpec:
         observers = self.observer_set
         if observers:
             context[ContextKeys.OBSERVERS] = observers
-        prompt = Prompt.model_construct(messages=tuple(messages), options=self._options())
+        prompt = trusted(Prompt, {"messages": tuple(messages), "options": self._options()})  # both are models
         advisors = self.advisor_list
         if extra_advisors:
             replaced = {type(a) for a in extra_advisors}
@@ -304,8 +326,12 @@ class ChatClientRequestSpec:
         if self.system_text is not None:
             messages.append(SystemMessage(self.system_text))
         messages.extend(self.message_list)
-        if self.user_text is not None:
-            messages.append(UserMessage(self.user_text, media=self.user_media))
+        text = self.user_text
+        if text is not None:
+            if type(text) is str and not self.user_media:  # the usual case: nothing to validate but the type
+                messages.append(trusted(UserMessage, {"role": "user", "text": text, "metadata": {}, "media": ()}))
+            else:
+                messages.append(UserMessage(text, media=self.user_media))
         if not messages:
             raise ConfigurationError("The request has no messages: give it a user or system text, or messages")
         return messages
@@ -445,6 +471,9 @@ class ChatClient:
 
     def _chain_for(self, advisors_in: Sequence[Advisor], context: Mapping[str, Any]) -> list[Advisor]:
         """The sorted chain for one request: its advisors (defaults included) plus the tool loop."""
+        auto = context.get(ContextKeys.TOOL_CALLING_AUTO_REGISTER, True) is not False
+        if not advisors_in:  # the usual request: the tool loop alone, nothing to check or sort
+            return [self._tool_calling_advisor] if auto else []
         advisors = list(advisors_in)
         tool_advisors = [a for a in advisors if isinstance(a, ToolAdvisor)]
         if len(tool_advisors) > 1:
@@ -452,7 +481,7 @@ class ChatClient:
             raise ConfigurationError(
                 f"At most one tool-calling advisor is allowed in a chain, found {len(tool_advisors)}: {names}"
             )
-        if not tool_advisors and context.get(ContextKeys.TOOL_CALLING_AUTO_REGISTER, True) is not False:
+        if not tool_advisors and auto:
             advisors.append(self._tool_calling_advisor)
         advisors.sort(key=_order)  # stable: equal orders keep registration order
         return advisors

@@ -8,7 +8,7 @@ final response stays on its spec once consumed (``.response``), so nothing needs
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, overload
 
 from pydantic import TypeAdapter
 
@@ -20,10 +20,10 @@ from .messages import AssistantMessage
 from .model import ChatModel
 from .observation import CallInfo, Observers
 from .responses import ChatResponse, Generation
-from .structured_output import ResponseEntity, entity_context, parse_reply, structured_output_attempts
 
 if TYPE_CHECKING:
     from .client import PreparedRequest
+    from .structured_output import ResponseEntity
 
 __all__ = [
     "AsyncCallResponseSpec",
@@ -42,8 +42,9 @@ class _Prepare(Protocol):
 
 
 class _AsyncPrepare(Protocol):
-    """:class:`_Prepare` for ``acall``/``astream``: awaited on the request's loop, so a resume from an
-    async pending store peeks at it there."""
+    """:class:`_Prepare` for ``acall``/``astream`` resuming from an async pending store: awaited on the
+    request's loop, so the state is peeked at there. Every other async request is prepared by the
+    plain :class:`_Prepare` (no coroutine per call)."""
 
     async def __call__(
         self, extra_context: Mapping[str, Any] | None = None, extra_advisors: Sequence[Advisor] = ()
@@ -66,6 +67,8 @@ def _validation(type_: Any, retries: int) -> tuple[Advisor, ...]:
 
 def _converted(adapter: TypeAdapter[T], response: ChatClientResponse) -> T:
     """The final reply as the requested type; the error says how many replies were asked for."""
+    from .structured_output import parse_reply, structured_output_attempts  # only entity() needs them
+
     try:
         return parse_reply(adapter, response.chat_response)
     except StructuredOutputError as exc:
@@ -127,6 +130,8 @@ class CallResponseSpec:
 
     def response_entity(self, type_: Any, *, native: bool = False, retries: int = 0) -> ResponseEntity[Any]:
         """As :meth:`entity`, with the response it came from (``.attempts`` reads the validation record)."""
+        from .structured_output import ResponseEntity, entity_context  # loaded by the first entity()
+
         adapter, context = entity_context(type_, native)
         response = self._run(context, _validation(type_, retries))
         return ResponseEntity(response, _converted(adapter, response))
@@ -154,11 +159,12 @@ class CallResponseSpec:
 class AsyncCallResponseSpec:
     """Terminals of ``acall()``: the same names as ``call()``, awaited."""
 
-    __slots__ = ("_model", "_prepare")
+    __slots__ = ("_aprepare", "_model", "_prepare")
 
-    def __init__(self, model: ChatModel, prepare: _AsyncPrepare) -> None:
+    def __init__(self, model: ChatModel, prepare: _Prepare, aprepare: _AsyncPrepare | None = None) -> None:
         self._model = model
         self._prepare = prepare
+        self._aprepare = aprepare
 
     async def chat_client_response(self) -> ChatClientResponse:
         return await self._run(None)
@@ -183,22 +189,25 @@ class AsyncCallResponseSpec:
     async def response_entity(self, type_: Any, *, native: bool = False, retries: int = 0) -> ResponseEntity[Any]: ...
 
     async def response_entity(self, type_: Any, *, native: bool = False, retries: int = 0) -> ResponseEntity[Any]:
+        from .structured_output import ResponseEntity, entity_context  # loaded by the first entity()
+
         adapter, context = entity_context(type_, native)
         response = await self._run(context, _validation(type_, retries))
         return ResponseEntity(response, _converted(adapter, response))
 
     async def _run(self, context: Mapping[str, Any] | None, advisors: Sequence[Advisor] = ()) -> ChatClientResponse:
-        prepared = await self._prepare(context, advisors)
+        aprepare = self._aprepare
+        prepared = self._prepare(context, advisors) if aprepare is None else await aprepare(context, advisors)
         observers = prepared.observers
         handler = prepared.composed(compose_acall, self._model)
         if not observers:
-            response = await handler(await prepared.aresolve())
+            response = await handler(await prepared.aresolve() if prepared.providers else prepared.request)
             prepared.record(response)
             return response
         info = _call_info("acall", prepared)
         tokens = observers.call_started(info)
         try:
-            response = await handler(await prepared.aresolve())
+            response = await handler(await prepared.aresolve() if prepared.providers else prepared.request)
         except BaseException as exc:
             observers.call_finished(tokens, info, None, exc)
             raise
@@ -245,15 +254,12 @@ def _closing_chunk(final: ChatClientResponse, unseen: str) -> ChatResponse:
     return ChatResponse(generations, chat.metadata)
 
 
-P = TypeVar("P", _Prepare, _AsyncPrepare)
-
-
-class _StreamBase(Generic[P]):
+class _StreamBase:
     __slots__ = ("_final", "_model", "_prepare")
 
-    def __init__(self, model: ChatModel, prepare: P) -> None:
+    def __init__(self, model: ChatModel, prepare: _Prepare) -> None:
         self._model = model
-        self._prepare: P = prepare
+        self._prepare = prepare
         self._final: ChatClientResponse | None = None
 
     @property
@@ -265,7 +271,7 @@ class _StreamBase(Generic[P]):
         return self._final
 
 
-class StreamResponseSpec(_StreamBase[_Prepare]):
+class StreamResponseSpec(_StreamBase):
     """Terminals of ``stream()``: iterators that run the chain as they are consumed.
 
     ``events()`` gives every typed event (``chatclient.events``); ``content()`` the text;
@@ -342,18 +348,24 @@ class StreamResponseSpec(_StreamBase[_Prepare]):
                 yield chunk.chat_response
 
 
-class AsyncStreamResponseSpec(_StreamBase[_AsyncPrepare]):
+class AsyncStreamResponseSpec(_StreamBase):
     """Terminals of ``astream()``: async iterators with the names of ``stream()``."""
 
-    __slots__ = ()
+    __slots__ = ("_aprepare",)
+
+    def __init__(self, model: ChatModel, prepare: _Prepare, aprepare: _AsyncPrepare | None = None) -> None:
+        super().__init__(model, prepare)
+        self._aprepare = aprepare
 
     async def events(self) -> AsyncIterator[StreamEvent]:
-        prepared = await self._prepare(None)
+        aprepare = self._aprepare
+        prepared = self._prepare(None) if aprepare is None else await aprepare(None)
         observers = prepared.observers
         info = _call_info("astream", prepared) if observers else None
         tokens = observers.call_started(info) if observers and info else []
         try:
-            async for event in prepared.composed(compose_astream, self._model)(await prepared.aresolve()):
+            request = await prepared.aresolve() if prepared.providers else prepared.request
+            async for event in prepared.composed(compose_astream, self._model)(request):
                 if isinstance(event, TurnFinished):
                     self._final = event.response
                     prepared.record(event.response)

@@ -26,11 +26,11 @@ import re
 import sys
 import threading
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import httpx2
@@ -53,12 +53,10 @@ from chatclient.errors import (
     RateLimitError,
     ServerError,
 )
-from chatclient.observation import notify_retry
 
 if TYPE_CHECKING:
     import asyncio
 
-T = TypeVar("T")
 
 __all__ = [
     "CREDENTIAL_HEADERS",
@@ -725,33 +723,49 @@ class ProviderHttp:
     def _before_retry(self, attempt: int, error: ProviderError, wait: float) -> None:
         """Each retry is logged and reported to the request's observers (``chatclient.observation``)."""
         _log.info("%s request failed (%s); retry %d in %.2f s", self.provider, error, attempt, wait)
+        from chatclient.observation import notify_retry  # only when a request is retried
+
         notify_retry(attempt, error, wait, self.provider)
 
-    def _with_retries(self, once: Callable[[_Deadline | None], T], deadline: _Deadline | None) -> T:
-        """``once()``, again after each retryable failure while the policy and the deadline allow.
+    def _send_retried(
+        self, path: str, body: Any, headers: Mapping[str, str] | None, deadline: _Deadline | None, *, stream: bool
+    ) -> httpx2.Response:
+        """One attempt, then more after each retryable failure while the policy and the deadline allow.
 
-        A request that succeeds first time pays for nothing but the deadline's clock (when set).
+        The success path is one plain call (no retry loop, no closure): the loop is entered only
+        after a failure, so a request that succeeds first time pays for nothing but the deadline's
+        clock (when set).
         """
+        try:
+            return self._send(path, body, headers, deadline, stream=stream)
+        except ProviderError as error:
+            failed = error
         attempt = 1
         while True:
-            try:
-                return once(deadline)
-            except ProviderError as error:
-                wait = self._next_wait(error, attempt, deadline)
-            time.sleep(wait)
+            time.sleep(self._next_wait(failed, attempt, deadline))
             attempt += 1
+            try:
+                return self._send(path, body, headers, deadline, stream=stream)
+            except ProviderError as error:
+                failed = error
 
-    async def _awith_retries(self, once: Callable[[_Deadline | None], Awaitable[T]], deadline: _Deadline | None) -> T:
+    async def _asend_retried(
+        self, path: str, body: Any, headers: Mapping[str, str] | None, deadline: _Deadline | None, *, stream: bool
+    ) -> httpx2.Response:
+        try:
+            return await self._asend(path, body, headers, deadline, stream=stream)
+        except ProviderError as error:
+            failed = error
+        import asyncio
+
         attempt = 1
         while True:
-            try:
-                return await once(deadline)
-            except ProviderError as error:
-                wait = self._next_wait(error, attempt, deadline)
-            import asyncio
-
-            await asyncio.sleep(wait)
+            await asyncio.sleep(self._next_wait(failed, attempt, deadline))
             attempt += 1
+            try:
+                return await self._asend(path, body, headers, deadline, stream=stream)
+            except ProviderError as error:
+                failed = error
 
     # ------------------------------------------------------------------ requests
 
@@ -824,20 +838,13 @@ class ProviderHttp:
 
         ``timeout`` bounds the whole request, retries included (a request's ``ChatOptions.timeout``).
         """
-
-        def once(deadline: _Deadline | None) -> httpx2.Response:
-            return self._send(path, body, headers, deadline, stream=False)
-
-        response = self._with_retries(once, self._deadline(timeout))
+        response = self._send_retried(path, body, headers, self._deadline(timeout), stream=False)
         return parse_json(response.content, provider=self.provider), response.headers
 
     async def apost_json(
         self, path: str, body: Any, headers: Mapping[str, str] | None = None, *, timeout: float | None = None
     ) -> tuple[Any, httpx2.Headers]:
-        async def once(deadline: _Deadline | None) -> httpx2.Response:
-            return await self._asend(path, body, headers, deadline, stream=False)
-
-        response = await self._awith_retries(once, self._deadline(timeout))
+        response = await self._asend_retried(path, body, headers, self._deadline(timeout), stream=False)
         return parse_json(response.content, provider=self.provider), response.headers
 
     @contextmanager
@@ -850,12 +857,8 @@ class ProviderHttp:
         delivered already. With a deadline, each read of the body is bounded by the time that was
         left when the stream opened, and the body as a whole by the deadline.
         """
-
-        def once(deadline: _Deadline | None) -> httpx2.Response:
-            return self._send(path, body, headers, deadline, stream=True)
-
         deadline = self._deadline(timeout)
-        response = self._with_retries(once, deadline)
+        response = self._send_retried(path, body, headers, deadline, stream=True)
         if deadline is not None:
             response.stream = _DeadlineStream(response.stream, deadline, self.provider)
         try:
@@ -869,11 +872,8 @@ class ProviderHttp:
     async def astream(
         self, path: str, body: Any, headers: Mapping[str, str] | None = None, *, timeout: float | None = None
     ) -> AsyncIterator[httpx2.Response]:
-        async def once(deadline: _Deadline | None) -> httpx2.Response:
-            return await self._asend(path, body, headers, deadline, stream=True)
-
         deadline = self._deadline(timeout)
-        response = await self._awith_retries(once, deadline)
+        response = await self._asend_retried(path, body, headers, deadline, stream=True)
         if deadline is not None:
             response.stream = _AsyncDeadlineStream(response.stream, deadline, self.provider)
         try:

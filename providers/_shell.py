@@ -24,11 +24,10 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from contextlib import AbstractAsyncContextManager, AbstractContextManager
 from dataclasses import dataclass
-from typing import Any, Generic, Literal, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
 
 import httpx2
 
-from chatclient.events import ModelEvent
 from chatclient.model import ChatModel
 from chatclient.options import ChatOptions
 from chatclient.prompt import Prompt
@@ -37,6 +36,9 @@ from chatclient.responses import ChatResponse
 from ._extras import apply_extra_body, extra_headers
 from ._http import ErrorDetails, ModelLifecycle, ProviderHttp, RetryPolicy, Secret, parse_json
 from ._stream import SseStream, aiter_ndjson, aiter_sse, iter_ndjson, iter_sse
+
+if TYPE_CHECKING:
+    from chatclient.events import ModelEvent
 
 __all__ = ["BuildRequest", "ParseResponse", "ProviderModel", "StreamDecoder", "WireMapping"]
 
@@ -103,6 +105,8 @@ class ProviderModel(ModelLifecycle, ChatModel, Generic[OptionsT]):
     """Only an async SDK client was given: sync calls run it through the sync bridge."""
     _async_via_sync: bool
     """Only a sync SDK client was given: async calls run it in a worker thread."""
+    _last_options: tuple[ChatOptions | None, ChatOptions, ChatOptions] | None = None
+    """(the prompt's options, the defaults, their merge) of the last request (:meth:`options_for`)."""
 
     def __init__(
         self,
@@ -173,6 +177,17 @@ class ProviderModel(ModelLifecycle, ChatModel, Generic[OptionsT]):
         runs it through the sync bridge. A provider may refuse instead (raise)."""
 
     # ------------------------------------------------------------------ plumbing
+
+    def options_for(self, prompt: Prompt) -> ChatOptions:
+        """The prompt's options over this model's defaults, merged once per options object: the client
+        hands every request of a spec the same (frozen) options, so the merge of the last one is reused."""
+        given = prompt.options
+        last = self._last_options
+        if last is not None and last[0] is given and last[1] is self._defaults:
+            return last[2]
+        merged = super().options_for(prompt)
+        self._last_options = (given, self._defaults, merged)  # one tuple: a thread reads all of it or none
+        return merged
 
     def _request(self, prompt: Prompt, *, stream: bool) -> tuple[dict[str, Any], dict[str, str] | None, float | None]:
         options = self.options_for(prompt)

@@ -13,6 +13,7 @@ import httpx2
 import pydantic_core
 from pydantic import JsonValue
 
+from chatclient._trusted import trusted
 from chatclient.errors import ConfigurationError, MalformedResponseError, ProviderError, StreamIncompleteError
 from chatclient.events import ModelEvent, ReasoningDelta, TextDelta, ToolCallDelta, ToolCallStarted
 from chatclient.messages import (
@@ -366,13 +367,16 @@ def parse_usage(usage: Mapping[str, Any]) -> Usage:
     cache_read = _int(usage.get("cache_read_input_tokens"))
     details = usage.get("output_tokens_details")
     thinking = _int(details.get("thinking_tokens")) if isinstance(details, dict) else 0
-    return Usage(
-        prompt_tokens=_int(usage.get("input_tokens")) + cache_write + cache_read,
-        completion_tokens=_int(usage.get("output_tokens")),
-        cache_read_tokens=cache_read,
-        cache_write_tokens=cache_write,
-        reasoning_tokens=thinking,  # a part of output_tokens, as OpenAI's reasoning_tokens
-    )
+    counts = {
+        "prompt_tokens": _int(usage.get("input_tokens")) + cache_write + cache_read,
+        "completion_tokens": _int(usage.get("output_tokens")),
+        "cache_read_tokens": cache_read,
+        "cache_write_tokens": cache_write,
+        "reasoning_tokens": thinking,  # a part of output_tokens, as OpenAI's reasoning_tokens
+    }
+    if all(type(count) is int for count in counts.values()):
+        return trusted(Usage, counts)  # checked: built without validating again (chatclient._trusted)
+    return Usage(**counts)
 
 
 def _generation_extra(raw_reason: Any, stop_sequence: Any) -> dict[str, JsonValue]:
@@ -416,26 +420,31 @@ def parse_response(data: Any, headers: Mapping[str, str] | httpx2.Headers | None
             thinking.append(block)
         else:  # server tool use and results, and block types yet to come: kept, to be sent back
             server_blocks.append(block)
+    # Every value below is checked here (strings by _str, blocks kept as parsed JSON), so the models
+    # are built without validating them again (chatclient._trusted).
     metadata = _blocks_metadata(thinking, server_blocks)
-    message = AssistantMessage("".join(texts) if saw_text else None, tool_calls=calls, metadata=metadata)
+    text = "".join(texts) if saw_text else None
+    message = trusted(
+        AssistantMessage, {"role": "assistant", "text": text, "tool_calls": tuple(calls), "metadata": metadata}
+    )
     raw_reason = data.get("stop_reason")
-    generation = Generation(
-        message,
-        GenerationMetadata(
-            finish_reason=finish_reason(raw_reason if isinstance(raw_reason, str) else None),
-            extra=_generation_extra(raw_reason, data.get("stop_sequence")),
-        ),
+    reason = finish_reason(raw_reason if isinstance(raw_reason, str) else None)
+    extra = _generation_extra(raw_reason, data.get("stop_sequence"))
+    generation = trusted(
+        Generation,
+        {"output": message, "metadata": trusted(GenerationMetadata, {"finish_reason": reason, "extra": extra})},
     )
     usage = data.get("usage")
     request_id = headers.get("request-id") if headers is not None else None
-    return ChatResponse(
-        (generation,),
-        ChatResponseMetadata(
-            id=data.get("id") if isinstance(data.get("id"), str) else None,
-            model=data.get("model") if isinstance(data.get("model"), str) else None,
-            usage=parse_usage(usage) if isinstance(usage, dict) else None,
-            extra=_response_extra(request_id),
-        ),
+    reply_id, model = data.get("id"), data.get("model")
+    response_metadata = {
+        "id": reply_id if isinstance(reply_id, str) else None,
+        "model": model if isinstance(model, str) else None,
+        "usage": parse_usage(usage) if isinstance(usage, dict) else None,
+        "extra": _response_extra(request_id),
+    }
+    return trusted(
+        ChatResponse, {"generations": (generation,), "metadata": trusted(ChatResponseMetadata, response_metadata)}
     )
 
 

@@ -13,6 +13,7 @@ from typing import Any
 import pydantic_core
 from pydantic import JsonValue
 
+from chatclient._trusted import trusted
 from chatclient.errors import (
     MalformedResponseError,
     ProviderError,
@@ -310,12 +311,16 @@ def parse_usage(data: Any) -> Usage | None:
         prompt_details = data.get("prompt_tokens_details") or {}
         completion_details = data.get("completion_tokens_details") or {}
         cached = prompt_details.get("cached_tokens") or data.get("prompt_cache_hit_tokens") or 0
-        return Usage(
-            prompt_tokens=data.get("prompt_tokens") or 0,
-            completion_tokens=data.get("completion_tokens") or 0,
-            cache_read_tokens=cached,
-            reasoning_tokens=completion_details.get("reasoning_tokens") or 0,
-        )
+        counts = {
+            "prompt_tokens": data.get("prompt_tokens") or 0,
+            "completion_tokens": data.get("completion_tokens") or 0,
+            "cache_read_tokens": cached,
+            "cache_write_tokens": 0,
+            "reasoning_tokens": completion_details.get("reasoning_tokens") or 0,
+        }
+        if all(type(count) is int for count in counts.values()):
+            return trusted(Usage, counts)
+        return Usage(**counts)  # a server that sends "12" or 12.0: validated (and converted) as before
     except (AttributeError, ValueError) as exc:
         raise MalformedResponseError(f"Unexpected usage object: {data!r:.200}", provider=PROVIDER) from exc
 
@@ -431,21 +436,34 @@ def parse_response(data: Any, headers: Mapping[str, str] | None = None) -> ChatR
                 extra["logprobs"] = choice["logprobs"]
             # With tool calls, Ollama's ``content: ""`` means no text.
             text = (content or None) if calls else content
-            output = AssistantMessage(text, tool_calls=calls, metadata=message_metadata)
-            generations.append(Generation(output, GenerationMetadata(finish_reason=reason, extra=extra)))
-        metadata = ChatResponseMetadata(
-            id=data.get("id"),
-            model=data.get("model"),
-            usage=parse_usage(data.get("usage")),
-            extra=_response_extra(data, headers),
-        )
+            # Checked here (split_content gives a str or None; the metadata holds parsed JSON), so
+            # the models are built without validating them again (chatclient._trusted).
+            output = trusted(
+                AssistantMessage,
+                {"role": "assistant", "text": text, "tool_calls": tuple(calls), "metadata": message_metadata},
+            )
+            meta = trusted(GenerationMetadata, {"finish_reason": reason, "extra": extra})
+            generations.append(trusted(Generation, {"output": output, "metadata": meta}))
+        reply_id, model = data.get("id"), data.get("model")
+        usage = parse_usage(data.get("usage"))
+        response_extra = _response_extra(data, headers)
+        if _str_or_missing(reply_id) and _str_or_missing(model):
+            metadata = trusted(
+                ChatResponseMetadata, {"id": reply_id, "model": model, "usage": usage, "extra": response_extra}
+            )
+        else:  # validated: an id or a model name that is not a string is reported as malformed
+            metadata = ChatResponseMetadata(id=reply_id, model=model, usage=usage, extra=response_extra)
     except MalformedResponseError:
         raise
     except (KeyError, TypeError, AttributeError, ValueError) as exc:
         raise MalformedResponseError(
             f"Unexpected Chat Completions reply: {type(exc).__name__}: {exc}", provider=PROVIDER
         ) from exc
-    return ChatResponse(generations, metadata)
+    return trusted(ChatResponse, {"generations": tuple(generations), "metadata": metadata})
+
+
+def _str_or_missing(value: Any) -> bool:
+    return value is None or type(value) is str
 
 
 # ---------------------------------------------------------------------- errors
