@@ -182,14 +182,19 @@ def measure(series: Sequence[Series], *, rounds: int, ops: int, seconds: float, 
         gc.unfreeze()
 
 
-def _measure(series: Sequence[Series], *, rounds: int, ops: int, seconds: float, warmup: int) -> None:
+def warmed(series: Sequence[Series], warmup: int, seconds: float) -> list[Series]:
+    """The series that can run, each warmed up; one that raises is marked failed and left out."""
     live = [s for s in series if s.na is None and s.op is not None]
     for s in live:
         try:
             run_ops(s, warmup, seconds * 4)
         except Exception as exc:
             s.fail(exc)
-    live = [s for s in live if s.na is None]
+    return [s for s in live if s.na is None]
+
+
+def _measure(series: Sequence[Series], *, rounds: int, ops: int, seconds: float, warmup: int) -> None:
+    live = warmed(series, warmup, seconds)
     for r in range(rounds):
         shift = r % len(live) if live else 0
         for s in live[shift:] + live[:shift]:

@@ -29,7 +29,7 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from .harness import Series, close_loop, measure, run_async, run_ops, validate
+from .harness import Series, close_loop, measure, run_async, validate, warmed
 
 
 def _server() -> Any:
@@ -92,13 +92,7 @@ def measure_paired(series: Sequence[Series], *, rounds: int, ops: int, seconds: 
     land on different loads, while neighbouring single ops share one. An async op is timed inside
     the loop (``run_async``'s own cost is outside the sample)."""
     validate(series)
-    live = [s for s in series if s.na is None and s.op is not None]
-    for s in live:
-        try:
-            run_ops(s, warmup, seconds * 4)
-        except Exception as exc:
-            s.fail(exc)
-    live = [s for s in live if s.na is None]
+    live = warmed(series, warmup, seconds)
     clock = time.perf_counter_ns
 
     async def timed(op: Any) -> int:

@@ -7,29 +7,19 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from pathlib import Path
 
-from advisors.tool_calling import ToolCallingAdvisor
-from chatclient import ChatClient, PendingStateError, ToolCallDecision, ToolCallDecisions
-from chatclient.memory import SessionMemoryAdvisor
+from chatclient import PendingStateError, ToolCallDecision, ToolCallDecisions
 from chatclient.memory.redis import AsyncRedisSessionRepository
-from chatclient.testing import ScriptedChatModel
 from chatclient.tools.confirmation import awaiting_decision
 from chatclient.tools.pending_redis import AsyncRedisNonceLedger, AsyncRedisPendingToolCallStore
-from tests.memory.two_process_worker import Booking, reply
+from tests.memory.two_process_worker import client_with
 
 
 async def main(role: str, url: str, prefix: str, marker: str, state_id: str = "") -> None:
     store = AsyncRedisPendingToolCallStore(url, prefix=prefix)
     ledger = AsyncRedisNonceLedger(url, prefix=prefix)
     repository = AsyncRedisSessionRepository(url, prefix=prefix)
-    client = (
-        ChatClient.builder(ScriptedChatModel(reply))
-        .default_tools(Booking(Path(marker)))
-        .default_advisors(SessionMemoryAdvisor(repository))
-        .tool_calling_advisor(ToolCallingAdvisor(nonce_ledger=ledger))
-        .build()
-    )
+    client = client_with(marker, repository, ledger)
     try:
         if role == "pause":
             response = await client.prompt("Book a table for Ada").conversation("conv-1").acall().chat_client_response()

@@ -21,24 +21,14 @@ from chatclient import (
     ToolCallDecision,
     ToolCallDecisionError,
     ToolCallDecisions,
-    tool,
 )
 from chatclient.testing import ScriptedChatModel, tool_call
 from chatclient.tools.confirmation import PendingToolCalls, awaiting_decision
+from tests.memory.test_async_ledger import Tools
 from tests.memory.test_pending_contract import aclose, make_async_store
 
 BACKENDS = ["sqlite", "redis", "postgres"]
 ALLOW = ToolCallDecisions.of(ToolCallDecision.allow("b1"))
-
-
-class Tools:
-    def __init__(self) -> None:
-        self.booked = 0
-
-    @tool(description="Book a table", requires_confirmation=True)
-    def book(self, name: str) -> str:
-        self.booked += 1
-        return f"Booked {name}"
 
 
 def client_for(tools: Tools) -> ChatClient:

@@ -4,28 +4,18 @@ log then holds the whole turn once."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from chatclient.testing.servers import REDIS_URL, server_url
+from tests.memory.test_two_processes import run_module
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def worker(*args: str) -> str:
-    done = subprocess.run(
-        [sys.executable, "-m", "tests.memory.async_two_process_worker", *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    return done.stdout
+    return run_module("tests.memory.async_two_process_worker", *args)
 
 
 @pytest.mark.parametrize("role", ["resume", "resume-stream"])

@@ -15,8 +15,13 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def worker(*args: str) -> str:
+    return run_module("tests.memory.two_process_worker", *args)
+
+
+def run_module(module: str, *args: str) -> str:
+    """``python -m module args`` in a fresh process from the repository root; its stdout."""
     done = subprocess.run(
-        [sys.executable, "-m", "tests.memory.two_process_worker", *args],
+        [sys.executable, "-m", module, *args],
         cwd=ROOT,
         capture_output=True,
         text=True,

@@ -61,15 +61,20 @@ def backends(backend: str, url: str, prefix: str) -> tuple[Any, Any, Any]:
     )
 
 
-def main(role: str, backend: str, url: str, prefix: str, marker: str, state_id: str = "") -> None:
-    store, ledger, repository = backends(backend, url, prefix)
-    client = (
+def client_with(marker: str, repository: Any, ledger: Any) -> ChatClient:
+    """The worker's client: the booking tool, session memory on ``repository``, nonces in ``ledger``."""
+    return (
         ChatClient.builder(ScriptedChatModel(reply))
         .default_tools(Booking(Path(marker)))
         .default_advisors(SessionMemoryAdvisor(repository))
         .tool_calling_advisor(ToolCallingAdvisor(nonce_ledger=ledger))
         .build()
     )
+
+
+def main(role: str, backend: str, url: str, prefix: str, marker: str, state_id: str = "") -> None:
+    store, ledger, repository = backends(backend, url, prefix)
+    client = client_with(marker, repository, ledger)
     if role == "pause":
         response = client.prompt("Book a table for Ada").conversation("conv-1").call().chat_client_response()
         pending = awaiting_decision(response)
