@@ -66,6 +66,7 @@ from chatclient.tools.pending import (
     default_nonce_ledger,
     redeem,
 )
+from chatclient.tools.resume import check_decided_tools_present
 from chatclient.turn import Turn, new_turn_id
 
 __all__ = ["LoopState", "ToolCallingAdvisor", "ToolLoopExtension"]
@@ -317,6 +318,7 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
         run_prompt = round_request.prompt.with_messages(state.history)
         try:
             _check_tool_identities(pending, round_request.prompt.tool_callbacks)
+            check_decided_tools_present(pending, decisions, round_request.prompt.tool_callbacks)
         except ToolCallDecisionError:
             if stored is None:
                 yield from _resolved(self.nonce_ledger.release(pending.nonce))  # nothing ran: resumable again

@@ -87,10 +87,18 @@ class PreparedRequest:
         tracker.add(usage, model)
 
     def resolve(self) -> ChatClientRequest:
-        return self._with(resolve_providers(self.providers)) if self.providers else self.request
+        return self._with(resolve_providers(self._sources())) if self.providers else self.request
 
     async def aresolve(self) -> ChatClientRequest:
-        return self._with(await aresolve_providers(self.providers)) if self.providers else self.request
+        return self._with(await aresolve_providers(self._sources())) if self.providers else self.request
+
+    def _sources(self) -> tuple[ToolCallbackProvider, ...]:
+        """The providers to ask; on a resume, past their caches where they can (``tools.resume``)."""
+        if ContextKeys.RESUME not in self.request.context:
+            return self.providers
+        from .tools.resume import fresh_sources
+
+        return fresh_sources(self.providers)
 
     def _with(self, provided: tuple[ToolCallback, ...]) -> ChatClientRequest:
         options = self.request.prompt.options

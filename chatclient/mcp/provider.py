@@ -67,14 +67,18 @@ class _Catalog:
             return None
         return callbacks
 
-    async def tool_callbacks(self, bind: Callable[[McpSession], dict[str, Any]]) -> tuple[McpToolCallback, ...]:
-        cached = self.cached()
+    async def tool_callbacks(
+        self, bind: Callable[[McpSession], dict[str, Any]], *, fresh: bool = False
+    ) -> tuple[McpToolCallback, ...]:
+        """The tool set: cached, or listed on first use, after an invalidation, or when ``fresh``
+        (a resume: a server may change a tool without telling anyone)."""
+        cached = None if fresh else self.cached()
         if cached is not None:
             return cached
         self._lock = self._lock or asyncio.Lock()
         async with self._lock:
             await self._reconnect_lost()
-            if self.callbacks is None:
+            if self.callbacks is None or fresh:
                 await self._open()
                 try:
                     self.callbacks = await self._list(bind)
@@ -188,6 +192,10 @@ class AsyncMcpToolCallbackProvider:
 
     async def tool_callbacks(self) -> tuple[McpToolCallback, ...]:
         return await self._catalog.tool_callbacks(_loop_bound)
+
+    async def fresh_tool_callbacks(self) -> tuple[McpToolCallback, ...]:
+        """The tools listed again past the cache (what a resume checks the paused calls against)."""
+        return await self._catalog.tool_callbacks(_loop_bound, fresh=True)
 
     def invalidate_cache(self) -> None:
         """List the tools again on the next request (the sessions stay open)."""
@@ -351,6 +359,15 @@ class McpToolCallbackProvider:
         if cached is not None and self._runtime is not None:
             return cached
         return self._started().submit(self._catalog.tool_callbacks(self._bind)).result()
+
+    async def fresh_tool_callbacks(self) -> tuple[McpToolCallback, ...]:
+        """The tools listed again past the cache (what a resume checks the paused calls against)."""
+        runtime = self._started()
+        return await asyncio.wrap_future(runtime.submit(self._catalog.tool_callbacks(self._bind, fresh=True)))
+
+    def get_fresh_tool_callbacks(self) -> tuple[McpToolCallback, ...]:
+        """:meth:`fresh_tool_callbacks` from sync code."""
+        return self._started().submit(self._catalog.tool_callbacks(self._bind, fresh=True)).result()
 
     def invalidate_cache(self) -> None:
         self._catalog.callbacks = None
