@@ -54,3 +54,36 @@ def test_a_denied_call_needs_no_tool(mode: str) -> None:
     deny = ToolCallDecisions.of(ToolCallDecision.deny("b1", "Not today."))
     resumed, _ = run_spec(mode, client.prompt().resume(pending, deny))
     assert resumed.chat_response is not None and resumed.chat_response.text == "Not today."
+
+
+class _CountingSource:
+    """A tool source with a cache and a fresh listing: which one each request asked is counted."""
+
+    def __init__(self, callbacks: list[object]) -> None:
+        self.callbacks = callbacks
+        self.asked: list[str] = []
+
+    async def tool_callbacks(self) -> list[object]:
+        self.asked.append("cached")
+        return self.callbacks
+
+    async def fresh_tool_callbacks(self) -> list[object]:
+        self.asked.append("fresh")
+        return self.callbacks
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_resume_asks_a_source_for_its_fresh_listing_and_a_request_for_its_cache(mode: str) -> None:
+    from chatclient.tools.decorator import tool_callbacks_from
+
+    @tool(description="Book", requires_confirmation=True)
+    def book(name: str) -> str:
+        return f"booked {name}"
+
+    source = _CountingSource(list(tool_callbacks_from(book)))
+    client = ChatClient.builder(ScriptedChatModel(book_then_answer)).default_tools(source).build()
+    pending = awaiting_decision(run_spec(mode, client.prompt("book"))[0])
+    assert pending is not None and source.asked == ["cached"]
+    resumed, _ = run_spec(mode, client.prompt().resume(pending, ToolCallDecisions.of(ToolCallDecision.allow("b1"))))
+    assert resumed.chat_response is not None and resumed.chat_response.text == "booked Ada"
+    assert source.asked == ["cached", "fresh"]
