@@ -1,4 +1,4 @@
-"""Where an MCP server lives (Streamable HTTP or a stdio child) and one live session to it.
+"""Where an MCP server lives (Streamable HTTP, a stdio child, or this process) and one live session to it.
 
 A session is owned by one task on one event loop: the SDK's client must be entered and exited in
 the same task, so an owner task holds it open and every call comes from other tasks of that loop.
@@ -55,8 +55,13 @@ class McpServerConnection:
     mode: str = "auto"
     """``"auto"`` (the newest protocol, falling back) or ``"legacy"`` (the initialize handshake)."""
     call_timeout_s: float = 60.0
-    """Per tool call, on every transport (stdio has none of its own)."""
+    """Per tool call, resource read and prompt, on every transport (stdio has none of its own)."""
+    connect_timeout_s: float = 10.0
+    """For opening the connection (transport and handshake) and for each listing of its tools: a
+    server that accepts and never answers, or a child that never speaks MCP, fails in this time."""
     errlog: TextIO | None = field(default=None, compare=False)
+    server: Any = field(default=None, compare=False)
+    """An in-process server object (see :meth:`in_process`)."""
 
     @classmethod
     def http(
@@ -67,9 +72,13 @@ class McpServerConnection:
         headers: Mapping[str, str] | None = None,
         mode: str = "auto",
         call_timeout_s: float = 60.0,
+        connect_timeout_s: float = 10.0,
     ) -> McpServerConnection:
         """A Streamable HTTP server (``http://127.0.0.1:8000/mcp``)."""
-        return cls(name=name, url=url, headers=headers, mode=mode, call_timeout_s=call_timeout_s)
+        return cls(
+            name=name, url=url, headers=headers, mode=mode, call_timeout_s=call_timeout_s,
+            connect_timeout_s=connect_timeout_s,
+        )  # fmt: skip
 
     @classmethod
     def stdio(
@@ -82,17 +91,30 @@ class McpServerConnection:
         cwd: str | None = None,
         errlog: TextIO | None = None,
         call_timeout_s: float = 60.0,
+        connect_timeout_s: float = 10.0,
     ) -> McpServerConnection:
         """A server run as a child process speaking MCP on its stdin/stdout. The child gets the SDK's
         short environment allow-list plus ``env``: pass secrets explicitly."""
         return cls(
             name=name, command=command, args=tuple(args), env=env, cwd=cwd, errlog=errlog,
-            call_timeout_s=call_timeout_s,
+            call_timeout_s=call_timeout_s, connect_timeout_s=connect_timeout_s,
         )  # fmt: skip
 
+    @classmethod
+    def in_process(
+        cls, server: Any, *, name: str, mode: str = "auto", call_timeout_s: float = 60.0,
+        connect_timeout_s: float = 10.0,
+    ) -> McpServerConnection:  # fmt: skip
+        """A server object in this process: one built with :func:`build_mcp_server`, or the SDK's
+        ``MCPServer`` or low-level ``Server``. No port, no child: the SDK's in-memory transport
+        (tests, and embedding a server's tools in the application that defines them)."""
+        return cls(
+            name=name, server=server, mode=mode, call_timeout_s=call_timeout_s, connect_timeout_s=connect_timeout_s
+        )
+
     def __post_init__(self) -> None:
-        if (self.url is None) == (self.command is None):
-            raise ValueError("McpServerConnection needs exactly one of url or command")
+        if sum(where is not None for where in (self.url, self.command, self.server)) != 1:
+            raise ValueError("McpServerConnection needs exactly one of url, command or server")
         if not self.name:
             raise ValueError("McpServerConnection needs a name")
 
@@ -101,6 +123,8 @@ class McpServerConnection:
         import mcp
 
         options: dict[str, Any] = {"mode": self.mode, "cache": None, "message_handler": message_handler}
+        if self.server is not None:
+            return mcp.Client(self.server, **options)
         if self.command is not None:
             params = mcp.StdioServerParameters(
                 command=self.command, args=list(self.args), env=dict(self.env) if self.env else None, cwd=self.cwd
@@ -125,6 +149,10 @@ def _connection_lost(exc: Any) -> bool:
     if exc.code == _INVALID_REQUEST:
         return str(exc.message) in _SESSION_GONE
     return bool(exc.code == _INTERNAL_ERROR and exc.message == _HTTP_ERROR_STAND_IN)
+
+
+def _no_answer(what: str, setting: str, limit: float) -> TimeoutError:
+    return TimeoutError(f"no answer to {what} within {setting}={limit:g} s")
 
 
 def _stderr_with_fd() -> TextIO:
@@ -175,7 +203,15 @@ class McpSession:
         self._stop = asyncio.Event()
         ready: asyncio.Future[None] = self.loop.create_future()
         self._owner = asyncio.create_task(self._own(ready), name=f"mcp-session-{self.name}")
-        await ready
+        limit = self.connection.connect_timeout_s
+        try:
+            await asyncio.wait_for(asyncio.shield(ready), limit)
+        except asyncio.TimeoutError:
+            ready.cancel()
+            self._owner.cancel()  # the SDK closes the transport (and stops a stdio child, shielded)
+            with contextlib.suppress(BaseException):
+                await self._owner
+            raise McpConnectionError(self.name, _no_answer("the handshake", "connect_timeout_s", limit)) from None
 
     async def _own(self, ready: asyncio.Future[None]) -> None:
         assert self._stop is not None
@@ -242,7 +278,8 @@ class McpSession:
         tools: list[Any] = []
         cursor: str | None = None
         for _ in range(_MAX_PAGES):
-            page = await self._protocol("tools/list", client.list_tools(cursor=cursor))
+            listing = client.list_tools(cursor=cursor)
+            page = await self._protocol("tools/list", listing, "connect_timeout_s", self.connection.connect_timeout_s)
             tools.extend(page.tools)
             cursor = page.next_cursor
             if cursor is None:
@@ -254,17 +291,23 @@ class McpSession:
 
     async def read_resource(self, uri: str) -> Any:
         """``resources/read``: the ``ReadResourceResult`` (text or base64 blob contents)."""
-        return await self._protocol(uri, self._live().read_resource(uri))
+        return await self._protocol(
+            uri, self._live().read_resource(uri), "call_timeout_s", self.connection.call_timeout_s
+        )
 
     async def get_prompt(self, name: str, arguments: dict[str, str] | None = None) -> Any:
         """``prompts/get``: the ``GetPromptResult`` (its messages, rendered by the server)."""
-        return await self._protocol(name, self._live().get_prompt(name, arguments))
+        request = self._live().get_prompt(name, arguments)
+        return await self._protocol(name, request, "call_timeout_s", self.connection.call_timeout_s)
 
-    async def _protocol(self, what: str, request: Any) -> Any:
+    async def _protocol(self, what: str, request: Any, setting: str, limit: float) -> Any:
+        """``request``'s answer within ``limit`` seconds (the connection's ``setting``)."""
         import mcp
 
         try:
-            return await request
+            return await asyncio.wait_for(request, limit)
+        except asyncio.TimeoutError:
+            raise McpConnectionError(self.name, _no_answer(repr(what), setting, limit)) from None
         except mcp.MCPError as exc:
             if _connection_lost(exc):
                 self._lost = True
