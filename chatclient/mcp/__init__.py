@@ -16,7 +16,7 @@ except ImportError as exc:  # pragma: no cover - exercised without the extra
 
 from .callback import McpMeta, McpToolCallback
 from .connection import McpServerConnection
-from .errors import McpCallInterruptedError, McpConnectionError, McpProtocolError
+from .errors import McpCallInterruptedError, McpConnectionError, McpProtocolError, McpUnsafeWarning
 from .naming import McpToolNaming, sanitise_name
 from .provider import AsyncMcpToolCallbackProvider, McpToolCallbackProvider, McpToolFilter, RequireConfirmation
 from .server import build_mcp_server, mcp_prompt, mcp_resource, mcp_tool, serve
@@ -36,6 +36,7 @@ __all__ = [
     "McpToolCallbackProvider",
     "McpToolFilter",
     "McpToolNaming",
+    "McpUnsafeWarning",
     "RequireConfirmation",
     "sanitise_name",
     "serve",

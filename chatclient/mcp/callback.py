@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
+import warnings
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -14,7 +16,7 @@ from ..errors import ToolArgumentsError, ToolExecutionError
 from ..messages import ToolResult
 from ..tools.callback import ToolCallback
 from ..tools.definition import ToolContext, ToolDefinition, ToolMetadata
-from .errors import McpProtocolError
+from .errors import McpProtocolError, McpUnsafeWarning
 from .results import to_tool_result
 
 __all__ = ["McpMeta", "McpToolCallback", "schema_hash"]
@@ -127,12 +129,38 @@ class McpToolCallback(ToolCallback):
     def _meta(self, context: ToolContext | None) -> dict[str, Any] | None:
         if self._meta_from_context is None or context is None:
             return None
-        meta = {
-            key: value
-            for key, value in self._meta_from_context(context).items()
-            if value is not None and not key.startswith(_RESERVED_META_PREFIX)
-        }
+        meta: dict[str, Any] = {}
+        dropped: list[str] = []
+        for key, value in self._meta_from_context(context).items():
+            if value is None or key.startswith(_RESERVED_META_PREFIX):
+                continue
+            if _is_json(value):
+                meta[key] = value
+            else:
+                dropped.append(key)
+        if dropped:
+            warnings.warn(
+                f"Tool context key(s) {dropped} not sent to MCP server {self.server_name!r} as _meta: "
+                "their values are not JSON (str, number, bool, None, lists and str-keyed dicts of these)",
+                McpUnsafeWarning,
+                stacklevel=2,
+            )
         return meta or None
+
+
+def _is_json(value: Any, depth: int = 0) -> bool:
+    """What ``_meta`` can carry: JSON scalars, and lists and str-keyed dicts of them (not too deep)."""
+    if value is None or isinstance(value, (str, bool, int)):
+        return True
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if depth > 32:
+        return False
+    if isinstance(value, (list, tuple)):
+        return all(_is_json(item, depth + 1) for item in value)
+    if isinstance(value, dict):
+        return all(isinstance(key, str) and _is_json(item, depth + 1) for key, item in value.items())
+    return False
 
 
 class McpMeta:

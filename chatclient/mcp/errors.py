@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from ..errors import ChatClientError, ToolExecutionError
 
-__all__ = ["McpCallInterruptedError", "McpConnectionError", "McpProtocolError", "leaf_exception"]
+__all__ = [
+    "McpCallInterruptedError",
+    "McpConnectionError",
+    "McpProtocolError",
+    "McpUnsafeWarning",
+    "leaf_exception",
+]
 
 
 class McpConnectionError(ChatClientError):
@@ -46,6 +52,11 @@ class McpProtocolError(ChatClientError):
         self.tool_name = tool_name
         self.server_name = server_name
         self.code = code
+
+
+class McpUnsafeWarning(UserWarning):
+    """An MCP setup that exposes more than it should (a server on a public address without auth, a
+    ``_meta`` value that cannot be sent). A warning, not a log line: logging is silent by default."""
 
 
 def leaf_exception(exc: BaseException) -> BaseException:

@@ -17,12 +17,14 @@ import asyncio
 import inspect
 import logging
 import typing
+import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar, overload
 
 from ..tools.decorator import spec_of
 from ..tools.definition import ToolContext
+from .errors import McpUnsafeWarning
 
 __all__ = ["build_mcp_server", "mcp_prompt", "mcp_resource", "mcp_tool", "serve"]
 
@@ -234,8 +236,16 @@ def serve(
     if transport == "stdio":
         server.run("stdio")
         return
-    if host not in ("127.0.0.1", "localhost", "::1"):
-        logging.getLogger(__name__).warning("Serving MCP on %s: the endpoint is unauthenticated", host)
+    if (
+        host not in ("127.0.0.1", "localhost", "::1")
+        and getattr(getattr(server, "settings", None), "auth", None) is None
+    ):
+        warnings.warn(
+            f"Serving MCP on {host} without auth: anyone who reaches it can call its tools "
+            "(configure auth=, or serve on 127.0.0.1 behind your own)",
+            McpUnsafeWarning,
+            stacklevel=2,
+        )
     server.run(
         "streamable-http",
         host=host,

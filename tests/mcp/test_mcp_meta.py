@@ -89,3 +89,29 @@ def calling_whoami(prompt: Prompt) -> ScriptItem:
     if isinstance(last, ToolResponseMessage):
         return last.responses[0].response_data
     return AssistantMessage(None, tool_calls=[tool_call("whoami", {"greeting": "Hello"})])
+
+
+class _User:
+    """A tool-context value that is not JSON (an application object)."""
+
+
+WHEN = {"day": 3, "at": [1.5, None]}
+
+
+@pytest.mark.parametrize(
+    ("forwarding", "expected"),
+    [(McpMeta.keys("tenant", "user"), {"tenant": "acme"}), (McpMeta.forward_all(), {"tenant": "acme", "when": WHEN})],
+    ids=["keys", "all"],
+)
+def test_a_value_that_is_not_json_is_dropped_with_a_warning_and_the_call_goes_on(
+    url: str, forwarding: Any, expected: dict[str, Any]
+) -> None:
+    from chatclient.mcp import McpUnsafeWarning
+
+    connection = McpServerConnection.http(url, name="meta")
+    context = {"tenant": "acme", "user": _User(), "when": WHEN}
+    with McpToolCallbackProvider(connection, meta_from_context=forwarding) as provider:
+        spec = ChatClient.create(ScriptedChatModel(ask)).prompt("Meta?").tools(provider).tool_context(context)
+        with pytest.warns(McpUnsafeWarning, match=r"\['user'\] not sent to MCP server 'meta'"):
+            seen = json.loads(spec.call().content() or "null")
+    assert seen == expected

@@ -108,3 +108,46 @@ async def test_resources_and_prompts_through_both_providers() -> None:
         async with AsyncMcpToolCallbackProvider(connection) as loop_bound:
             read = await loop_bound.read_resource("weather", "cities://xx")
             assert read.contents[0].text == "[]"
+
+
+def _not_running(server: Any) -> list[dict[str, Any]]:
+    """``server.run`` replaced by a recorder: the test checks what serve() says, not a bound port."""
+    runs: list[dict[str, Any]] = []
+    server.run = lambda transport, **options: runs.append({"transport": transport, **options})
+    return runs
+
+
+def test_serving_on_a_public_address_without_auth_warns() -> None:
+    import warnings
+
+    from chatclient.mcp import McpUnsafeWarning
+
+    server = build()[0]
+    runs = _not_running(server)
+    with pytest.warns(McpUnsafeWarning, match="0.0.0.0 without auth"):
+        serve(server, host="0.0.0.0", port=9)
+    assert runs == [{"transport": "streamable-http", "host": "0.0.0.0", "port": 9, "streamable_http_path": "/mcp",
+                     "stateless_http": False, "json_response": False}]  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        serve(server, port=9)  # loopback: no warning
+
+
+def test_serving_on_a_public_address_with_auth_does_not_warn() -> None:
+    import warnings
+
+    from mcp.server.auth.settings import AuthSettings
+
+    server = build()[0]
+    runs = _not_running(server)
+    server.settings.auth = AuthSettings.model_validate(
+        {
+            "issuer_url": "https://auth.example",
+            "resource_server_url": "https://mcp.example",
+            "validate_token_resource": True,
+        }
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        serve(server, host="0.0.0.0", port=9)
+    assert len(runs) == 1
