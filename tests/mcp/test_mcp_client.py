@@ -159,7 +159,7 @@ def test_a_call_past_its_timeout_is_an_error_result_and_the_session_stays_usable
     assert answered.chat_response is not None and answered.chat_response.text == "2"
 
 
-@pytest.mark.parametrize("mode", ["call", "acall"])
+@pytest.mark.parametrize("mode", MODES)
 def test_an_unreachable_server_is_one_connection_error_naming_it(mode: str) -> None:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP) as sock:
         sock.bind(("127.0.0.1", 0))
@@ -227,7 +227,8 @@ def test_a_filtered_out_tool_is_not_offered_and_never_reaches_the_server(url: st
 # ----------------------------------------------------------------------------------------- stdio
 
 
-def test_a_stdio_child_serves_tools_and_is_gone_after_close(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("mode", MODES)
+def test_a_stdio_child_serves_tools_and_is_gone_after_close(mode: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sys, "stderr", io.StringIO())  # no file descriptor, as in Jupyter
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     connection = McpServerConnection.stdio(
@@ -235,7 +236,8 @@ def test_a_stdio_child_serves_tools_and_is_gone_after_close(monkeypatch: pytest.
     )
     provider = McpToolCallbackProvider(connection)
     model = ScriptedChatModel(calling("pid"))
-    pid = int(ChatClient.create(model).prompt("Pid?").tools(provider).call().content() or "0")
+    final, _ = run_spec(mode, ChatClient.create(model).prompt("Pid?").tools(provider))
+    pid = int(final.chat_response.text or "0") if final.chat_response is not None else 0
     assert pid > 0 and pid != os.getpid()
     provider.close()
     assert _gone(pid)
