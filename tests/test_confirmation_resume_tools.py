@@ -87,3 +87,27 @@ def test_a_resume_asks_a_source_for_its_fresh_listing_and_a_request_for_its_cach
     resumed, _ = run_spec(mode, client.prompt().resume(pending, ToolCallDecisions.of(ToolCallDecision.allow("b1"))))
     assert resumed.chat_response is not None and resumed.chat_response.text == "booked Ada"
     assert source.asked == ["cached", "fresh"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_stored_state_stays_in_its_store_when_the_tools_were_not_passed_again(mode: str) -> None:
+    from chatclient.tools import InMemoryPendingToolCallStore
+
+    ran: list[str] = []
+
+    @tool(description="Book", requires_confirmation=True)
+    def book(name: str) -> str:
+        ran.append(name)
+        return f"booked {name}"
+
+    store = InMemoryPendingToolCallStore()
+    client = ChatClient.create(ScriptedChatModel(book_then_answer))
+    pending = awaiting_decision(run_spec(mode, client.prompt("book").tools(book))[0])
+    assert pending is not None
+    state_id = store.save(pending)
+    allow = ToolCallDecisions.of(ToolCallDecision.allow("b1"))
+    with pytest.raises(ToolCallDecisionError, match="same tools on resume"):
+        run_spec(mode, client.prompt().resume_from(store, state_id, allow))
+    assert ran == []
+    resumed, _ = run_spec(mode, client.prompt().tools(book).resume_from(store, state_id, allow))
+    assert resumed.chat_response is not None and resumed.chat_response.text == "booked Ada" and ran == ["Ada"]
