@@ -75,7 +75,8 @@ REASONING_FIELD_KEY = "reasoning_field"
 """Message metadata key naming the wire field the server sent its reasoning in (one of
 ``_REASONING_KEYS``): an assistant turn with tool calls sends ``metadata["reasoning"]`` back under
 that field, as DeepSeek's thinking mode requires (it answers 400 without it)."""
-_SCHEMA_NAME = re.compile(r"[^a-zA-Z0-9_-]")
+_SCHEMA_NAME = r"[^a-zA-Z0-9_-]"
+"""What a ``json_schema.name`` may not hold (compiled by ``re`` on first use: only structured output needs it)."""
 
 
 # ---------------------------------------------------------------------- request
@@ -262,7 +263,7 @@ def _response_format(schema: dict[str, JsonValue], options: ChatOptions) -> dict
     name = getattr(options, "output_schema_name", None)
     if name is None:
         title = schema.get("title")
-        name = _SCHEMA_NAME.sub("_", title)[:64] if isinstance(title, str) and title else "output"
+        name = re.sub(_SCHEMA_NAME, "_", title)[:64] if isinstance(title, str) and title else "output"
     strict = getattr(options, "strict_output_schema", None)
     spec: dict[str, Any] = {"name": name, "schema": strict_schema(schema) if strict else schema}
     description = schema.get("description")

@@ -7,7 +7,6 @@ LM Studio, Groq, DeepSeek, Azure OpenAI's ``/openai/v1`` endpoint. Without an AP
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import os
 from collections.abc import Mapping
@@ -59,7 +58,7 @@ def _stream_parser(headers: httpx2.Headers) -> StreamDecoder:
 WIRE = WireMapping(PROVIDER, PATH, build_request, parse_response, error_details, _stream_parser)
 """Chat Completions as OpenAI and Azure speak it (``max_completion_tokens``)."""
 
-_COMPATIBLE_WIRE = dataclasses.replace(WIRE, build_request=functools.partial(build_request, openai_platform=False))
+_COMPATIBLE_WIRE = WIRE._replace(build_request=functools.partial(build_request, openai_platform=False))
 """The same for every other server (``max_tokens``)."""
 
 
