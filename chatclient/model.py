@@ -8,11 +8,14 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Iterator
+from typing import TYPE_CHECKING
 
-from .events import ModelEvent
 from .options import ChatOptions
 from .prompt import Prompt
 from .responses import ChatResponse
+
+if TYPE_CHECKING:
+    from .events import ModelEvent  # a stream's; loaded with the first stream, not with every provider
 
 __all__ = ["ChatModel"]
 

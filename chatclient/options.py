@@ -1,6 +1,7 @@
 """Request options: frozen models with builders, merged field by field (set fields win)."""
 
-from __future__ import annotations
+# No ``from __future__ import annotations`` in this module: pydantic compiles a field's annotation
+# string when its class is defined; annotations Python evaluates itself cost less at import.
 
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
@@ -47,17 +48,17 @@ class ChatOptions(BaseModel):
     provider's ``RetryPolicy.deadline``, when shorter, still applies. ``APITimeoutError`` when hit."""
 
     @classmethod
-    def builder(cls) -> ChatOptionsBuilder[Self]:
+    def builder(cls) -> "ChatOptionsBuilder[Self]":
         return ChatOptionsBuilder(cls)
 
-    def mutate(self) -> ChatOptionsBuilder[Self]:
+    def mutate(self) -> "ChatOptionsBuilder[Self]":
         """A builder seeded with the fields set on these options."""
         return ChatOptionsBuilder(type(self), self._set_values())
 
     def _set_values(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self.model_fields_set}
 
-    def merged_over(self, defaults: ChatOptions | None) -> ChatOptions:
+    def merged_over(self, defaults: "ChatOptions | None") -> "ChatOptions":
         """These options on top of ``defaults``: fields set here win, the rest come from ``defaults``.
 
         The result has the more specific of the two types, so provider options survive a merge
@@ -91,10 +92,10 @@ class ToolCallingChatOptions(ChatOptions):
     round after a limit is hit."""
 
     @classmethod
-    def builder(cls) -> ToolCallingChatOptionsBuilder[Self]:
+    def builder(cls) -> "ToolCallingChatOptionsBuilder[Self]":
         return ToolCallingChatOptionsBuilder(cls)
 
-    def mutate(self) -> ToolCallingChatOptionsBuilder[Self]:
+    def mutate(self) -> "ToolCallingChatOptionsBuilder[Self]":
         return ToolCallingChatOptionsBuilder(type(self), self._set_values())
 
     def merged_over(self, defaults: ChatOptions | None) -> ChatOptions:
@@ -169,7 +170,7 @@ class ChatOptionsBuilder(Generic[OptionsT]):
 
 
 class ToolCallingChatOptionsBuilder(ChatOptionsBuilder[OptionsT]):
-    def tool_callbacks(self, *tools: ToolLike) -> Self:
+    def tool_callbacks(self, *tools: "ToolLike") -> Self:
         """Tools in any accepted form: callbacks, ``@tool`` functions, objects with ``@tool`` methods,
         providers, or sequences of these."""
         from .tools.resolve import resolve_tools

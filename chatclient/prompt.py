@@ -1,6 +1,7 @@
 """``Prompt``: the messages and options of one model request."""
 
-from __future__ import annotations
+# No ``from __future__ import annotations`` in this module: pydantic compiles a field's annotation
+# string when its class is defined; annotations Python evaluates itself cost less at import.
 
 from collections.abc import Sequence
 
@@ -33,13 +34,13 @@ class Prompt(BaseModel):
             messages = (messages,)
         super().__init__(messages=tuple(messages), options=options)
 
-    def with_messages(self, messages: Sequence[Message]) -> Prompt:
+    def with_messages(self, messages: Sequence[Message]) -> "Prompt":
         # Both parts are already validated; skipping validation keeps the tool loop's rounds cheap.
         if messages is self.messages:
             return self  # frozen: a round over the same messages needs no copy (fewer objects per call)
         return Prompt.model_construct(messages=tuple(messages), options=self.options)
 
-    def with_options(self, options: ChatOptions | None) -> Prompt:
+    def with_options(self, options: ChatOptions | None) -> "Prompt":
         return Prompt.model_construct(messages=self.messages, options=options)
 
     @property

@@ -23,8 +23,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from contextlib import AbstractAsyncContextManager, AbstractContextManager
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, NamedTuple, Protocol, TypeVar
 
 import httpx2
 
@@ -66,8 +65,7 @@ class StreamDecoder(Protocol):
         ...
 
 
-@dataclass(frozen=True)
-class WireMapping:
+class WireMapping(NamedTuple):
     """A wire API, declared: what a provider supplies; the shell does the rest."""
 
     provider: str

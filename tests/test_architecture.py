@@ -63,6 +63,19 @@ def test_import_chatclient_loads_no_heavy_or_optional_module() -> None:
     assert "chatclient.testing" not in loaded, "test doubles load only when asked for"
 
 
+def test_import_of_chatclient_and_a_provider_loads_only_what_a_first_call_needs() -> None:
+    # A plain call needs no stream events and no stream parser: those load with the first stream.
+    providers = ("openai", "anthropic", "ollama", "openai_responses")
+    imports = ", ".join(f"providers.{p}" for p in providers)
+    code = f"import sys, chatclient, {imports}; print(','.join(sys.modules))"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    loaded = set(result.stdout.strip().split(","))
+    not_yet = {"asyncio", "chatclient.events", "chatclient.streaming", "chatclient.client", "chatclient.tools.manager"}
+    not_yet |= {f"providers.{p}._stream_parser" for p in providers}
+    assert not loaded & not_yet, sorted(loaded & not_yet)
+    assert {f"providers.{p}.model" for p in providers} <= loaded
+
+
 def test_the_root_holds_what_an_application_uses_and_the_rest_lives_in_named_modules() -> None:
     import chatclient.client
     import chatclient.events

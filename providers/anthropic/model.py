@@ -11,9 +11,9 @@ from chatclient.errors import ConfigurationError
 from chatclient.options import ChatOptions
 from providers._extras import extra_headers
 from providers._http import RetryPolicy, Secret
-from providers._shell import ProviderModel, WireMapping
+from providers._shell import ProviderModel, StreamDecoder, WireMapping
 
-from ._mapping import PROVIDER, StreamParser, build_request, error_details, parse_response
+from ._mapping import PROVIDER, build_request, error_details, parse_response
 from .options import AnthropicChatOptions
 
 __all__ = ["DEFAULT_ANTHROPIC_VERSION", "DEFAULT_BASE_URL", "AnthropicChatModel"]
@@ -23,8 +23,14 @@ DEFAULT_ANTHROPIC_VERSION = "2023-06-01"
 MESSAGES_PATH = "/v1/messages"
 
 
+def _stream_parser(headers: httpx2.Headers) -> StreamDecoder:
+    from ._stream_parser import StreamParser  # with the first stream: a plain call loads no stream events
+
+    return StreamParser(headers.get("request-id"))
+
+
 WIRE = WireMapping(PROVIDER, MESSAGES_PATH, build_request, parse_response, error_details, accept=None,
-                   stream_decoder=lambda headers: StreamParser(headers.get("request-id")))  # fmt: skip
+                   stream_decoder=_stream_parser)  # fmt: skip
 
 
 class AnthropicChatModel(ProviderModel[AnthropicChatOptions]):

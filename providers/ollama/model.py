@@ -9,8 +9,8 @@ import httpx2
 from chatclient.options import ChatOptions
 
 from .._http import RetryPolicy, Secret
-from .._shell import ProviderModel, WireMapping
-from ._mapping import PROVIDER, StreamParser, build_request, error_details, parse_response
+from .._shell import ProviderModel, StreamDecoder, WireMapping
+from ._mapping import PROVIDER, build_request, error_details, parse_response
 from .options import OllamaChatOptions
 
 __all__ = ["DEFAULT_BASE_URL", "OllamaChatModel", "normalize_host"]
@@ -59,7 +59,13 @@ def _split_host_port(hostport: str) -> tuple[str, str | None]:
     return hostport or "localhost", None
 
 
-WIRE = WireMapping(PROVIDER, _PATH, build_request, parse_response, error_details, lambda _: StreamParser(),
+def _stream_parser(_: httpx2.Headers) -> StreamDecoder:
+    from ._stream_parser import StreamParser  # with the first stream: a plain call loads no stream events
+
+    return StreamParser()
+
+
+WIRE = WireMapping(PROVIDER, _PATH, build_request, parse_response, error_details, _stream_parser,
                    framing="ndjson", accept="application/json, application/x-ndjson")  # fmt: skip
 
 

@@ -7,7 +7,6 @@ LM Studio, Groq, DeepSeek, Azure OpenAI's ``/openai/v1`` endpoint. Without an AP
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import os
 from collections.abc import Mapping
@@ -18,9 +17,9 @@ import httpx2
 
 from chatclient.errors import ConfigurationError
 from providers._http import RetryPolicy, Secret
-from providers._shell import ProviderModel, WireMapping
+from providers._shell import ProviderModel, StreamDecoder, WireMapping
 
-from ._mapping import PROVIDER, StreamParser, build_request, error_details, parse_response
+from ._mapping import PROVIDER, build_request, error_details, parse_response
 from .options import OpenAIChatOptions
 
 __all__ = ["DEFAULT_BASE_URL", "DEFAULT_MODEL", "OpenAIChatModel"]
@@ -50,10 +49,16 @@ def _brings_credentials(*clients: httpx2.Client | httpx2.AsyncClient | None) -> 
     )
 
 
-WIRE = WireMapping(PROVIDER, PATH, build_request, parse_response, error_details, StreamParser)
+def _stream_parser(headers: httpx2.Headers) -> StreamDecoder:
+    from ._stream_parser import StreamParser  # with the first stream: a plain call loads no stream events
+
+    return StreamParser(headers)
+
+
+WIRE = WireMapping(PROVIDER, PATH, build_request, parse_response, error_details, _stream_parser)
 """Chat Completions as OpenAI and Azure speak it (``max_completion_tokens``)."""
 
-_COMPATIBLE_WIRE = dataclasses.replace(WIRE, build_request=functools.partial(build_request, openai_platform=False))
+_COMPATIBLE_WIRE = WIRE._replace(build_request=functools.partial(build_request, openai_platform=False))
 """The same for every other server (``max_tokens``)."""
 
 

@@ -9,9 +9,9 @@ import httpx2
 
 from chatclient.errors import ConfigurationError
 from providers._http import RetryPolicy, Secret
-from providers._shell import ProviderModel, WireMapping
+from providers._shell import ProviderModel, StreamDecoder, WireMapping
 
-from ._mapping import PROVIDER, StreamParser, build_request, error_details, parse_response
+from ._mapping import PROVIDER, build_request, error_details, parse_response
 from .options import OpenAIResponsesChatOptions
 
 __all__ = ["DEFAULT_BASE_URL", "DEFAULT_MODEL", "OpenAIResponsesChatModel"]
@@ -21,8 +21,14 @@ DEFAULT_MODEL = "gpt-5-mini"
 _PATH = "/responses"
 
 
+def _stream_parser(headers: httpx2.Headers) -> StreamDecoder:
+    from ._stream_parser import StreamParser  # with the first stream: a plain call loads no stream events
+
+    return StreamParser(headers.get("x-request-id"))
+
+
 WIRE = WireMapping(PROVIDER, _PATH, build_request, parse_response, error_details,
-                   stream_decoder=lambda headers: StreamParser(headers.get("x-request-id")))  # fmt: skip
+                   stream_decoder=_stream_parser)  # fmt: skip
 
 
 class OpenAIResponsesChatModel(ProviderModel[OpenAIResponsesChatOptions]):
