@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ChatClientError, ConfigurationError
 from ..messages import AssistantMessage, Message, SystemMessage, ToolResponseMessage, UserMessage
+from ._frozen import frozen
 
 if TYPE_CHECKING:
     from pydantic import TypeAdapter
@@ -123,21 +124,23 @@ def _remember(payload: str, message: Message) -> None:
 def encode_message(message: Message) -> str:
     """The one stored form of a message: its JSON with every field (provider metadata included).
 
-    The message is remembered as the decoded form of that payload (the round trip is lossless and
-    messages are frozen), so the next turn's view does not decode what this turn just stored."""
+    A read-only twin of the message is remembered as the decoded form of that payload (the round
+    trip is lossless), so the next turn's view does not decode what this turn just stored, and
+    whatever the caller later does to its own message never reaches the history."""
     payload: str = type(message).__pydantic_serializer__.to_json(message).decode()  # model_dump_json's text
     if payload not in _DECODED and type(message) in _MESSAGE_TYPES:  # a subclass decodes as its base
-        _remember(payload, message)
+        _remember(payload, frozen(message))
     return payload
 
 
 def decode_message(payload: str) -> Message:
     """The message stored as ``payload``. Cached (bounded, keyed by the payload text itself, so a
     different payload never meets a stale entry): a windowed view reads the same recent events
-    every turn, and messages are frozen, so one decoded copy serves every reader."""
+    every turn, and the decoded copy is read-only all through (its metadata too), so one copy
+    serves every reader and none of them can change what the others read."""
     message = _DECODED.get(payload)
     if message is None:
-        message = _adapter().validate_json(payload)
+        message = frozen(_adapter().validate_json(payload))
         _remember(payload, message)
     return message
 
