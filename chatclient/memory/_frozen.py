@@ -69,7 +69,11 @@ class FrozenList(list[Any]):
 
 _ATOMS = frozenset({str, int, float, bool, type(None), FrozenDict, FrozenList})
 _EMPTY = FrozenDict()
-_new, _set = object.__new__, object.__setattr__
+_new = object.__new__
+_set_dict = object.__setattr__
+_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__  # the slots' own setters: cheaper
+_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__  # than object.__setattr__ by name
+_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
 
 
 def frozen(value: T) -> T:
@@ -81,8 +85,9 @@ def frozen(value: T) -> T:
         return value
     if kind is dict:
         return _frozen_dict(value)  # type: ignore[arg-type,return-value]
-    if isinstance(value, BaseModel):
-        return _twin(value)  # type: ignore[return-value]
+    names = _CONTAINERS.get(kind, _UNSEEN)  # before isinstance: BaseModel's is an ABC check, and slow
+    if names is not _UNSEEN or isinstance(value, BaseModel):
+        return _twin(value, names)  # type: ignore[arg-type,return-value]
     if isinstance(value, dict):
         return _frozen_dict(value)  # type: ignore[return-value]
     if isinstance(value, list):
@@ -116,16 +121,16 @@ def _containers(kind: type[BaseModel]) -> tuple[str, ...] | None:
     return known.get(kind)
 
 
-_CONTAINERS: dict[type[BaseModel], tuple[str, ...] | None] = {}
+_CONTAINERS: dict[type[Any], tuple[str, ...] | None] = {}
+_UNSEEN = ("",)
 
 
-def _twin(model: BaseModel) -> BaseModel:
+def _twin(model: BaseModel, names: tuple[str, ...] | None) -> BaseModel:
     """A copy of ``model`` with frozen containers, built without validation (the values are the
-    model's own, already valid); the model itself when nothing in it is mutable (a ``ToolCall``)."""
+    model's own, already valid); the model itself when nothing in it is mutable (a ``ToolCall``).
+    ``names``: the fields that can hold a container (``None``: any may; ``_UNSEEN``: not known yet)."""
     kind = type(model)
-    try:
-        names = _CONTAINERS[kind]
-    except KeyError:
+    if names is _UNSEEN:
         names = _CONTAINERS[kind] = _containers(kind)
     fields = model.__dict__
     if names is None:
@@ -135,10 +140,11 @@ def _twin(model: BaseModel) -> BaseModel:
     else:
         values = fields.copy()
         for name in names:
-            values[name] = frozen(fields[name])
+            value = fields[name]
+            values[name] = _EMPTY if type(value) is dict and not value else frozen(value)
     twin = _new(kind)
-    _set(twin, "__dict__", values)
-    _set(twin, "__pydantic_fields_set__", model.__pydantic_fields_set__)  # never changed: the model is frozen
-    _set(twin, "__pydantic_extra__", model.__pydantic_extra__)
-    _set(twin, "__pydantic_private__", model.__pydantic_private__)
+    _set_dict(twin, "__dict__", values)
+    _set_fields_set(twin, model.__pydantic_fields_set__)  # never changed: the model is frozen
+    _set_extra(twin, model.__pydantic_extra__)
+    _set_private(twin, model.__pydantic_private__)
     return twin
