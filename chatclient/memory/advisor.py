@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from typing import Literal, NamedTuple
 
+from .._trusted import trusted
 from ..advisor import (
     AdvisorOrder,
     AsyncCallNext,
@@ -29,6 +30,7 @@ from ..advisor import (
 from ..errors import ConfigurationError
 from ..events import StreamEvent, TurnFinished
 from ..messages import Message, SystemMessage, UserMessage
+from ..prompt import Prompt
 from ..turn import Turn, new_turn_id
 from ._compacting import acompact, aread_log, compact, read_log, view_after
 from .compaction import Compaction, view_of
@@ -36,7 +38,7 @@ from .lease import AsyncSessionLease, SessionLease, aacquire, acquire, new_token
 from .log import CONVERSATION_ID, AppendResult, NewEvent, SessionEvent, turn_events
 from .repository import AsyncSessionRepository, SessionRepository, ThreadedSessionRepository
 from .usage import usage_event
-from .window import messages_of, read_size, window_messages
+from .window import WindowViews, messages_of, read_size
 
 __all__ = ["CONVERSATION_ID", "ConcurrencyPolicy", "SessionMemoryAdvisor"]
 
@@ -97,6 +99,7 @@ class SessionMemoryAdvisor:
         if compaction is not None and not isinstance(compaction, Compaction):
             raise ConfigurationError(f"compaction must be a Compaction(trigger, strategy), got {compaction!r}")
         self.compaction = compaction
+        self._views = WindowViews(window) if window is not None else None
 
     @property
     def name(self) -> str:
@@ -142,11 +145,15 @@ class SessionMemoryAdvisor:
                 break
         if self.compaction is not None:
             history = view_of(events, boundary, self.window).messages()
+        elif self._views is not None:
+            history = self._views.of(conversation_id, events)
         else:
-            history = window_messages(events, self.window) if self.window is not None else messages_of(events)
+            history = messages_of(events)
         messages = (*prompt[:split], *history, *prompt[split:]) if split else (*history, *prompt)
         context = {**request.context, ContextKeys.TURN_ID: turn_id}
-        request = ChatClientRequest(request.prompt.with_messages(messages), context)
+        options = request.prompt.options
+        prompt_of_turn = trusted(Prompt, {"messages": messages, "options": options})  # both parts are models already
+        request = ChatClientRequest(prompt_of_turn, context)
         return request, _Plan(conversation_id, turn_id, base, prompt[split:], events, boundary)
 
     def _to_store(self, plan: _Plan, response: ChatClientResponse) -> list[NewEvent]:

@@ -11,7 +11,8 @@ without a query.
 
 ``synchronous=NORMAL`` with WAL: a commit is atomic and survives a crash of the process; a power
 loss may lose the last transactions before a checkpoint, never half of one (the usual choice for
-an embedded store; a turn is then lost whole or kept whole)."""
+an embedded store; a turn is then lost whole or kept whole). WAL checkpoints run in a background
+thread of the store, not in the request that crosses SQLite's threshold (:mod:`._checkpoint`)."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
+from ._checkpoint import Checkpointer
 from ._sql import SQLITE, Flow, Rows, SessionSql, Statement, run_flow
 from .log import AppendResult, NewEvent, SessionEvent, check_session_id
 from .repository import in_thread
@@ -39,11 +41,15 @@ _connections = itertools.count(1)
 
 
 class SqliteDatabase:
-    """One connection per thread to one file; runs flows in a write transaction or as plain reads."""
+    """One connection per thread to one file; runs flows in a write transaction or as plain reads.
 
-    def __init__(self, path: str | Path) -> None:
+    ``checkpoint_every``: commits between two background WAL checkpoints (``None``: SQLite's own
+    automatic checkpoint, run by the committing request)."""
+
+    def __init__(self, path: str | Path, *, checkpoint_every: int | None = None) -> None:
         self.path = str(path)
         self._local = threading.local()
+        self.checkpointer = Checkpointer(self.path, every=checkpoint_every) if checkpoint_every else None
 
     def connection(self) -> sqlite3.Connection:
         db: sqlite3.Connection | None = getattr(self._local, "db", None)
@@ -51,6 +57,8 @@ class SqliteDatabase:
             db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")
+            if self.checkpointer is not None:
+                db.execute("PRAGMA wal_autocheckpoint=0")  # the checkpoint thread does it
             self._local.db, self._local.number = db, next(_connections)
         return db
 
@@ -73,6 +81,8 @@ class SqliteDatabase:
             db.execute("ROLLBACK")
             raise
         db.execute("COMMIT")
+        if self.checkpointer is not None:
+            self.checkpointer.committed()
         return result
 
     def read(self, flow: Flow[T]) -> T:
@@ -99,6 +109,8 @@ class SqliteDatabase:
         if db is not None:
             db.close()
             self._local.db = None
+        if self.checkpointer is not None:
+            self.checkpointer.close()
 
 
 @dataclass(slots=True)
@@ -199,11 +211,21 @@ class _TailCache:
 
 
 class SqliteSessionRepository:
-    """Sessions in the SQLite file ``path``; tables ``{prefix}session`` and ``{prefix}session_event``."""
+    """Sessions in the SQLite file ``path``; tables ``{prefix}session`` and ``{prefix}session_event``.
 
-    def __init__(self, path: str | Path, *, prefix: str = "chatclient_", clock: Callable[[], float] = time.time):
+    ``checkpoint_every``: this store's commits between two WAL checkpoints, run by its background
+    thread (``None``: SQLite's automatic checkpoint, inside the committing request)."""
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        prefix: str = "chatclient_",
+        clock: Callable[[], float] = time.time,
+        checkpoint_every: int | None = 200,
+    ):
         self._sql = SessionSql(prefix, SQLITE)
-        self._db = SqliteDatabase(path)
+        self._db = SqliteDatabase(path, checkpoint_every=checkpoint_every)
         self._clock = clock
         self._db.write(self._sql.schema())
         self._tails = _TailCache()
@@ -261,7 +283,7 @@ class SqliteSessionRepository:
         return self._db.write(self._sql.release_lease(session_id, token))
 
     def close(self) -> None:
-        """Close this thread's connection."""
+        """Close this thread's connection and stop the checkpoint thread (a later write starts it again)."""
         self._db.close()
 
 
@@ -280,8 +302,15 @@ def _from_tail(events: list[SessionEvent], after_seq: int, last: int | None) -> 
 class AsyncSqliteSessionRepository:
     """The async face: each operation of :class:`SqliteSessionRepository` runs in a worker thread."""
 
-    def __init__(self, path: str | Path, *, prefix: str = "chatclient_", clock: Callable[[], float] = time.time):
-        self.sync = SqliteSessionRepository(path, prefix=prefix, clock=clock)
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        prefix: str = "chatclient_",
+        clock: Callable[[], float] = time.time,
+        checkpoint_every: int | None = 200,
+    ):
+        self.sync = SqliteSessionRepository(path, prefix=prefix, clock=clock, checkpoint_every=checkpoint_every)
 
     async def append(
         self, session_id: str, events: Sequence[NewEvent], *, expected_version: int | None = None

@@ -6,12 +6,14 @@ event can never begin with a tool result nor leave a tool call without its resul
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from ..messages import AssistantMessage, Message, ToolResponseMessage
 from .log import SessionEvent, decode_messages, message_events
 
-__all__ = ["messages_of", "read_size", "window", "window_messages"]
+__all__ = ["WindowViews", "messages_of", "read_size", "window", "window_messages"]
 
 
 def read_size(messages: int | None) -> int | None:
@@ -53,3 +55,71 @@ def _answered(messages: list[Message]) -> list[Message]:
     while messages and isinstance(messages[0], ToolResponseMessage):
         messages.pop(0)
     return messages
+
+
+class _View(NamedTuple):
+    last: SessionEvent  # the last event of the read it came from (held, so its identity stays unique)
+    events: list[SessionEvent]  # window(read, messages): message events from a turn's start
+    messages: list[Message]  # their decoded messages, one for one
+
+
+class WindowViews:
+    """``window_messages(read, messages)`` per conversation, carried forward from the last read.
+
+    A conversation's next read is the last one plus the turns stored since. When the new read holds
+    the previous read's last event (the very object: the in-memory store and SQLite's cached tail
+    hand out the stored events themselves), only the events after it are filtered and decoded; the
+    rest of the view is the previous one, trimmed. Events never change once stored and ``seq`` is
+    gap-free, so that identity and position prove the reads are of one log; anything else (another
+    store, a deleted and re-created session, a read that does not reach back) is computed afresh.
+    """
+
+    def __init__(self, messages: int, conversations: int = 1024) -> None:
+        self.messages = messages
+        self._views: dict[str, _View] = {}
+        self._conversations = conversations
+        self._lock = threading.Lock()
+
+    def of(self, conversation_id: str, read: Sequence[SessionEvent]) -> list[Message]:
+        if not read:
+            return []
+        last = read[-1]
+        view = self._views.get(conversation_id)
+        new_events: Sequence[SessionEvent] | None = None
+        if view is not None:
+            at = len(read) - 1 - (last.seq - view.last.seq)  # where the previous last event must be
+            if at == len(read) - 1 and read[at] is view.last:
+                return _answered(list(view.messages))  # nothing stored since
+            if 0 <= at < len(read) and read[at] is view.last:
+                new_events = message_events(read[at + 1 :])
+        if new_events is None:
+            events = window(read, self.messages)
+            messages = decode_messages(events, filtered=True)
+        else:
+            events, messages = _carried(view, new_events, self.messages)  # type: ignore[arg-type]
+        self._remember(conversation_id, _View(last, events, messages))
+        return _answered(list(messages))
+
+    def _remember(self, conversation_id: str, view: _View) -> None:
+        with self._lock:
+            views = self._views
+            views.pop(conversation_id, None)  # the newest last, so the oldest goes first
+            while len(views) >= self._conversations:
+                del views[next(iter(views))]
+            views[conversation_id] = view
+
+
+def _carried(view: _View, new: list[SessionEvent], size: int) -> tuple[list[SessionEvent], list[Message]]:
+    """The view after ``new`` message events: the last ``size`` of old + new, from a turn's start.
+    The old view began at the first turn start of its last ``size`` message events, so there is no
+    turn start between that point and its own start: cutting the joined list gives the same view."""
+    events = view.events + new
+    messages = view.messages + decode_messages(new, filtered=True)
+    if len(events) > size:
+        del events[:-size], messages[:-size]
+    for index, event in enumerate(events):
+        if event.starts_turn:
+            if index:
+                del events[:index], messages[:index]
+            return events, messages
+    return [], []

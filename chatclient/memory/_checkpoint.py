@@ -1,0 +1,131 @@
+"""WAL checkpoints off the request path: one background thread per SQLite store.
+
+With SQLite's automatic checkpoint, the commit that crosses the threshold (1,000 WAL pages) copies
+the whole WAL back into the database file before it returns: about one turn in two hundred pays
+for all of them. The store's request connections turn that off (``wal_autocheckpoint=0``) and a
+daemon thread runs ``PRAGMA wal_checkpoint(PASSIVE)`` instead, woken by every ``every``-th commit of
+this store (never by a timer, so an idle store costs nothing). A passive checkpoint takes no lock a
+writer waits for. Durability is unchanged: under ``synchronous=NORMAL`` a committed WAL frame is as
+durable as the main file (a crash loses nothing committed; a power loss may lose the last
+transactions, whole, as before).
+
+The WAL stays bounded: once a checkpoint has copied every frame, the next writer starts the WAL
+from its beginning again; if readers kept it from doing so and the WAL has grown past ``limit``
+frames, the thread runs a ``TRUNCATE`` checkpoint, which waits for them (through the busy timeout)
+and empties the file. Each process checkpoints with its own thread; SQLite lets one checkpointer
+run at a time, so concurrent ones are safe (a passive one that meets another just does nothing).
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import threading
+import weakref
+from typing import Any
+
+from ..errors import ConfigurationError
+
+__all__ = ["Checkpointer"]
+
+_log = logging.getLogger("chatclient.memory")
+
+
+class Checkpointer:
+    """Counts a store's commits and wakes its checkpoint thread every ``every`` of them."""
+
+    def __init__(self, path: str, *, every: int = 200, limit: int = 10_000) -> None:
+        if every <= 0:
+            raise ConfigurationError(f"checkpoint_every must be a positive number of commits, got {every}")
+        self.path, self.every, self.limit = path, every, limit
+        self._commits = 0
+        self._lock = threading.Lock()
+        self._state: _State | None = None
+        self.checkpoints = 0
+        """Checkpoints the thread has run (for tests and monitoring)."""
+        self.progress = threading.Condition()
+        """Notified after each checkpoint (see :meth:`wait_for`)."""
+
+    def committed(self) -> None:
+        """After each commit on a request connection (a plain counter: no lock on the hot path;
+        a lost increment between threads only delays one wake-up)."""
+        self._commits += 1
+        if self._commits >= self.every:
+            self._commits = 0
+            self.wake()
+
+    def wake(self) -> None:
+        with self._lock:
+            state = self._state
+            if state is None or not state.thread.is_alive():
+                state = self._state = _State()
+                state.thread = threading.Thread(
+                    target=_run,
+                    args=(self.path, self.limit, state, weakref.ref(self)),
+                    daemon=True,
+                    name=f"chatclient-sqlite-checkpoint:{self.path}",
+                )
+                state.thread.start()
+                weakref.finalize(self, state.stop)
+            state.wanted.set()
+
+    def close(self) -> None:
+        """Stop the thread (it finishes a checkpoint under way) and wait for it."""
+        with self._lock:
+            state, self._state = self._state, None
+        if state is not None:
+            state.stop()
+            if state.thread is not threading.current_thread():
+                state.thread.join()
+
+    def wait_for(self, checkpoints: int, timeout: float | None = None) -> bool:
+        """Wait until the thread has run ``checkpoints`` checkpoints in all; ``False`` on timeout."""
+        with self.progress:
+            return self.progress.wait_for(lambda: self.checkpoints >= checkpoints, timeout)
+
+    @property
+    def running(self) -> bool:
+        state = self._state
+        return state is not None and state.thread.is_alive()
+
+
+class _State:
+    """What the thread shares with its store (the thread holds no reference to the store itself,
+    so a store dropped without ``close`` stops its thread when it is collected)."""
+
+    def __init__(self) -> None:
+        self.wanted = threading.Event()
+        self.stopping = False
+        self.thread: threading.Thread = threading.Thread()
+
+    def stop(self) -> None:
+        self.stopping = True
+        self.wanted.set()
+
+
+def _run(path: str, limit: int, state: _State, owner: weakref.ref[Any]) -> None:
+    db: sqlite3.Connection | None = None
+    try:
+        while True:
+            state.wanted.wait()
+            state.wanted.clear()
+            if state.stopping:
+                return
+            if db is None:
+                db = sqlite3.connect(path, timeout=30.0, isolation_level=None, check_same_thread=False)
+            try:
+                _busy, frames, _copied = db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+                if frames > limit:  # readers kept the WAL from restarting: wait for them, empty it
+                    db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            except sqlite3.Error:  # never fatal: the next wake-up tries again
+                _log.warning("SQLite checkpoint of %s failed", path, exc_info=True)
+                continue
+            checkpointer = owner()
+            if checkpointer is not None:
+                with checkpointer.progress:
+                    checkpointer.checkpoints += 1
+                    checkpointer.progress.notify_all()
+            del checkpointer
+    finally:
+        if db is not None:
+            db.close()

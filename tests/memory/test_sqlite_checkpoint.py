@@ -1,0 +1,77 @@
+"""SQLite WAL checkpoints run in the store's background thread, never in a request: the WAL is
+copied back and starts over without any append doing it, and ``close()`` stops the thread."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from chatclient import AssistantMessage, UserMessage
+from chatclient.errors import ConfigurationError
+from chatclient.memory import turn_events
+from chatclient.memory.sqlite import SqliteSessionRepository
+
+
+def _wal_size(path: Path) -> int:
+    wal = path.with_name(path.name + "-wal")
+    return wal.stat().st_size if wal.exists() else 0
+
+
+def _append_turns(repository: SqliteSessionRepository, first: int, count: int) -> None:
+    for n in range(first, first + count):
+        repository.append("c", turn_events(f"t{n}", [UserMessage(f"q{n} " * 200), AssistantMessage(f"a{n}")]))
+
+
+def test_no_request_checkpoints_and_the_thread_does(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    repository = SqliteSessionRepository(path, checkpoint_every=10)
+    checkpointer = repository._db.checkpointer
+    assert checkpointer is not None
+    statements: list[str] = []
+    repository._db.connection().set_trace_callback(statements.append)
+    assert repository._db.connection().execute("PRAGMA wal_autocheckpoint").fetchone() == (0,)
+
+    _append_turns(repository, 0, 8)  # with the schema's transaction: 9 commits
+    assert not checkpointer.running and checkpointer.checkpoints == 0, "nothing before the 10th commit"
+    _append_turns(repository, 8, 1)  # the 10th commit wakes the thread
+    assert checkpointer.wait_for(1, timeout=30), "the thread checkpointed"
+    assert not any("wal_checkpoint" in s.lower() for s in statements), "a request never checkpoints"
+    grown = _wal_size(path)
+    _append_turns(repository, 9, 1)
+    assert _wal_size(path) == grown, "everything was copied back: the next commit starts the WAL over"
+    with sqlite3.connect(path) as other:
+        assert other.execute("SELECT count(*) FROM chatclient_session_event").fetchone() == (20,)
+        _busy, frames, _copied = other.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+        assert 0 < frames < 10, "only the last commit's frames were left to copy"
+    assert [e.event_id for e in repository.events("c", last=2)] == ["t9:0", "t9:1"]
+    state = checkpointer._state
+    assert state is not None
+    repository.close()
+    assert not state.thread.is_alive() and not checkpointer.running, "close() stops the thread"
+    _append_turns(repository, 10, 10)  # a closed store still works: the next wake-up starts a thread again
+    assert checkpointer.wait_for(2, timeout=30)
+    repository.close()
+
+
+def test_a_store_without_close_stops_its_thread_when_collected(tmp_path: Path) -> None:
+    import gc
+
+    repository = SqliteSessionRepository(tmp_path / "s.db", checkpoint_every=1)
+    _append_turns(repository, 0, 1)
+    checkpointer = repository._db.checkpointer
+    assert checkpointer is not None and checkpointer._state is not None
+    thread = checkpointer._state.thread
+    del repository, checkpointer
+    gc.collect()
+    thread.join(20)
+    assert not thread.is_alive()
+
+
+def test_sqlite_s_own_checkpoint_can_be_kept(tmp_path: Path) -> None:
+    repository = SqliteSessionRepository(tmp_path / "s.db", checkpoint_every=None)
+    assert repository._db.checkpointer is None
+    assert repository._db.connection().execute("PRAGMA wal_autocheckpoint").fetchone() == (1000,)
+    with pytest.raises(ConfigurationError, match="checkpoint_every"):
+        SqliteSessionRepository(tmp_path / "t.db", checkpoint_every=-1)
