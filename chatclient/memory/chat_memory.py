@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
-from ..advisor import AdvisorOrder
+from ..advisor import AdvisorOrder, ChatClientRequest
 from ..errors import ConfigurationError
 from ..messages import Message
 from .advisor import ConcurrencyPolicy, SessionMemoryAdvisor
@@ -63,3 +63,10 @@ class MessageChatMemoryAdvisor(SessionMemoryAdvisor):
     ) -> None:
         super().__init__(memory.repository, window=memory.max_messages, concurrency=concurrency, order=order)
         self.memory = memory
+
+    def conversation_of(self, request: ChatClientRequest) -> str:  # type: ignore[override]
+        """The base check, its error naming the advisor the application actually used."""
+        try:
+            return SessionMemoryAdvisor.conversation_of(request)
+        except ConfigurationError as exc:
+            raise ConfigurationError(str(exc).replace("SessionMemoryAdvisor", type(self).__name__, 1)) from None

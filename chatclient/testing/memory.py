@@ -3,6 +3,11 @@
 ``class TestMyStore(SessionRepositoryContract)`` with a ``repository`` fixture that yields an
 :class:`~chatclient.memory.AsyncSessionRepository` (wrap a sync one in :class:`SyncAsAsync`: its
 calls then run on real threads, so the race tests race threads). Each test uses fresh session ids.
+
+The lossless test stores the turns of the ``provider_turns`` fixture (:class:`ProviderTurn`: the
+messages as a provider's mapping parsed them, and the provider's renderer of its next request) and
+checks that what comes back renders the same request byte for byte. This repository's own tests
+fill it from the recorded provider traffic; by default it is :func:`every_message_kind`, unrendered.
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ import asyncio
 import uuid
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import pytest
@@ -42,6 +48,7 @@ __all__ = [
     "RACERS",
     "CompactionContract",
     "LeaseContract",
+    "ProviderTurn",
     "SessionRepositoryContract",
     "SyncAsAsync",
     "every_message_kind",
@@ -98,11 +105,15 @@ def every_message_kind() -> list[Message]:
         AssistantMessage(
             None,
             tool_calls=[ToolCall(id="call_1", name="get_weather", arguments='{"city": "Paris" }')],
-            metadata={
-                "thinking": [{"type": "thinking", "thinking": "Look it up.", "signature": "EqQBCkgIARABGAIiQ=="}],
-                "redacted_thinking": ["ZW5jcnlwdGVk"],
-                "reasoning_items": [{"id": "rs_1", "encrypted_content": "gAAAA…", "summary": []}],
-                "response_id": "resp_123",
+            metadata={  # under the keys the providers' mappings write
+                "anthropic_thinking_blocks": [
+                    {"type": "thinking", "thinking": "Look it up.", "signature": "EqQBCkgIARABGAIiQ=="},
+                    {"type": "redacted_thinking", "data": "ZW5jcnlwdGVk"},
+                ],
+                "openai_responses.reasoning": [{"id": "rs_1", "type": "reasoning", "encrypted_content": "gAAAA…"}],
+                "openai_responses.builtin_items": [{"type": "web_search_call", "id": "ws_1", "status": "completed"}],
+                "reasoning": "Call the tool.",
+                "reasoning_field": "reasoning_content",
             },
         ),
         ToolResponseMessage(
@@ -119,6 +130,18 @@ def every_message_kind() -> list[Message]:
         ),
         AssistantMessage("Sunny, 21.5 °C.", metadata={"finish_reason": "stop", "n": 1.0}),
     ]
+
+
+@dataclass(frozen=True)
+class ProviderTurn:
+    """One turn as a provider produced it: ``messages`` parsed from its wire replies by its mapping
+    (so the metadata keys are the ones it writes), ``next_request`` the bytes it would send with
+    those messages as history (``None``: check the messages only), ``source`` where they came from."""
+
+    name: str
+    messages: list[Message]
+    next_request: Callable[[Sequence[Message]], bytes] | None = None
+    source: str = ""
 
 
 def _batch(turn: str, n: int) -> list[NewEvent]:
@@ -184,6 +207,25 @@ class SessionRepositoryContract:
         events = await repository.events(session)
         assert [e.payload for e in events] == [encode_message(m) for m in messages]
         assert [e.message() for e in events] == messages
+
+    @pytest.fixture
+    def provider_turns(self) -> list[ProviderTurn]:
+        """Override with the turns your providers produce (this repository fills it from recordings)."""
+        return [ProviderTurn("every message kind", every_message_kind())]
+
+    async def test_provider_turns_come_back_as_the_same_next_request(
+        self, repository: AsyncSessionRepository, session: str, provider_turns: list[ProviderTurn]
+    ) -> None:
+        assert provider_turns, "no provider turns to round-trip"
+        for n, turn in enumerate(provider_turns):
+            conversation = f"{session}-{n}"
+            await repository.append(conversation, turn_events(f"t{n}", turn.messages))
+            events = await repository.events(conversation)
+            assert [e.payload for e in events] == [encode_message(m) for m in turn.messages], turn.name
+            reloaded = [e.message() for e in events]
+            assert reloaded == turn.messages, turn.name
+            if turn.next_request is not None:
+                assert turn.next_request(reloaded) == turn.next_request(turn.messages), turn.name
 
     async def test_delete_removes_the_session_and_its_events(
         self, repository: AsyncSessionRepository, session: str

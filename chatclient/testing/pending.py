@@ -1,8 +1,13 @@
 """The contracts of pending-state stores and nonce ledgers, as pytest classes to subclass.
 
-``class TestMine(PendingToolCallStoreContract)`` with a ``store`` fixture (and ``expiring_store``,
+``class TestMine(PeekablePendingStoreContract)`` with a ``store`` fixture (and ``expiring_store``,
 a store whose ttl is a fraction of a second); ``NonceLedgerContract`` with a ``ledger`` fixture.
-Races run on :data:`RACERS` threads released together by a barrier.
+Races run on :data:`RACERS` threads released together by a barrier. The async contracts take
+``astore``/``aexpiring_store``/``aledger`` and race :data:`RACERS` tasks.
+
+The collision test forces the next state id through ``chatclient.tools.pending._new_id`` (where
+the bundled stores draw theirs); a store with its own id source overrides the ``fixed_state_id``
+fixture so that its next ids are the one returned.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from typing import Any, TypeVar
 
 import pytest
 
-from ..errors import PendingStateExpiredError, PendingStateNotFoundError
+from ..errors import PendingStateError, PendingStateExpiredError, PendingStateNotFoundError
 from ..messages import AssistantMessage, ToolCall, UserMessage
 from ..tools.confirmation import PendingCall, PendingToolCalls
 from ..tools.pending import AsyncNonceLedger, AsyncPendingToolCallStore, NonceLedger, PendingToolCallStore
@@ -62,7 +67,22 @@ def race(action: Callable[[], T], n: int = RACERS) -> list[T | BaseException]:
         return list(pool.map(lambda _: one(), range(n)))
 
 
-class PendingToolCallStoreContract:
+GONE = (PendingStateExpiredError, PendingStateNotFoundError)
+"""What a store raises for a state past its expiry (Redis forgets it; the others know it expired)."""
+
+
+class _ForcedIds:
+    @pytest.fixture
+    def fixed_state_id(self, monkeypatch: pytest.MonkeyPatch) -> str:
+        """Make every new state id the same one, so a second save collides with the first."""
+        from ..tools import pending
+
+        state_id = "fixed-" + "x" * 32
+        monkeypatch.setattr(pending, "_new_id", lambda: state_id)
+        return state_id
+
+
+class PendingToolCallStoreContract(_ForcedIds):
     def test_a_state_is_taken_once(self, store: PendingToolCallStore) -> None:
         pending = sample_pending()
         state_id = store.save(pending)
@@ -85,9 +105,39 @@ class PendingToolCallStoreContract:
     def test_an_expired_state_is_refused(self, expiring_store: PendingToolCallStore) -> None:
         state_id = expiring_store.save(sample_pending())
         time.sleep(0.3)  # past the store's 0.1 s ttl; the outcome does not depend on timing beyond it
-        with pytest.raises((PendingStateExpiredError, PendingStateNotFoundError)):
+        with pytest.raises(GONE):
             expiring_store.take(state_id)
 
+    def test_the_same_state_saved_twice_is_two_states_each_taken_once(self, store: PendingToolCallStore) -> None:
+        pending = sample_pending()
+        first, second = store.save(pending), store.save(pending)
+        assert first != second
+        assert (store.take(first), store.take(second)) == (pending, pending)
+        with pytest.raises(PendingStateNotFoundError):
+            store.take(first)
+
+    def test_a_colliding_id_is_refused_and_the_first_state_kept(
+        self, store: PendingToolCallStore, fixed_state_id: str
+    ) -> None:
+        first, other = sample_pending(), sample_pending()
+        assert store.save(first) == fixed_state_id
+        with pytest.raises(PendingStateError):
+            store.save(other)
+        assert store.take(fixed_state_id) == first, "a save never overwrites"
+        with pytest.raises(PendingStateNotFoundError):
+            store.take(fixed_state_id)
+
+    def test_purge_expired_removes_only_expired_states(self, store: Any) -> None:
+        """``purge_expired()`` returns how many it removed: 1 here, or 0 where the server already
+        expired the key (Redis); either way the expired state is gone and the live one stays."""
+        live = sample_pending()
+        expired, kept = store.save(sample_pending(expires_in=0.1)), store.save(live)
+        time.sleep(0.3)  # past the state's 0.1 s expiry; the outcome does not depend on timing beyond it
+        assert store.purge_expired() in (0, 1)
+        assert store.purge_expired() == 0
+        with pytest.raises(PendingStateNotFoundError):  # gone, not merely expired
+            store.take(expired)
+        assert store.take(kept) == live
 
 
 class PeekablePendingStoreContract(PendingToolCallStoreContract):
@@ -101,7 +151,22 @@ class PeekablePendingStoreContract(PendingToolCallStoreContract):
         store.take(state_id)
         with pytest.raises(PendingStateNotFoundError):
             store.peek(state_id)
-        assert store.discard(store.save(pending)) is True  # type: ignore[attr-defined]
+
+    def test_discard_drops_a_state_once(self, store: Any) -> None:
+        state_id = store.save(sample_pending())
+        assert store.discard(state_id) is True
+        assert store.discard(state_id) is False
+        assert store.discard("no-such-id") is False
+        with pytest.raises(PendingStateNotFoundError):
+            store.take(state_id)
+        with pytest.raises(PendingStateNotFoundError):
+            store.peek(state_id)
+
+    def test_peek_of_an_expired_state_is_refused(self, expiring_store: Any) -> None:
+        state_id = expiring_store.save(sample_pending())
+        time.sleep(0.3)  # past the store's 0.1 s ttl
+        with pytest.raises(GONE):
+            expiring_store.peek(state_id)
 
 
 class NonceLedgerContract:
@@ -122,9 +187,10 @@ async def arace(action: Callable[[], Any], n: int = RACERS) -> list[Any]:
     return await asyncio.gather(*(action() for _ in range(n)), return_exceptions=True)
 
 
-class AsyncPendingToolCallStoreContract:
-    """The store contract for an async face: ``astore`` and ``aexpiring_store`` fixtures (a ttl of
-    a fraction of a second); races run as :data:`RACERS` tasks."""
+class AsyncPendingToolCallStoreContract(_ForcedIds):
+    """The store contract for an async face (``peek``, ``discard`` and ``purge_expired`` included):
+    ``astore`` and ``aexpiring_store`` fixtures (a ttl of a fraction of a second); races run as
+    :data:`RACERS` tasks."""
 
     async def test_a_state_is_taken_once(self, astore: AsyncPendingToolCallStore) -> None:
         pending = sample_pending()
@@ -145,8 +211,40 @@ class AsyncPendingToolCallStoreContract:
     async def test_an_expired_state_is_refused(self, aexpiring_store: AsyncPendingToolCallStore) -> None:
         state_id = await aexpiring_store.save(sample_pending())
         await asyncio.sleep(0.3)  # past the store's 0.1 s ttl; the outcome does not depend on timing beyond it
-        with pytest.raises((PendingStateExpiredError, PendingStateNotFoundError)):
+        with pytest.raises(GONE):
             await aexpiring_store.take(state_id)
+        with pytest.raises(GONE):
+            await aexpiring_store.peek(state_id)
+
+    async def test_the_same_state_saved_twice_is_two_states_each_taken_once(self, astore: Any) -> None:
+        pending = sample_pending()
+        first, second = await astore.save(pending), await astore.save(pending)
+        assert first != second
+        assert (await astore.take(first), await astore.take(second)) == (pending, pending)
+
+    async def test_a_colliding_id_is_refused_and_the_first_state_kept(self, astore: Any, fixed_state_id: str) -> None:
+        first = sample_pending()
+        assert await astore.save(first) == fixed_state_id
+        with pytest.raises(PendingStateError):
+            await astore.save(sample_pending())
+        assert await astore.take(fixed_state_id) == first, "a save never overwrites"
+
+    async def test_discard_drops_a_state_once(self, astore: Any) -> None:
+        state_id = await astore.save(sample_pending())
+        assert await astore.discard(state_id) is True
+        assert await astore.discard(state_id) is False
+        with pytest.raises(PendingStateNotFoundError):
+            await astore.peek(state_id)
+
+    async def test_purge_expired_removes_only_expired_states(self, astore: Any) -> None:
+        live = sample_pending()
+        expired, kept = await astore.save(sample_pending(expires_in=0.1)), await astore.save(live)
+        await asyncio.sleep(0.3)  # past the state's 0.1 s expiry
+        assert await astore.purge_expired() in (0, 1)
+        assert await astore.purge_expired() == 0
+        with pytest.raises(PendingStateNotFoundError):
+            await astore.take(expired)
+        assert await astore.take(kept) == live
 
 
 class AsyncNonceLedgerContract:

@@ -5,7 +5,9 @@
   check the decisions (and who made them) before it takes the state
   (``spec.resume_from(store, state_id, decisions)``). :class:`InMemoryPendingToolCallStore` for one
   process, :class:`SqlitePendingToolCallStore` for several processes or a restart; implement the
-  protocol for other stores.
+  protocol for other stores. Every store also has ``discard(state_id) -> bool`` (drop a state nobody
+  will resume) and ``purge_expired() -> int`` (remove the expired states now; the number removed,
+  0 where the server expires them itself). A save never overwrites: an id already in use is refused.
 - :func:`seal` / :func:`unseal`: when the state must travel through an untrusted client (a browser,
   a mobile app), seal it with an application secret; ``unseal`` rejects anything altered or forged.
 - :class:`NonceLedger`: every state carries a random nonce, and a resume redeems it once, so the same
@@ -19,10 +21,10 @@ import base64
 import hashlib
 import threading
 import time
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, TypeVar, runtime_checkable
 
 from pydantic import ValidationError
 
@@ -41,6 +43,8 @@ if TYPE_CHECKING:
     from ..messages import Message
 
 __all__ = [
+    "AsyncInMemoryNonceLedger",
+    "AsyncInMemoryPendingToolCallStore",
     "AsyncNonceLedger",
     "AsyncPendingToolCallStore",
     "InMemoryNonceLedger",
@@ -55,6 +59,8 @@ __all__ = [
     "seal",
     "unseal",
 ]
+
+T = TypeVar("T")
 
 
 @runtime_checkable
@@ -147,6 +153,11 @@ def _expires_at(pending: PendingToolCalls, ttl: float | None) -> float | None:
     return min(deadlines) if deadlines else None
 
 
+def _collided() -> PendingStateNotFoundError:
+    # a 192-bit random id collided (or an id source was forced): refuse rather than overwrite
+    return PendingStateNotFoundError("A pending state id collided; nothing was stored")
+
+
 def _check_expiry(expires_at: float | None) -> None:
     if expires_at is not None and time.time() > expires_at:
         raise PendingStateExpiredError("The pending tool calls expired; nothing ran")
@@ -164,6 +175,8 @@ class InMemoryPendingToolCallStore:
         state_id = _new_id()
         with self._lock:
             self._purge()
+            if state_id in self._states:
+                raise _collided()
             self._states[state_id] = (pending, _expires_at(pending, self._ttl))
         return state_id
 
@@ -183,31 +196,76 @@ class InMemoryPendingToolCallStore:
         _check_expiry(entry[1])
         return entry[0]
 
+    def discard(self, state_id: str) -> bool:
+        """Drop a state nobody will resume; ``True`` when one was there."""
+        with self._lock:
+            return self._states.pop(state_id, None) is not None
+
+    def purge_expired(self) -> int:
+        """Remove the expired states now; the number removed."""
+        with self._lock:
+            return self._purge()
+
     def __len__(self) -> int:
         with self._lock:
             self._purge()
             return len(self._states)
 
-    def _purge(self) -> None:
+    def _purge(self) -> int:
         now = time.time()
-        for key in [k for k, (_, deadline) in self._states.items() if deadline is not None and now > deadline]:
+        expired = [k for k, (_, deadline) in self._states.items() if deadline is not None and now > deadline]
+        for key in expired:
             del self._states[key]
+        return len(expired)
+
+
+class AsyncInMemoryPendingToolCallStore:
+    """The async face of :class:`InMemoryPendingToolCallStore` (``sync``), for code written against
+    :class:`AsyncPendingToolCallStore`; each call runs in a worker thread, as SQLite's async face."""
+
+    def __init__(self, ttl: float | None = 3600.0) -> None:
+        self.sync = InMemoryPendingToolCallStore(ttl=ttl)
+
+    async def save(self, pending: PendingToolCalls) -> str:
+        return await _in_thread(lambda: self.sync.save(pending))
+
+    async def take(self, state_id: str) -> PendingToolCalls:
+        return await _in_thread(lambda: self.sync.take(state_id))
+
+    async def peek(self, state_id: str) -> PendingToolCalls:
+        return await _in_thread(lambda: self.sync.peek(state_id))
+
+    async def discard(self, state_id: str) -> bool:
+        return await _in_thread(lambda: self.sync.discard(state_id))
+
+    async def purge_expired(self) -> int:
+        return await _in_thread(self.sync.purge_expired)
+
+
+async def _in_thread(call: Callable[[], T]) -> T:
+    from ..memory.repository import in_thread  # the helper SQLite's async faces use
+
+    return await in_thread(call)
 
 
 class SqlitePendingToolCallStore:
     """A store in an SQLite file, shared by the processes of one machine and surviving restarts.
 
-    ``take`` is one ``DELETE ... RETURNING`` statement, so a state is handed out once even when two
-    processes race for it.
+    States live in table ``{prefix}pending_tool_calls`` (the default prefix keeps the table of
+    earlier versions). ``take`` is one ``DELETE ... RETURNING`` statement, so a state is handed out
+    once even when two processes race for it.
     """
 
-    def __init__(self, path: str | Path, ttl: float | None = 3600.0) -> None:
+    def __init__(self, path: str | Path, ttl: float | None = 3600.0, *, prefix: str = "chatclient_") -> None:
+        from ..memory._sql import check_prefix
+
+        self._table = f"{check_prefix(prefix)}pending_tool_calls"
         self._path = str(path)
         self._ttl = ttl
         self._local = threading.local()
         with self._connect() as db:
             db.execute(
-                "CREATE TABLE IF NOT EXISTS chatclient_pending_tool_calls ("
+                f"CREATE TABLE IF NOT EXISTS {self._table} ("
                 "id TEXT PRIMARY KEY, state TEXT NOT NULL, expires_at REAL, created_at REAL NOT NULL)"
             )
 
@@ -224,17 +282,20 @@ class SqlitePendingToolCallStore:
     def save(self, pending: PendingToolCalls) -> str:
         state_id = _new_id()
         db = self._connect()
-        db.execute("DELETE FROM chatclient_pending_tool_calls WHERE expires_at < ?", (time.time(),))
-        db.execute(
-            "INSERT INTO chatclient_pending_tool_calls (id, state, expires_at, created_at) VALUES (?, ?, ?, ?)",
+        self.purge_expired()
+        row = db.execute(
+            f"INSERT INTO {self._table} (id, state, expires_at, created_at) VALUES (?, ?, ?, ?)"
+            " ON CONFLICT (id) DO NOTHING RETURNING id",
             (state_id, pending.model_dump_json(), _expires_at(pending, self._ttl), time.time()),
-        )
+        ).fetchone()
+        if row is None:
+            raise _collided()
         return state_id
 
     def take(self, state_id: str) -> PendingToolCalls:
         row = (
             self._connect()
-            .execute("DELETE FROM chatclient_pending_tool_calls WHERE id = ? RETURNING state, expires_at", (state_id,))
+            .execute(f"DELETE FROM {self._table} WHERE id = ? RETURNING state, expires_at", (state_id,))
             .fetchone()
         )
         if row is None:
@@ -244,14 +305,20 @@ class SqlitePendingToolCallStore:
 
     def peek(self, state_id: str) -> PendingToolCalls:
         row = (
-            self._connect()
-            .execute("SELECT state, expires_at FROM chatclient_pending_tool_calls WHERE id = ?", (state_id,))
-            .fetchone()
+            self._connect().execute(f"SELECT state, expires_at FROM {self._table} WHERE id = ?", (state_id,)).fetchone()
         )
         if row is None:
             raise PendingStateNotFoundError("No pending tool calls under this id (unknown, or already resumed)")
         _check_expiry(row[1])
         return PendingToolCalls.model_validate_json(row[0])
+
+    def discard(self, state_id: str) -> bool:
+        """Drop a state nobody will resume; ``True`` when one was there."""
+        return self._connect().execute(f"DELETE FROM {self._table} WHERE id = ?", (state_id,)).rowcount > 0
+
+    def purge_expired(self) -> int:
+        """Remove the expired states now; the number removed."""
+        return self._connect().execute(f"DELETE FROM {self._table} WHERE expires_at < ?", (time.time(),)).rowcount
 
     def close(self) -> None:
         db: sqlite3.Connection | None = getattr(self._local, "db", None)
@@ -357,6 +424,19 @@ class InMemoryNonceLedger:
     def __len__(self) -> int:
         with self._lock:
             return len(self._used)
+
+
+class AsyncInMemoryNonceLedger:
+    """The async face of :class:`InMemoryNonceLedger` (``sync``); each call runs in a worker thread."""
+
+    def __init__(self, retention: float = 7 * 24 * 3600.0) -> None:
+        self.sync = InMemoryNonceLedger(retention)
+
+    async def redeem(self, nonce: str, expires_at: float | None) -> bool:
+        return await _in_thread(lambda: self.sync.redeem(nonce, expires_at))
+
+    async def release(self, nonce: str) -> None:
+        await _in_thread(lambda: self.sync.release(nonce))
 
 
 _default_ledger = InMemoryNonceLedger()

@@ -15,8 +15,9 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigurationError, PendingStateExpiredError, PendingStateNotFoundError
+from . import pending as _pending
 from .confirmation import PendingToolCalls
-from .pending import _expires_at, _new_id
+from .pending import _expires_at
 
 if TYPE_CHECKING:
     from psycopg_pool import AsyncConnectionPool, ConnectionPool
@@ -54,7 +55,7 @@ class _PendingSql:
         ]
 
     def save(self, pending: PendingToolCalls, ttl: float | None) -> tuple[str, Statement]:
-        state_id, seconds = _new_id(), _seconds(_expires_at(pending, ttl), _WEEK)
+        state_id, seconds = _pending._new_id(), _seconds(_expires_at(pending, ttl), _WEEK)
         sql = (
             f"INSERT INTO {self.table} (id, state, expires_at) VALUES (%s, %s, now() + %s * interval '1 second')"
             " ON CONFLICT (id) DO NOTHING RETURNING id"

@@ -14,8 +14,9 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigurationError, PendingStateExpiredError, PendingStateNotFoundError
+from . import pending as _pending
 from .confirmation import PendingToolCalls
-from .pending import _expires_at, _new_id
+from .pending import _expires_at
 
 if TYPE_CHECKING:
     import redis
@@ -49,7 +50,7 @@ def _to_save(pending: PendingToolCalls, ttl: float | None) -> tuple[str, str, in
     expires_at = _expires_at(pending, ttl)
     if expires_at is not None and expires_at <= time.time():
         raise PendingStateExpiredError("The pending tool calls already expired; nothing was stored")
-    return _new_id(), pending.model_dump_json(), _ttl_ms(expires_at, _WEEK)
+    return _pending._new_id(), pending.model_dump_json(), _ttl_ms(expires_at, _WEEK)
 
 
 def _saved(state_id: str, stored: Any) -> str:

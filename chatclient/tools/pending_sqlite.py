@@ -70,8 +70,8 @@ class AsyncSqliteNonceLedger:
 class AsyncSqlitePendingToolCallStore:
     """The async face of :class:`~chatclient.tools.pending.SqlitePendingToolCallStore`."""
 
-    def __init__(self, path: str | Path, ttl: float | None = 3600.0) -> None:
-        self.sync = SqlitePendingToolCallStore(path, ttl=ttl)
+    def __init__(self, path: str | Path, ttl: float | None = 3600.0, *, prefix: str = "chatclient_") -> None:
+        self.sync = SqlitePendingToolCallStore(path, ttl=ttl, prefix=prefix)
 
     async def save(self, pending: PendingToolCalls) -> str:
         return await in_thread(lambda: self.sync.save(pending))
@@ -81,3 +81,9 @@ class AsyncSqlitePendingToolCallStore:
 
     async def peek(self, state_id: str) -> PendingToolCalls:
         return await in_thread(lambda: self.sync.peek(state_id))
+
+    async def discard(self, state_id: str) -> bool:
+        return await in_thread(lambda: self.sync.discard(state_id))
+
+    async def purge_expired(self) -> int:
+        return await in_thread(self.sync.purge_expired)

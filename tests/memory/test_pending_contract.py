@@ -8,22 +8,31 @@ from typing import Any
 
 import pytest
 
+from chatclient.errors import PendingStateNotFoundError
 from chatclient.testing.pending import (
     AsyncNonceLedgerContract,
     AsyncPendingToolCallStoreContract,
     NonceLedgerContract,
     PeekablePendingStoreContract,
-    PendingToolCallStoreContract,
+    sample_pending,
 )
 from chatclient.testing.servers import POSTGRES_URL, REDIS_URL, server_url
-from chatclient.tools.pending import InMemoryNonceLedger, InMemoryPendingToolCallStore, SqlitePendingToolCallStore
+from chatclient.tools.pending import (
+    AsyncInMemoryNonceLedger,
+    AsyncInMemoryPendingToolCallStore,
+    InMemoryNonceLedger,
+    InMemoryPendingToolCallStore,
+    SqlitePendingToolCallStore,
+)
+
+BACKENDS = ["memory", "sqlite", "redis", "postgres"]
 
 
 def make_store(backend: str, tmp_path: Path, prefix: str, ttl: float) -> Any:
     if backend == "memory":
         return InMemoryPendingToolCallStore(ttl=ttl)
     if backend == "sqlite":
-        return SqlitePendingToolCallStore(tmp_path / "pending.db", ttl=ttl)
+        return SqlitePendingToolCallStore(tmp_path / "pending.db", ttl=ttl, prefix=prefix)
     if backend == "redis":
         from chatclient.tools.pending_redis import RedisPendingToolCallStore
 
@@ -52,17 +61,12 @@ class StoreFixtures:
         close(store)
 
 
-@pytest.mark.parametrize("backend", ["memory", "sqlite"])
-class TestPendingStore(StoreFixtures, PendingToolCallStoreContract):
-    pass
-
-
-@pytest.mark.parametrize("backend", ["redis", "postgres"])
+@pytest.mark.parametrize("backend", BACKENDS)
 class TestPeekablePendingStore(StoreFixtures, PeekablePendingStoreContract):
     pass
 
 
-@pytest.mark.parametrize("backend", ["memory", "sqlite", "redis", "postgres"])
+@pytest.mark.parametrize("backend", BACKENDS)
 class TestNonceLedger(NonceLedgerContract):
     @pytest.fixture
     def ledger(self, backend: str, prefix: str, tmp_path: Path) -> Iterator[Any]:
@@ -86,10 +90,12 @@ class TestNonceLedger(NonceLedgerContract):
 
 
 async def make_async_store(backend: str, tmp_path: Path, prefix: str, ttl: float) -> Any:
+    if backend == "memory":
+        return AsyncInMemoryPendingToolCallStore(ttl=ttl)
     if backend == "sqlite":
         from chatclient.tools.pending_sqlite import AsyncSqlitePendingToolCallStore
 
-        return AsyncSqlitePendingToolCallStore(tmp_path / "pending.db", ttl=ttl)
+        return AsyncSqlitePendingToolCallStore(tmp_path / "pending.db", ttl=ttl, prefix=prefix)
     if backend == "redis":
         from chatclient.tools.pending_redis import AsyncRedisPendingToolCallStore
 
@@ -107,7 +113,7 @@ async def aclose(thing: Any) -> None:
         await result
 
 
-@pytest.mark.parametrize("backend", ["sqlite", "redis", "postgres"])
+@pytest.mark.parametrize("backend", BACKENDS)
 class TestAsyncPendingStore(AsyncPendingToolCallStoreContract):
     @pytest.fixture
     async def astore(self, backend: str, tmp_path: Path, prefix: str) -> AsyncIterator[Any]:
@@ -122,12 +128,14 @@ class TestAsyncPendingStore(AsyncPendingToolCallStoreContract):
         await aclose(store)
 
 
-@pytest.mark.parametrize("backend", ["sqlite", "redis", "postgres"])
+@pytest.mark.parametrize("backend", BACKENDS)
 class TestAsyncNonceLedger(AsyncNonceLedgerContract):
     @pytest.fixture
     async def aledger(self, backend: str, prefix: str, tmp_path: Path) -> AsyncIterator[Any]:
         ledger: Any
-        if backend == "sqlite":
+        if backend == "memory":
+            ledger = AsyncInMemoryNonceLedger()
+        elif backend == "sqlite":
             from chatclient.tools.pending_sqlite import AsyncSqliteNonceLedger
 
             ledger = AsyncSqliteNonceLedger(tmp_path / "nonces.db", prefix=prefix)
@@ -142,3 +150,27 @@ class TestAsyncNonceLedger(AsyncNonceLedgerContract):
             await ledger.open()
         yield ledger
         await aclose(ledger)
+
+
+def test_sqlite_store_prefix_names_its_table_and_the_default_keeps_the_old_one(tmp_path: Path) -> None:
+    import sqlite3
+
+    from chatclient.errors import ConfigurationError
+
+    path = tmp_path / "pending.db"
+    old = SqlitePendingToolCallStore(path)  # a database made before `prefix=` existed keeps working
+    first, second = sample_pending(), sample_pending()
+    kept = old.save(first)
+    mine = SqlitePendingToolCallStore(path, prefix="app_")
+    ours = mine.save(second)
+    tables = {row[0] for row in sqlite3.connect(path).execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert tables == {"chatclient_pending_tool_calls", "app_pending_tool_calls"}
+    with pytest.raises(PendingStateNotFoundError):
+        mine.take(kept)  # separate tables
+    with pytest.raises(PendingStateNotFoundError):
+        old.take(ours)
+    assert (old.take(kept), mine.take(ours)) == (first, second)
+    with pytest.raises(ConfigurationError):
+        SqlitePendingToolCallStore(path, prefix="bad-prefix; DROP")
+    old.close()
+    mine.close()

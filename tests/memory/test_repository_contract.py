@@ -8,8 +8,17 @@ from pathlib import Path
 import pytest
 
 from chatclient.memory import AsyncInMemorySessionRepository, AsyncSessionRepository, InMemorySessionRepository
-from chatclient.testing.memory import CompactionContract, LeaseContract, SessionRepositoryContract, SyncAsAsync
+from chatclient.testing.memory import (
+    CompactionContract,
+    LeaseContract,
+    ProviderTurn,
+    SessionRepositoryContract,
+    SyncAsAsync,
+)
 from chatclient.testing.servers import POSTGRES_URL, REDIS_URL, server_url
+from tests.memory.provider_turns import provider_turns
+
+RECORDED_TURNS = provider_turns()
 
 BACKENDS = ["memory", "sqlite", "redis", "postgres"]
 
@@ -55,6 +64,11 @@ async def close_repository(repo: object) -> None:
 @pytest.mark.parametrize("face", ["sync", "async"])
 @pytest.mark.parametrize("backend", BACKENDS)
 class TestSessionRepository(SessionRepositoryContract, CompactionContract, LeaseContract):
+    @pytest.fixture
+    def provider_turns(self) -> list[ProviderTurn]:
+        """The turns the providers' mappings parse from the recorded traffic (tests/memory/provider_turns.py)."""
+        return RECORDED_TURNS
+
     @pytest.fixture
     async def repository(
         self, backend: str, face: str, tmp_path: Path, prefix: str
