@@ -18,7 +18,12 @@ $(VENV)/.stamp-dev: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $@ $(VENV)/.stamp-runtime
 
-demo: $(VENV)/.stamp-runtime
+# What the offline examples need beyond the runtime (the provider tour reads the recorded traffic, YAML).
+$(VENV)/.stamp-demo: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[demo]'
+	touch $@ $(VENV)/.stamp-runtime
+
+demo: $(VENV)/.stamp-demo
 	$(BIN)/python examples/flight_booking.py
 	$(BIN)/python examples/tools.py
 

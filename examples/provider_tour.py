@@ -172,7 +172,13 @@ ROWS = [
 
 def replay_transport(recording: Sequence[tuple[str, str, int]]) -> httpx2.MockTransport:
     """Serves the recorded replies in order, whatever was asked (the tests check the requests)."""
-    import yaml  # a dev dependency, needed only for the replay
+    try:
+        import yaml  # the recordings are YAML: installed by `make demo` (the `demo` extra) and by `dev`
+    except ModuleNotFoundError:
+        raise SystemExit(
+            "provider_tour.py replays recordings kept as YAML and needs PyYAML: run it in the venv "
+            "`make demo` creates, or `pip install 'chatclient[demo]'` (or pyyaml)"
+        ) from None
 
     replies = []
     for folder, name, index in recording:

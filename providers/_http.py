@@ -8,8 +8,9 @@ A provider is a pure translation (``Prompt`` → request JSON, response JSON/str
   that calls ``asyncio.run`` many times leaks neither clients, loops nor sockets;
 - configuration checked when the model is built (a ``base_url`` must be an http(s) URL);
 - retries for retryable errors (429, 5xx, connection), honouring ``Retry-After`` /
-  ``retry-after-ms`` / ``x-should-retry``, capped, within a total deadline (``RetryPolicy.deadline``
-  or a request's ``timeout``: see :class:`_Deadline`); a 5xx whose body says the request itself is
+  ``retry-after-ms`` / ``x-should-retry``, capped, within a total deadline (``RetryPolicy.deadline``,
+  a numeric model ``timeout`` or a request's ``timeout``, the shortest: see :class:`_Deadline`); a 5xx
+  whose body says the request itself is
   invalid (a validation or chat-template error) is final; a stream is retried only while it is
   being opened, never once a byte of it has been handed to the caller;
 - one error tree: every failure is a :class:`chatclient.ProviderError` subclass with the status,
@@ -171,8 +172,9 @@ class RetryPolicy(NamedTuple):
     """A provider's ``Retry-After`` longer than this is not waited for: the error is raised."""
     deadline: float | None = None
     """Seconds one request may take in all, attempts and waits together (``None``: no limit but
-    ``max_retries``). No retry starts, and no wait is taken, that would end past it; the attempt
-    that runs into it has its timeouts cut to the time left. Hitting it raises ``APITimeoutError``."""
+    ``max_retries`` and a numeric model ``timeout``, which is a deadline too; the shorter applies).
+    No retry starts, and no wait is taken, that would end past it; the attempt that runs into it has
+    its timeouts cut to the time left. Hitting it raises ``APITimeoutError``."""
 
 
 DEADLINE_EXCEEDED = "deadline_exceeded"
@@ -184,8 +186,9 @@ _TIMER_SLACK = 0.005
 class _Deadline:
     """The time one request may still take, across its attempts and the waits between them.
 
-    ``timeout`` is the model's per-attempt timeout (or the injected client's); each attempt gets it,
-    each part cut to the time left, so the caller's limit holds whatever the per-attempt value.
+    ``timeout`` is the client's per-attempt timeout (the model's, or the injected client's); each
+    attempt gets it, each part cut to the time left, so the caller's limit holds whatever the
+    per-attempt value.
     """
 
     __slots__ = ("attempts", "ends", "seconds")
@@ -502,6 +505,13 @@ def _error_class(status: int, found: ErrorDetails) -> type[ProviderError]:
     return ServerError if status >= 500 else BadRequestError
 
 
+def _numeric_timeout(timeout: object) -> float | None:
+    """A model ``timeout`` given as a number (a total limit too), ``None`` for an ``httpx2.Timeout``."""
+    if isinstance(timeout, (int, float)) and not isinstance(timeout, bool):
+        return float(timeout)
+    return None
+
+
 def transport_error(provider: str, exc: httpx2.HTTPError) -> ProviderError:
     """Our error for an httpx2 transport failure (timeout, connection), for providers and SDK transports."""
     if isinstance(exc, httpx2.TimeoutException):
@@ -571,6 +581,7 @@ class ProviderHttp:
         self._async_clients: dict[asyncio.AbstractEventLoop, tuple[httpx2.AsyncClient, AsyncGenerator[None, None]]] = {}
         self._lock = threading.Lock()
         self._timeout = timeout
+        self._timeout_deadline = _numeric_timeout(timeout)
         self.retry = retry or RetryPolicy()
         self._prepared_headers: _PreparedHeaders | None = None
         self._urls: dict[str, httpx2.URL] = {}
@@ -692,10 +703,13 @@ class ProviderHttp:
     # ------------------------------------------------------------------ retries
 
     def _deadline(self, timeout: float | None) -> _Deadline | None:
-        """The deadline of one request: the request's own ``timeout`` or the policy's, the shorter."""
+        """The deadline of one request: the shortest of the request's own ``timeout``, the policy's
+        ``deadline`` and a numeric model ``timeout`` (a number is a limit on the whole request, or
+        retries would multiply it; an ``httpx2.Timeout`` is the explicit per-attempt opt-in)."""
         limit = self.retry.deadline
-        if timeout is not None and (limit is None or timeout < limit):
-            limit = timeout
+        for other in (self._timeout_deadline, timeout):
+            if other is not None and (limit is None or other < limit):
+                limit = other
         return _Deadline(limit) if limit is not None else None
 
     def _should_retry(self, error: BaseException) -> bool:

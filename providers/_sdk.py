@@ -7,7 +7,8 @@ returns the raw response (streamed when asked), so :class:`SdkTransport` is a
 :class:`~providers._http.ProviderHttp` that sends each attempt differently and shares the rest.
 
 Retries: without a deadline the SDK retries by its own rules (``max_retries`` on its client) and we
-do not retry on top. With a deadline (a request's ``timeout``, ``RetryPolicy.deadline``) the SDK is
+do not retry on top. With a deadline (a request's ``timeout``, ``RetryPolicy.deadline``, or the SDK
+client's own ``timeout`` when it is a number, read as a model's numeric ``timeout=`` is) the SDK is
 asked for one attempt at a time (``max_retries=0``, each attempt's timeouts cut to the time left)
 and the shell's retry loop runs them, as many as the client's ``max_retries``: the SDK alone cannot
 bound a request across its retries, and the caller's limit must hold whatever the transport.
@@ -83,6 +84,15 @@ def _timeout_of(client: Any) -> httpx2.Timeout:
     return httpx2.Timeout(timeout if isinstance(timeout, (int, float)) else None)
 
 
+def _own_timeout(client: Any) -> float | httpx2.Timeout:
+    """The SDK client's timeout as the model's would be read: a number (``OpenAI(timeout=2)``) is also
+    the request's deadline; a ``Timeout`` object (the SDKs' default) limits each attempt only."""
+    timeout = getattr(client, "timeout", None)
+    if isinstance(timeout, (int, float)) and not isinstance(timeout, bool):
+        return float(timeout)
+    return _timeout_of(client)
+
+
 class SdkTransport(ProviderHttp):
     """Sends a provider's requests through a sync and/or an async official SDK client."""
 
@@ -106,7 +116,12 @@ class SdkTransport(ProviderHttp):
             deadline=policy.deadline,
         )
         super().__init__(
-            provider=provider, base_url=str(given.base_url), headers={}, error_details=error_details, retry=policy
+            provider=provider,
+            base_url=str(given.base_url),
+            headers={},
+            error_details=error_details,
+            retry=policy,
+            timeout=_own_timeout(given),
         )
         self.sdk = client
         self.async_sdk = async_client

@@ -21,12 +21,13 @@ is one, checked by the conformance kit like the built-in four.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Collection, Iterable, Iterator, Mapping
 from contextlib import AbstractAsyncContextManager, AbstractContextManager
 from typing import TYPE_CHECKING, Any, Generic, Literal, NamedTuple, Protocol, TypeVar
 
 import httpx2
 
+from chatclient.errors import ConfigurationError
 from chatclient.model import ChatModel
 from chatclient.options import ChatOptions
 from chatclient.prompt import Prompt
@@ -39,7 +40,7 @@ from ._stream import SseStream, aiter_ndjson, aiter_sse, iter_ndjson, iter_sse
 if TYPE_CHECKING:
     from chatclient.events import ModelEvent
 
-__all__ = ["BuildRequest", "ParseResponse", "ProviderModel", "StreamDecoder", "WireMapping"]
+__all__ = ["BuildRequest", "ParseResponse", "ProviderModel", "StreamDecoder", "WireMapping", "require_credentials"]
 
 OptionsT = TypeVar("OptionsT", bound=ChatOptions)
 
@@ -85,6 +86,29 @@ class WireMapping(NamedTuple):
     """The ``accept`` header sent with every request (``None``: none)."""
 
 
+def require_credentials(
+    base_url: str,
+    vendor_hosts: Collection[str],
+    clients: Iterable[httpx2.Client | httpx2.AsyncClient | None],
+    message: str,
+) -> None:
+    """A ``ConfigurationError`` when ``base_url`` is one of the vendor's own hosts and no injected
+    client authenticates by itself (an ``auth`` flow, a key header): found when the model is built
+    rather than as a 401 on the first request, and only for the vendor's host, as other servers (a
+    local one, a gateway) may need no key."""
+    from urllib.parse import urlsplit  # only when a model for a vendor host is built
+
+    host = (urlsplit(base_url).hostname or "").lower()
+    if host not in vendor_hosts:
+        return
+    for c in clients:
+        if c is not None and (
+            c.auth is not None or any(h in c.headers for h in ("authorization", "api-key", "x-api-key"))
+        ):
+            return
+    raise ConfigurationError(message or f"No API key for {base_url}")
+
+
 class ProviderModel(ModelLifecycle, ChatModel, Generic[OptionsT]):
     """A ``ChatModel`` for one :class:`WireMapping`. Subclasses set :attr:`wire` and call
     ``super().__init__`` with what they resolved (key headers, base URL, default options)."""
@@ -119,9 +143,17 @@ class ProviderModel(ModelLifecycle, ChatModel, Generic[OptionsT]):
         async_client: Any = None,
         timeout: float | httpx2.Timeout = 600.0,
         retry: RetryPolicy | None = None,
+        vendor_hosts: Collection[str] = (),
+        missing_key: str = "",
     ) -> None:
+        """``vendor_hosts``: the provider's own hosts, where a request without a credential can only
+        fail; such a model is refused when built (``ConfigurationError(missing_key)``) unless it has a
+        credential header (an explicitly empty one is a deliberate "send none"), an SDK client, or an
+        injected httpx2 client that authenticates by itself."""
         wire = self.wire
         self._defaults = defaults
+        if vendor_hosts and client is None and async_client is None and not secret_headers:
+            require_credentials(base_url, vendor_hosts, (http_client, async_http_client), missing_key)
         self._http = ProviderHttp(
             provider=wire.provider,
             base_url=base_url,

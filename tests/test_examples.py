@@ -49,7 +49,7 @@ EXPECTED = {
     ],
     "provider_tour.py": ["answer: The temperature in Tokyo is currently 20.0 degrees Celsius."],
     "loop_extensions.py": [
-        "  [calling balance {\"account\": \"main\"}]",
+        '  [calling balance {"account": "main"}]',
         "  [waiting for a person: ['t1']]",
         "tools offered in round 1: ['balance', 'transfer']",
         "  [transfer -> Sent 100 EUR to Ana]",
@@ -90,3 +90,64 @@ def test_example_runs_offline(name: str) -> None:
 
 def test_every_example_is_covered() -> None:
     assert {p.name for p in EXAMPLES.glob("*.py")} == set(EXPECTED)
+
+
+ROOT = EXAMPLES.parent
+OURS = {"chatclient", "providers", "advisors", "examples"}
+
+
+def _demo_install() -> set[str]:
+    """The distributions ``make demo`` installs: the runtime dependencies and the extras its stamp names."""
+    import re
+
+    makefile = (ROOT / "Makefile").read_text()
+    stamp = re.search(r"^demo:\s*\$\(VENV\)/(\S+)", makefile, re.MULTILINE)
+    assert stamp, "the Makefile has a demo target that depends on an install stamp"
+    recipe = re.search(rf"^\$\(VENV\)/{re.escape(stamp.group(1))}:.*\n((?:\t.*\n)+)", makefile, re.MULTILINE)
+    assert recipe, f"the Makefile has a recipe for {stamp.group(1)}"
+    extras = re.search(r"-e\s+'?\.\[([^\]]*)\]", recipe.group(1))
+    pyproject = (ROOT / "pyproject.toml").read_text()
+
+    def listed(key: str) -> list[str]:  # a ``key = ["a", "b"]`` list of pyproject.toml (tomllib is 3.11+)
+        found = re.search(rf"^{re.escape(key)}\s*=\s*\[(.*?)\]", pyproject, re.MULTILINE | re.DOTALL)
+        assert found, f"pyproject.toml lists {key}"
+        return re.findall(r'"([^"]+)"', found.group(1))
+
+    wanted = listed("dependencies")
+    for extra in extras.group(1).split(",") if extras else []:
+        wanted += listed(extra.strip())
+    return {_normal(re.split(r"[\s\[<>=!~;]", requirement, maxsplit=1)[0]) for requirement in wanted}
+
+
+def _normal(name: str) -> str:
+    return name.lower().replace("_", "-").replace(".", "-")
+
+
+def _imports(path: Path) -> set[str]:
+    """Top-level names of every module ``path`` imports, at module level or inside a function."""
+    import ast
+
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names.update(alias.name.partition(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module.partition(".")[0])
+    return names
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_what_an_example_imports_is_installed_by_make_demo(name: str) -> None:
+    """``make demo``'s venv holds only the runtime and the extras its target names; an example that
+    imports anything else (the provider tour once read its YAML recordings with an uninstalled
+    PyYAML) would crash there while passing here, in the dev venv."""
+    from importlib.metadata import packages_distributions
+
+    installed = _demo_install()
+    providers_of = packages_distributions()
+    missing = {
+        module: providers_of.get(module, ["?"])
+        for module in _imports(EXAMPLES / name) - OURS - set(sys.stdlib_module_names)
+        if not {_normal(d) for d in providers_of.get(module, [])} & installed
+    }
+    assert not missing, f"{name} imports {missing}, which `make demo` does not install"

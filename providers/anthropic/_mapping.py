@@ -403,6 +403,14 @@ def parse_response(data: Any, headers: Mapping[str, str] | httpx2.Headers | None
     content = data.get("content")
     if not isinstance(content, list):
         raise MalformedResponseError("The reply has no 'content' list", provider=PROVIDER, body=data)
+    if not content and not isinstance(data.get("stop_reason"), str):
+        # Empty content is a documented answer (``end_turn`` after a tool result, ``max_tokens``);
+        # without a stop reason it is no finished message at all.
+        raise MalformedResponseError(
+            "The reply's 'content' is empty and it has no 'stop_reason': not a finished message",
+            provider=PROVIDER,
+            body=data,
+        )
     texts: list[str] = []
     calls: list[ToolCall] = []
     thinking: list[JsonValue] = []

@@ -254,6 +254,10 @@ def parse_response(data: Any, headers: Mapping[str, str] | None = None) -> ChatR
     message = data.get("message")
     if not isinstance(message, dict):
         raise MalformedResponseError("The reply has no message object", provider=PROVIDER, body=data)
+    if data.get("done") is False:  # ``stream: false`` is answered with one final object, ``done: true``
+        raise MalformedResponseError(
+            "The reply says 'done': false: a partial reply, not a finished message", provider=PROVIDER, body=data
+        )
     content = _str_field(message, "content")
     calls = _tool_calls(message.get("tool_calls"), 0)
     text = content if content else (None if calls else "")

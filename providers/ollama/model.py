@@ -16,6 +16,8 @@ from .options import OllamaChatOptions
 __all__ = ["DEFAULT_BASE_URL", "OllamaChatModel", "normalize_host"]
 
 DEFAULT_BASE_URL = "http://localhost:11434"
+CLOUD_HOST = "ollama.com"
+"""Ollama Cloud's host: the one server where a request without a key can only fail."""
 _PATH = "/api/chat"
 _BIND_ALL = {"0.0.0.0", "::"}
 
@@ -74,7 +76,8 @@ class OllamaChatModel(ProviderModel[OllamaChatOptions]):
 
     ``base_url`` defaults to ``$OLLAMA_HOST`` (``host:port`` is fine) or ``http://localhost:11434``.
     A local server needs no key; Ollama Cloud takes ``api_key`` (or ``$OLLAMA_API_KEY``) as a Bearer
-    token. ``format`` gets ``output_schema`` as a JSON schema, so native structured output works.
+    token, and a model for it without one is refused when built (``ConfigurationError``).
+    ``format`` gets ``output_schema`` as a JSON schema, so native structured output works.
     """
 
     wire = WIRE
@@ -98,11 +101,15 @@ class OllamaChatModel(ProviderModel[OllamaChatOptions]):
         super().__init__(
             defaults=defaults,
             base_url=normalize_host(base_url if base_url is not None else os.environ.get("OLLAMA_HOST", "")),
-            secret_headers={"authorization": Secret(f"Bearer {key}")} if key else None,
+            # ``api_key=""`` is a deliberate "send none" (a gateway in front adds the credential)
+            secret_headers={"authorization": Secret(f"Bearer {key}" if key else "")} if key is not None else None,
             http_client=http_client,
             async_http_client=async_http_client,
             timeout=timeout,
             retry=retry,
+            vendor_hosts=(CLOUD_HOST,),
+            missing_key="No Ollama API key for Ollama Cloud (https://ollama.com): pass api_key= or set "
+            "OLLAMA_API_KEY (for a server of your own, pass its base_url= or set OLLAMA_HOST)",
         )
 
     def __repr__(self) -> str:

@@ -422,9 +422,21 @@ def parse_response(data: Any, headers: Mapping[str, str] | None = None) -> ChatR
     refusal go to the message metadata, never into the answer text."""
     try:
         choices = data["choices"]
+        if not choices:  # the API always sends n >= 1 choices: an empty list is no answer, not an empty one
+            raise MalformedResponseError(
+                "The Chat Completions reply has no choices ('choices' is empty): there is no message to read",
+                provider=PROVIDER,
+                body=data,
+            )
         generations = []
         for position, choice in enumerate(choices):
-            message = choice.get("message") or {}
+            message = choice.get("message")
+            if not isinstance(message, dict):
+                raise MalformedResponseError(
+                    f"Choice {position} of the Chat Completions reply has no 'message' object",
+                    provider=PROVIDER,
+                    body=data,
+                )
             index = choice.get("index", position)
             calls = _tool_calls(message.get("tool_calls"), index)
             content, thinking = split_content(message.get("content"))

@@ -15,7 +15,6 @@ from urllib.parse import urlsplit
 
 import httpx2
 
-from chatclient.errors import ConfigurationError
 from providers._http import RetryPolicy, Secret
 from providers._shell import ProviderModel, StreamDecoder, WireMapping
 
@@ -39,14 +38,6 @@ def _is_openai_platform(url: str) -> bool:
     """OpenAI itself or Azure OpenAI: the servers that want ``max_completion_tokens``."""
     host = _host(url)
     return host == "api.openai.com" or host.endswith(".openai.azure.com")
-
-
-def _brings_credentials(*clients: httpx2.Client | httpx2.AsyncClient | None) -> bool:
-    """Whether an injected httpx2 client authenticates by itself (an ``auth`` flow, a key header)."""
-    return any(
-        c is not None and (c.auth is not None or "authorization" in c.headers or "api-key" in c.headers)
-        for c in clients
-    )
 
 
 def _stream_parser(headers: httpx2.Headers) -> StreamDecoder:
@@ -108,28 +99,13 @@ class OpenAIChatModel(ProviderModel[OpenAIChatOptions]):
             api_key = os.environ.get("OPENAI_API_KEY")
         plain: dict[str, str] = {}
         secret: dict[str, Secret] = {}
-        if api_key:
-            secret["authorization"] = Secret(f"Bearer {api_key}")
+        if api_key is not None:  # ``api_key=""`` is a deliberate "send none" (a gateway adds the credential)
+            secret["authorization"] = Secret(f"Bearer {api_key}" if api_key else "")
         for key, value in (headers or {}).items():
             if key.lower() in _CREDENTIAL_HEADERS:
                 secret[key.lower()] = Secret(value)
             else:
                 plain[key] = value
-        if (
-            api_key is None
-            and not secret
-            and client is None
-            and async_client is None
-            and _host(self.base_url) == "api.openai.com"
-            and not _brings_credentials(http_client, async_http_client)
-        ):
-            # Found now rather than as a 401 on the first request, as Anthropic and Responses do.
-            # Only for OpenAI's own host: other servers may need no key, and ``api_key=""`` is a
-            # deliberate "send none" (a gateway that adds the credential itself).
-            raise ConfigurationError(
-                f"No OpenAI API key for {self.base_url}: pass api_key= or set OPENAI_API_KEY "
-                "(for a server of your own, pass its base_url=)"
-            )
         super().__init__(
             defaults=defaults,
             base_url=self.base_url,
@@ -141,6 +117,9 @@ class OpenAIChatModel(ProviderModel[OpenAIChatOptions]):
             async_client=async_client,
             timeout=timeout,
             retry=retry,
+            vendor_hosts=("api.openai.com",),
+            missing_key=f"No OpenAI API key for {self.base_url}: pass api_key= or set OPENAI_API_KEY "
+            "(for a server of your own, pass its base_url=)",
         )
         if self.via_sdk:
             self.base_url = self._transport.base_url

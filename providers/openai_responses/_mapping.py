@@ -497,6 +497,11 @@ def _response_metadata(data: Mapping[str, Any], usage: Usage | None, request_id:
     )
 
 
+_MAY_BE_EMPTY = frozenset({"incomplete", "cancelled"})
+"""Statuses whose ``output`` may be empty (cut at ``max_output_tokens`` before any item, cancelled);
+a ``completed`` response always has an item, and a queued or in-progress one is no reply yet."""
+
+
 def parse_response(data: Any, headers: Mapping[str, str]) -> ChatResponse:
     """The ``ChatResponse`` of a (non-streamed) response object."""
     if not isinstance(data, dict) or not isinstance(data.get("output"), list):
@@ -504,6 +509,13 @@ def parse_response(data: Any, headers: Mapping[str, str]) -> ChatResponse:
     status = data.get("status")
     if status == "failed":
         raise event_error(data.get("error"), default=ServerError)
+    if not data["output"] and status not in _MAY_BE_EMPTY:
+        raise MalformedResponseError(
+            f"The response object's 'output' is empty (status {status!r}): no message, tool call or "
+            "reasoning item to read",
+            provider=PROVIDER,
+            body=data,
+        )
     output = _Output()
     for item in data["output"]:
         output.add(item)

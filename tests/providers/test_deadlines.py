@@ -61,10 +61,11 @@ def test_a_request_timeout_bounds_the_round_in_every_mode(server: StallingServer
 
 
 def test_a_policy_deadline_stops_retrying_a_stalled_server(server: StallingServer) -> None:
-    """``timeout=`` stays the per-attempt limit; the deadline is the total across the attempts."""
+    """An ``httpx2.Timeout`` stays the per-attempt limit; the deadline is the total across the attempts."""
     policy = RetryPolicy(max_retries=10, initial_backoff=0, deadline=1.0)
+    per_attempt = httpx2.Timeout(0.3)
     with (
-        OpenAIChatModel(base_url=f"{server.url}/stall", api_key="k", timeout=0.3, retry=policy) as model,
+        OpenAIChatModel(base_url=f"{server.url}/stall", api_key="k", timeout=per_attempt, retry=policy) as model,
         pytest.raises(APITimeoutError) as raised,
     ):
         model.call(Prompt("hi"))
@@ -75,16 +76,69 @@ def test_a_policy_deadline_stops_retrying_a_stalled_server(server: StallingServe
 
 
 def test_without_a_deadline_every_attempt_runs_its_full_timeout(server: StallingServer) -> None:
-    """The defect this fixes: a per-attempt timeout alone lets retries multiply the caller's wait."""
+    """An ``httpx2.Timeout`` is the explicit opt-in for per-attempt limits only: with no deadline set,
+    retries multiply the caller's wait (each of the three attempts runs its full timeout)."""
     with (
         OpenAIChatModel(
-            base_url=f"{server.url}/stall", api_key="k", timeout=0.2, retry=RetryPolicy(initial_backoff=0)
+            base_url=f"{server.url}/stall",
+            api_key="k",
+            timeout=httpx2.Timeout(0.2),
+            retry=RetryPolicy(initial_backoff=0),
         ) as model,
         pytest.raises(APITimeoutError) as raised,
     ):
         model.call(Prompt("hi"))
     assert "deadline" not in raised.value.message
     assert len(server.settled()) == 3
+
+
+def test_a_numeric_model_timeout_is_the_deadline_of_the_whole_request(server: StallingServer) -> None:
+    """Issue 9's repro, word for word: ``timeout=2`` against a stalled server was three attempts of
+    2 s each. A number is now the limit of the whole request: one attempt, abandoned at 2 s."""
+    with (
+        OpenAIChatModel("m", api_key="k", base_url=f"{server.url}/stall/v1", timeout=2) as model,
+        pytest.raises(APITimeoutError) as raised,
+    ):
+        ChatClient.create(model).prompt("hi").call().content()
+    assert raised.value.error_type == DEADLINE_EXCEEDED and not raised.value.retryable
+    assert "deadline of 2 s was reached after 1 attempt " in raised.value.message
+    (attempt,) = server.settled()
+    assert attempt.abandoned and not attempt.answered
+
+
+@pytest.mark.parametrize("provider", sorted(PROVIDERS))
+@pytest.mark.parametrize("mode", MODES)
+def test_a_numeric_model_timeout_bounds_every_provider_in_every_mode(
+    server: StallingServer, provider: str, mode: str
+) -> None:
+    """The policy would retry twice with no pause; the model's 0.2 s is the total."""
+    model = PROVIDERS[provider](f"{server.url}/stall", timeout=0.2, retry=RetryPolicy(initial_backoff=0))
+    with model, pytest.raises(APITimeoutError) as raised:
+        run_spec(mode, ChatClient.create(model).prompt("hi"))
+    assert raised.value.error_type == DEADLINE_EXCEEDED
+    assert "deadline of 0.2 s" in raised.value.message and "after 1 attempt " in raised.value.message
+    assert len(server.settled()) == 1
+
+
+@pytest.mark.parametrize(
+    ("model_timeout", "policy_deadline", "request_timeout", "applies"),
+    [(0.2, 30.0, None, "0.2"), (30.0, 0.2, None, "0.2"), (30.0, 30.0, 0.2, "0.2"), (0.2, None, 30.0, "0.2")],
+)
+def test_the_shortest_of_model_timeout_policy_deadline_and_request_timeout_applies(
+    server: StallingServer,
+    model_timeout: float,
+    policy_deadline: float | None,
+    request_timeout: float | None,
+    applies: str,
+) -> None:
+    policy = RetryPolicy(initial_backoff=0, deadline=policy_deadline)
+    with (
+        OpenAIChatModel(base_url=f"{server.url}/stall", api_key="k", timeout=model_timeout, retry=policy) as model,
+        pytest.raises(APITimeoutError) as raised,
+    ):
+        model.call(Prompt("hi", ChatOptions(timeout=request_timeout)))
+    assert f"deadline of {applies} s was reached after 1 attempt " in raised.value.message
+    assert len(server.settled()) == 1
 
 
 def test_a_wait_that_would_end_past_the_deadline_is_not_taken(

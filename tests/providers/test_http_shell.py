@@ -287,6 +287,47 @@ def test_openai_without_a_key_fails_early_for_openais_own_host_only() -> None:
     OpenAIChatModel("m", http_client=httpx2.Client(headers={"authorization": "Bearer from-the-client"}))
 
 
+@pytest.mark.parametrize("base_url", ["https://ollama.com", "ollama.com", "https://ollama.com/"])
+def test_ollama_without_a_key_fails_early_for_ollama_cloud(base_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same shell check as OpenAI's: Ollama Cloud's own host with no key can only answer 401."""
+    monkeypatch.delenv("OLLAMA_API_KEY", raising=False)
+    with pytest.raises(ConfigurationError, match="No Ollama API key for Ollama Cloud"):
+        OllamaChatModel("m", base_url=base_url)
+    monkeypatch.setenv("OLLAMA_HOST", base_url)
+    with pytest.raises(ConfigurationError, match="OLLAMA_API_KEY"):
+        OllamaChatModel("m")
+
+
+def test_ollama_cloud_builds_with_a_key_and_a_local_server_without_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OLLAMA_API_KEY", raising=False)
+    monkeypatch.delenv("OLLAMA_HOST", raising=False)
+    sent: list[httpx2.Request] = []
+
+    def record(request: httpx2.Request) -> httpx2.Response:
+        sent.append(request)
+        return httpx2.Response(
+            200, json={"model": "m", "message": {"role": "assistant", "content": "hi"}, "done": True}
+        )
+
+    def cloud(api_key: str | None = None, http_client: httpx2.Client | None = None) -> OllamaChatModel:
+        client = http_client or httpx2.Client(transport=httpx2.MockTransport(record))
+        return OllamaChatModel("m", base_url="https://ollama.com", api_key=api_key, http_client=client)
+
+    cloud(api_key="secret").call(Prompt("hi"))
+    assert sent[-1].headers["authorization"] == "Bearer secret"
+    cloud(api_key="").call(Prompt("hi"))  # an explicit empty key: a gateway adds the credential
+    assert "authorization" not in sent[-1].headers
+    authenticating = httpx2.Client(transport=httpx2.MockTransport(record), headers={"authorization": "Bearer c"})
+    cloud(http_client=authenticating).call(Prompt("hi"))
+    assert sent[-1].headers["authorization"] == "Bearer c"
+    monkeypatch.setenv("OLLAMA_API_KEY", "from-env")
+    cloud().call(Prompt("hi"))
+    assert sent[-1].headers["authorization"] == "Bearer from-env"
+    monkeypatch.delenv("OLLAMA_API_KEY")
+    OllamaChatModel("m")  # a local server (localhost:11434) needs no key
+    OllamaChatModel("m", base_url="http://gpu-box:11434")
+
+
 def test_an_html_502_becomes_a_short_summary_not_the_page(server: str) -> None:
     with (
         OpenAIChatModel("m", api_key="k", base_url=f"{server}/html502/v1", retry=NO_RETRY) as model,

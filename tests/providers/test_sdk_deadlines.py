@@ -14,6 +14,7 @@ import asyncio
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import httpx2
 import pytest
 
 from chatclient import ChatClient
@@ -135,3 +136,49 @@ def test_an_sdk_stream_is_bounded_while_it_is_read(server: StallingServer, mode:
     assert raised.value.error_type == DEADLINE_EXCEEDED
     (attempt,) = server.settled()
     assert attempt.abandoned
+
+
+def _with_timeout(sdk: str, base_url: str, use_async: bool, timeout: Any) -> ChatModel:
+    """A model over an SDK client built with ``timeout=`` (the retry policy would retry with no pause)."""
+    retry = RetryPolicy(initial_backoff=0)
+    if sdk == "anthropic":
+        kind: Any = anthropic.AsyncAnthropic if use_async else anthropic.Anthropic
+        client = kind(base_url=base_url, api_key="k", max_retries=2, timeout=timeout)
+        return AnthropicChatModel("claude-x", client=client, retry=retry)
+    kind = openai.AsyncOpenAI if use_async else openai.OpenAI
+    client = kind(base_url=base_url, api_key="k", max_retries=2, timeout=timeout)
+    if sdk == "responses":
+        return OpenAIResponsesChatModel(client=client, retry=retry)
+    return OpenAIChatModel("gpt-4o-mini", client=client, retry=retry)
+
+
+@pytest.mark.parametrize("sdk", sorted(SDKS))
+@pytest.mark.parametrize("use_async", [False, True], ids=["sync-client", "async-client"])
+def test_a_numeric_sdk_client_timeout_is_the_deadline_of_the_request(
+    server: StallingServer, sdk: str, use_async: bool
+) -> None:
+    """``OpenAI(timeout=0.3)`` is read as a model's numeric ``timeout=``: the limit of the whole
+    request, not of each of the SDK's three attempts."""
+    model = _with_timeout(sdk, f"{server.url}/stall", use_async, 0.3)
+    try:
+        with pytest.raises(APITimeoutError) as raised:
+            run_spec("acall" if use_async else "call", ChatClient.create(model).prompt("hi"))
+    finally:
+        _close(model)
+    assert raised.value.error_type == DEADLINE_EXCEEDED
+    assert "deadline of 0.3 s was reached after 1 attempt " in raised.value.message
+    (attempt,) = server.settled()
+    assert attempt.abandoned and not attempt.answered
+
+
+@pytest.mark.parametrize("sdk", sorted(SDKS))
+def test_an_sdk_timeout_object_limits_each_attempt_only(server: StallingServer, sdk: str) -> None:
+    """An ``httpx2.Timeout`` on the SDK client keeps its per-attempt meaning: the SDK's own retries run."""
+    model = _with_timeout(sdk, f"{server.url}/stall", False, httpx2.Timeout(0.2))
+    try:
+        with pytest.raises(APITimeoutError) as raised:
+            run_spec("call", ChatClient.create(model).prompt("hi"))
+    finally:
+        _close(model)
+    assert raised.value.error_type != DEADLINE_EXCEEDED
+    assert len(server.settled()) == 3
