@@ -25,6 +25,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar, Union
 
 from chatclient._sync import run_sync
+from chatclient._trusted import trusted
 from chatclient.advisor import (
     AdvisorOrder,
     AsyncCallNext,
@@ -311,10 +312,10 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
         observers = state.observers
         if observers:
             observers.turn_resumed(pending)
-        paused_round = request.with_prompt(request.prompt.with_messages(state.history))
+        paused_round = request.with_prompt(_with_messages(request.prompt, state.history))
         round_request = yield from _apply(hooks.before_call, paused_round, state)
         paused = pending.paused_response()
-        run_prompt = round_request.prompt.with_messages(state.history)
+        run_prompt = _with_messages(round_request.prompt, state.history)
         try:
             _check_tool_identities(pending, round_request.prompt.tool_callbacks)
         except ToolCallDecisionError:
@@ -358,7 +359,7 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
                 for call in chat.tool_calls:
                     yield _Emit(ToolCallReady(call, state.round))
             try:
-                result: ToolExecutionResult = yield _RunTools(round_request.prompt.with_messages(state.history), chat)
+                result: ToolExecutionResult = yield _RunTools(_with_messages(round_request.prompt, state.history), chat)
             except ToolCallConfirmationRequired as pause:
                 response = yield from self._paused(response, pause, state)
                 answer = state.pending.reply if state.pending is not None else None
@@ -383,7 +384,7 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
     ) -> Generator[_Step, Any, tuple[ChatClientRequest, ChatClientResponse]]:
         """One model round with its hooks; its usage is added to the turn's."""
         state.round += 1
-        round_request = request.with_prompt(request.prompt.with_messages(messages))
+        round_request = request.with_prompt(_with_messages(request.prompt, messages))
         if hooks.before_call:
             round_request = yield from _apply(hooks.before_call, round_request, state)
         response: ChatClientResponse = yield _ModelRound(round_request)
@@ -659,6 +660,14 @@ def _turn_start(messages: Sequence[Message]) -> int:
         if isinstance(messages[index], UserMessage):
             return index
     return len(messages)
+
+
+def _with_messages(prompt: Prompt, messages: Sequence[Message]) -> Prompt:
+    """``prompt.with_messages(messages)`` without pydantic's ``model_construct`` field walk: both parts
+    are models already, and every round makes one (or two, with the tool batch's prompt)."""
+    if messages is prompt.messages:
+        return prompt
+    return trusted(Prompt, {"messages": tuple(messages), "options": prompt.options})
 
 
 def _first_output(response: ChatClientResponse) -> AssistantMessage | None:

@@ -351,9 +351,26 @@ class ChatClientRequestSpec:
         cached = client._options_cache
         if reusable and cached is not None and cached[0] is model_defaults:
             return cached[1]
+        own = self.__dict__.get("_merged_options")
+        if (  # a spec with its own tools or options, run again (a service's spec, built once)
+            own is not None
+            and own[0] is model_defaults
+            and own[1] is self.chat_options
+            and own[2] is self.tool_callbacks
+            and own[3] is self.tool_context_map
+            and own[4] is self.default_tool_context
+        ):
+            reused: ChatOptions = own[5]
+            return reused
         merged = self._merge_options(model_defaults)
         if reusable:
             client._options_cache = (model_defaults, merged)
+        else:
+            # Kept on the spec (not a field: equality and copies ignore it), keyed by what it merges,
+            # so a copy that changed any of them merges anew.
+            own = (model_defaults, self.chat_options, self.tool_callbacks, self.tool_context_map,
+                   self.default_tool_context, merged)  # fmt: skip
+            object.__setattr__(self, "_merged_options", own)
         return merged
 
     def _merge_options(self, model_defaults: ChatOptions | None) -> ChatOptions:

@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
+from ._trusted import trusted
 from .messages import AssistantMessage, ToolCall
 
 __all__ = [
@@ -56,12 +57,16 @@ class Usage(BaseModel):
         return self.prompt_tokens + self.completion_tokens
 
     def __add__(self, other: Usage) -> Usage:
-        return Usage(
-            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
-            completion_tokens=self.completion_tokens + other.completion_tokens,
-            cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
-            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
-            reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
+        # Sums of ints are ints: nothing to validate (the tool loop adds one usage per round).
+        return trusted(
+            Usage,
+            {
+                "prompt_tokens": self.prompt_tokens + other.prompt_tokens,
+                "completion_tokens": self.completion_tokens + other.completion_tokens,
+                "cache_read_tokens": self.cache_read_tokens + other.cache_read_tokens,
+                "cache_write_tokens": self.cache_write_tokens + other.cache_write_tokens,
+                "reasoning_tokens": self.reasoning_tokens + other.reasoning_tokens,
+            },
         )
 
 
@@ -175,5 +180,5 @@ class ChatResponse(BaseModel):
 
     def with_metadata(self, **updates: Any) -> ChatResponse:
         """A copy whose response metadata has ``updates`` applied (values are not re-validated)."""
-        metadata = ChatResponseMetadata.model_construct(**{**self.metadata.__dict__, **updates})
-        return ChatResponse.model_construct(generations=self.generations, metadata=metadata)
+        metadata = trusted(ChatResponseMetadata, {**self.metadata.__dict__, **updates})
+        return trusted(ChatResponse, {"generations": self.generations, "metadata": metadata})

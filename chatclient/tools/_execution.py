@@ -44,13 +44,15 @@ def tool_execution_error(tool_name: str, exc: Exception) -> ToolExecutionError:
     return ToolExecutionError(f"Tool '{tool_name}' failed with {detail}", tool_name=tool_name)
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Invocation:
     """One call to run: the tool, its arguments (blank already turned into ``{}``) and the request's context.
 
     What a callback returns is checked here, not trusted from its type: a hand-written callback that
     returns ``None`` (a tool run for its effect) or an object gets the same treatment as a function
     tool, through the default result converter. With observers, each run is reported to them.
+    Not changed once made (not frozen: a frozen dataclass pays an ``object.__setattr__`` per field,
+    per call of every round).
     """
 
     callback: ToolCallback

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from pydantic import JsonValue
 from typing_extensions import Self
 
+from .._trusted import trusted
 from ..errors import (
     ChatClientError,
     ConfigurationError,
@@ -107,8 +108,11 @@ class _Denied:
     text: str
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class _Step:
+    """One call of a planned batch. Not changed once made (``replace`` makes a decided one); not frozen
+    only because a frozen dataclass pays an ``object.__setattr__`` per field, per call of every round."""
+
     call: ToolCall
     target: ToolCallback | ToolError | _Denied
     """The tool to run, the error decided while planning (over a limit, unknown tool), or a denial."""
@@ -128,8 +132,10 @@ class _Step:
         return self.call if self.arguments is None else self.call.model_copy(update={"arguments": self.arguments})
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class _Plan:
+    """A batch, planned: nothing of it has run. Not changed once made (see ``_Step``)."""
+
     message: AssistantMessage
     steps: tuple[_Step, ...]
     context: ToolContext
@@ -407,7 +413,8 @@ class ToolCallingManager:
                 responses.append(response)
                 direct = isinstance(target, ToolCallback) and target.metadata.return_direct
                 return_direct = return_direct and direct and not response.is_error
-        history = (*prompt.messages, plan.message, ToolResponseMessage(responses))
+        results = trusted(ToolResponseMessage, {"role": "tool", "responses": tuple(responses), "metadata": {}})
+        history = (*prompt.messages, plan.message, results)
         return ToolExecutionResult(history, return_direct, plan.limit_exceeded)
 
     def _error_text(self, call: ToolCall, error: Exception) -> str:
@@ -568,6 +575,10 @@ def _success(
 ) -> ToolResponse:
     """The response for a call that ran; a person's edit of the arguments is noted first, for the model."""
     note = "" if edited is None else _EDITED_NOTE.format(arguments=edited)
+    if type(result) is str:  # the usual result: every field is a checked value already (the call's are)
+        return trusted(ToolResponse, {"id": call.id, "name": call.name, "response_data": note + result,
+                                      "is_error": False, "metadata": metadata, "parts": (),
+                                      "result_metadata": {}})  # fmt: skip
     if isinstance(result, str):
         return ToolResponse(id=call.id, name=call.name, response_data=note + result, metadata=metadata)
     parts = (TextPart(note.rstrip("\n")), *result.parts) if note else result.parts
@@ -618,8 +629,18 @@ def _unknown_tool(call: ToolCall, callbacks: dict[str, ToolCallback]) -> Unknown
 
 
 def _tool_context(prompt: Prompt) -> ToolContext:
-    # Imported here: ``options`` imports this package, so a module-level import would be circular.
-    from ..options import ToolCallingChatOptions
-
     options = prompt.options
-    return ToolContext(options.tool_context if isinstance(options, ToolCallingChatOptions) else None)
+    return ToolContext(options.tool_context if isinstance(options, _tool_options()) else None)
+
+
+_TOOL_OPTIONS: list[type[ToolCallingChatOptions]] = []
+
+
+def _tool_options() -> type[ToolCallingChatOptions]:
+    """``ToolCallingChatOptions``, imported on first use: ``options`` imports this package, so a
+    module-level import would be circular (and an import statement per round costs a package lookup)."""
+    if not _TOOL_OPTIONS:
+        from ..options import ToolCallingChatOptions
+
+        _TOOL_OPTIONS.append(ToolCallingChatOptions)
+    return _TOOL_OPTIONS[0]
