@@ -172,7 +172,10 @@ class ChatResponse(BaseModel):
 
     @property
     def has_tool_calls(self) -> bool:
-        return any(g.output.tool_calls for g in self.generations)
+        for generation in self.generations:  # noqa: SIM110 - read every round: no generator
+            if generation.output.tool_calls:
+                return True
+        return False
 
     @property
     def usage(self) -> Usage:

@@ -192,6 +192,7 @@ class ToolCallingManager:
         self._authorizer = metadata_rules & decision_authorizer if decision_authorizer else metadata_rules
         self._require_approver = decision_authorizer is not None if require_approver is None else require_approver
         self._authorize_denials = authorize_denials
+        self._last_by_name: tuple[tuple[ToolCallback, ...], dict[str, ToolCallback]] | None = None
 
     @staticmethod
     def builder() -> ToolCallingManagerBuilder:
@@ -369,7 +370,7 @@ class ToolCallingManager:
     def _plan(self, prompt: Prompt, chat_response: ChatResponse) -> _Plan:
         message = _tool_call_message(chat_response)
         breaches = self._limits.check(prompt.messages, message.tool_calls)
-        callbacks = {callback.name: callback for callback in prompt.tool_callbacks}
+        callbacks = self._by_name(prompt.tool_callbacks)
         denied = _denied_in_turn(prompt.messages)
         steps: list[_Step] = []
         limit_exceeded: str | None = None
@@ -389,6 +390,16 @@ class ToolCallingManager:
             limit_exceeded = limit_exceeded or str(breach)
             steps.append(_Step(call, breach))
         return _Plan(message, tuple(steps), _tool_context(prompt), limit_exceeded)
+
+    def _by_name(self, tools: tuple[ToolCallback, ...]) -> dict[str, ToolCallback]:
+        """The request's tools by name, kept for the last tool set seen (a request's set holds for its
+        whole turn, and a client's default set for every request): not rebuilt every round."""
+        last = self._last_by_name
+        if last is not None and last[0] is tools:
+            return last[1]
+        by_name = {callback.name: callback for callback in tools}
+        self._last_by_name = (tools, by_name)
+        return by_name
 
     def _finish(self, prompt: Prompt, plan: _Plan, ran: Sequence[Outcome]) -> ToolExecutionResult:
         outcomes = iter(ran)
