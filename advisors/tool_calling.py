@@ -177,29 +177,29 @@ def _hooks_of(parties: Sequence[ToolLoopExtension]) -> _Hooks:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class _ModelRound:
-    request: ChatClientRequest
+# What the flow yields. A model round is the round's request itself (no step object per round); the
+# others are slotted, not frozen (a frozen dataclass pays an ``object.__setattr__`` per field) and
+# never changed once made.
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class _RunTools:
     prompt: Prompt
     response: ChatResponse
     decisions: ToolCallDecisions | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class _Await:
     awaitable: Awaitable[Any]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class _Emit:
     event: StreamEvent
 
 
-_Step = Union[_ModelRound, _RunTools, _Await, _Emit]  # noqa: UP007
+_Step = Union[ChatClientRequest, _RunTools, _Await, _Emit]  # noqa: UP007
 _Flow = Generator[_Step, Any, ChatClientResponse]
 
 
@@ -353,7 +353,7 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
             round_request = _round_request(request, messages)
             if hooks.before_call:
                 round_request = yield from _apply(hooks.before_call, round_request, state)
-            response: ChatClientResponse = yield _ModelRound(round_request)
+            response: ChatClientResponse = yield round_request
             if hooks.after_call:
                 response = yield from _apply(hooks.after_call, response, state)
             chat = _counted(response, state)
@@ -517,8 +517,8 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
             step = next(flow)
             while True:
                 try:
-                    if isinstance(step, _ModelRound):
-                        outcome: Any = next_(step.request)
+                    if isinstance(step, ChatClientRequest):
+                        outcome: Any = next_(step)
                     elif isinstance(step, _RunTools):
                         outcome = manager.execute_tool_calls(
                             step.prompt, step.response, step.decisions, observers=observers
@@ -543,8 +543,8 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
             step = next(flow)
             while True:
                 try:
-                    if isinstance(step, _ModelRound):
-                        outcome: Any = await next_(step.request)
+                    if isinstance(step, ChatClientRequest):
+                        outcome: Any = await next_(step)
                     elif isinstance(step, _RunTools):
                         outcome = await manager.aexecute_tool_calls(
                             step.prompt, step.response, step.decisions, observers=observers
@@ -570,9 +570,9 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
             step = next(flow)
             while True:
                 try:
-                    if isinstance(step, _ModelRound):
+                    if isinstance(step, ChatClientRequest):
                         outcome: Any = None
-                        for event in next_(step.request):
+                        for event in next_(step):
                             if isinstance(event, TurnFinished):
                                 outcome = event.response
                             else:
@@ -606,9 +606,9 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
             step = next(flow)
             while True:
                 try:
-                    if isinstance(step, _ModelRound):
+                    if isinstance(step, ChatClientRequest):
                         outcome: Any = None
-                        async for event in next_(step.request):
+                        async for event in next_(step):
                             if isinstance(event, TurnFinished):
                                 outcome = event.response
                             else:

@@ -8,6 +8,7 @@ fluent call returns a new spec, so a spec can be shared and branched. ``call()``
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
@@ -86,6 +87,9 @@ class PreparedRequest:
             model = options.model
         tracker.add(usage, model)
 
+    tool_options: ProvidedToolOptions | None = None
+    """The client's options-with-provided-tools cache (see :class:`ProvidedToolOptions`)."""
+
     def resolve(self) -> ChatClientRequest:
         return self._with(resolve_providers(self.providers)) if self.providers else self.request
 
@@ -93,11 +97,43 @@ class PreparedRequest:
         return self._with(await aresolve_providers(self.providers)) if self.providers else self.request
 
     def _with(self, provided: tuple[ToolCallback, ...]) -> ChatClientRequest:
-        options = self.request.prompt.options
+        request = self.request
+        options = request.prompt.options
         assert isinstance(options, ToolCallingChatOptions)
-        callbacks = check_unique((*options.tool_callbacks, *provided))
-        prompt = self.request.prompt.with_options(options.model_copy(update={"tool_callbacks": callbacks}))
-        return self.request.with_prompt(prompt)
+        cache = self.tool_options
+        merged = cache.merged(options, provided) if cache is not None else _with_tools(options, provided)
+        prompt = trusted(Prompt, {"messages": request.prompt.messages, "options": merged})  # both are models
+        return ChatClientRequest(prompt, request.context)
+
+
+def _with_tools(options: ToolCallingChatOptions, provided: tuple[ToolCallback, ...]) -> ToolCallingChatOptions:
+    callbacks = check_unique((*options.tool_callbacks, *provided))
+    return options.model_copy(update={"tool_callbacks": callbacks})
+
+
+def _same(a: tuple[ToolCallback, ...], b: tuple[ToolCallback, ...]) -> bool:
+    """The same tools, object for object (not merely equal ones)."""
+    return a is b or (len(a) == len(b) and all(map(operator.is_, a, b)))
+
+
+class ProvidedToolOptions:
+    """A request's options with its providers' tools added, kept for the last options and tool set
+    seen: a provider that lists once hands back the same tools on every request (an MCP provider's
+    cached set), so the merge (a name check over every tool, an options copy) is not redone per
+    request, and the tool loop finds the same tool set each round and each request."""
+
+    __slots__ = ("last",)
+
+    def __init__(self) -> None:
+        self.last: tuple[ToolCallingChatOptions, tuple[ToolCallback, ...], ToolCallingChatOptions] | None = None
+
+    def merged(self, options: ToolCallingChatOptions, provided: tuple[ToolCallback, ...]) -> ToolCallingChatOptions:
+        last = self.last
+        if last is not None and last[0] is options and _same(last[1], provided):
+            return last[2]
+        merged = _with_tools(options, provided)
+        self.last = (options, provided, merged)
+        return merged
 
 
 @dataclass(frozen=True)
@@ -317,6 +353,7 @@ class ChatClientRequestSpec:
             self.tool_providers,
             observers or None,
             chains=self.client._chains,
+            tool_options=self.client._tool_options if self.tool_providers else None,
             usage_tracker=self.client._usage,
             resumed_usage=resumed_usage,
         )
@@ -423,6 +460,7 @@ class ChatClient:
         self._shared_usage = usage_tracker
         self._usage = usage_tracker if usage_tracker is not None else UsageTracker()
         self._chains = ComposedChains()
+        self._tool_options = ProvidedToolOptions()
 
     @classmethod
     def create(cls, model: ChatModel) -> ChatClient:

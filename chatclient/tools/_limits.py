@@ -64,7 +64,13 @@ class ToolCallLimits:
         for call in calls:
             name = call.name
             key = (name, canonical_arguments(call.arguments))
-            breach = self._breach(name, per_tool.get(name, 0), total, identical.get(key, 0))
+            so_far, same = per_tool.get(name, 0), identical.get(key, 0)
+            within = (
+                so_far < self.max_calls_for_tool.get(name, self.max_calls_per_tool)
+                and total < self.max_total_tool_calls
+                and same < self.max_identical_calls
+            )  # the usual case, decided without building a breach
+            breach = None if within else self._breach(name, so_far, total, same)
             if breach is None:
                 per_tool[name] = per_tool.get(name, 0) + 1
                 identical[key] = identical.get(key, 0) + 1

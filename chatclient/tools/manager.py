@@ -143,10 +143,10 @@ class _Plan:
 
     def invocations(self, observers: Observers = NO_OBSERVERS) -> list[Invocation]:
         # Normalised here, once, so no callback ever sees a blank or ``null`` arguments string.
-        return [
-            Invocation(step.target, normalize_arguments(step.run_arguments), self.context, step.call, observers)
+        return [  # not isinstance(ToolCallback): an ABC's check is a Python call, per call of every round
+            Invocation(target, normalize_arguments(step.run_arguments), self.context, step.call, observers)
             for step in self.steps
-            if isinstance(step.target, ToolCallback)
+            if not isinstance(target := step.target, (ToolError, _Denied))
         ]
 
 
@@ -407,7 +407,7 @@ class ToolCallingManager:
         return_direct = True
         for step in plan.steps:
             call, target = step.call, step.target
-            metadata = dict(step.record or {})
+            metadata = dict(step.record) if step.record else {}
             if isinstance(target, _Denied):
                 responses.append(ToolResponse(id=call.id, name=call.name, response_data=target.text, metadata=metadata))
                 return_direct = False
@@ -422,7 +422,7 @@ class ToolCallingManager:
             else:
                 response = _success(call, outcome, step.arguments, metadata)
                 responses.append(response)
-                direct = isinstance(target, ToolCallback) and target.metadata.return_direct
+                direct = not isinstance(target, ToolError) and target.metadata.return_direct
                 return_direct = return_direct and direct and not response.is_error
         results = trusted(ToolResponseMessage, {"role": "tool", "responses": tuple(responses), "metadata": {}})
         history = (*prompt.messages, plan.message, results)
