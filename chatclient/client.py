@@ -111,6 +111,13 @@ def _with_tools(options: ToolCallingChatOptions, provided: tuple[ToolCallback, .
     return options.model_copy(update={"tool_callbacks": callbacks})
 
 
+_MergedOptions = tuple[
+    ChatOptions | None, ChatOptions | None, Mapping[str, Any], Mapping[str, Any], tuple[ToolCallback, ...], ChatOptions
+]
+"""What a request's options were merged from (the model's, its own, its tool context, the client's
+tool context, its tools) and the result."""
+
+
 def _same(a: tuple[ToolCallback, ...], b: tuple[ToolCallback, ...]) -> bool:
     """The same tools, object for object (not merely equal ones)."""
     return a is b or (len(a) == len(b) and all(map(operator.is_, a, b)))
@@ -376,38 +383,32 @@ class ChatClientRequestSpec:
     def _options(self) -> ChatOptions:
         """This request's options, merged once: its own over the client's over the model's, plus
         the tools and the tool context. A request that changes none of them reuses the client's
-        last result (options are frozen)."""
+        last result (options are frozen); so does one whose own tools and options are those of the
+        client's last other request (``prompt(q).tools(fn)`` per request: a ``@tool`` function gives
+        the same callback each time)."""
         client = self.client
         model_defaults = client._model.default_options
         defaults = client._defaults
-        reusable = (
-            self.tool_callbacks is defaults.tool_callbacks
-            and self.chat_options is defaults.chat_options
-            and not self.tool_context_map
-        )
-        cached = client._options_cache
-        if reusable and cached is not None and cached[0] is model_defaults:
-            return cached[1]
-        own = self.__dict__.get("_merged_options")
-        if (  # a spec with its own tools or options, run again (a service's spec, built once)
-            own is not None
-            and own[0] is model_defaults
-            and own[1] is self.chat_options
-            and own[2] is self.tool_callbacks
-            and own[3] is self.tool_context_map
-            and own[4] is self.default_tool_context
-        ):
-            reused: ChatOptions = own[5]
-            return reused
-        merged = self._merge_options(model_defaults)
-        if reusable:
+        chat_options, tools, context = self.chat_options, self.tool_callbacks, self.tool_context_map
+        if tools is defaults.tool_callbacks and chat_options is defaults.chat_options and not context:
+            cached = client._options_cache
+            if cached is not None and cached[0] is model_defaults:
+                return cached[1]
+            merged = self._merge_options(model_defaults)
             client._options_cache = (model_defaults, merged)
-        else:
-            # Kept on the spec (not a field: equality and copies ignore it), keyed by what it merges,
-            # so a copy that changed any of them merges anew.
-            own = (model_defaults, self.chat_options, self.tool_callbacks, self.tool_context_map,
-                   self.default_tool_context, merged)  # fmt: skip
-            object.__setattr__(self, "_merged_options", own)
+            return merged
+        last = client._last_options
+        if (
+            last is not None
+            and last[0] is model_defaults
+            and last[1] is chat_options
+            and last[2] is context
+            and last[3] is self.default_tool_context
+            and _same(last[4], tools)
+        ):
+            return last[5]
+        merged = self._merge_options(model_defaults)
+        client._last_options = (model_defaults, chat_options, context, self.default_tool_context, tools, merged)
         return merged
 
     def _merge_options(self, model_defaults: ChatOptions | None) -> ChatOptions:
@@ -457,6 +458,7 @@ class ChatClient:
             tool_calling_advisor = ToolCallingAdvisor()
         self._tool_calling_advisor = tool_calling_advisor
         self._options_cache: tuple[ChatOptions | None, ChatOptions] | None = None
+        self._last_options: _MergedOptions | None = None
         self._shared_usage = usage_tracker
         self._usage = usage_tracker if usage_tracker is not None else UsageTracker()
         self._chains = ComposedChains()
