@@ -4,6 +4,8 @@ coroutine per call counted), and the shortcuts it takes give exactly what the lo
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import threading
 from dataclasses import replace
 from typing import Any
 
@@ -31,6 +33,7 @@ from chatclient.model import ChatModel
 from chatclient.responses import ChatResponseMetadata, Generation, GenerationMetadata
 from chatclient.testing import ScriptedChatModel, tool_call
 from chatclient.tools import ToolCallback
+from chatclient.tools._execution import off_the_loop
 from chatclient.tools.resolve import split_tools
 from chatclient.turn import turn_messages, turn_of
 from providers._http import ProviderHttp, RetryPolicy
@@ -359,3 +362,55 @@ async def test_provided_tools_are_merged_once_per_tool_set_and_anew_when_the_set
     provider.tools = split_tools([_add, add2])[0]  # the server's tools changed
     third = (await client.prompt("q").tools(provider)._prepare().aresolve()).prompt.options
     assert third is not first and [c.name for c in third.tool_callbacks] == ["add", "add2"]  # type: ignore[union-attr]
+
+
+# ------------------------------------------------------------------------------------------- a sync tool off the loop
+
+_request_var: contextvars.ContextVar[str] = contextvars.ContextVar("request", default="none")
+
+
+async def test_a_sync_call_off_the_loop_returns_raises_and_sees_the_callers_context() -> None:
+    def work(x: int) -> str:
+        if x < 0:
+            raise ValueError("negative")
+        return f"{x} in {_request_var.get()} on {threading.current_thread().name}"
+
+    _request_var.set("r1")
+    result = await off_the_loop(work, 2)
+    assert result.startswith("2 in r1 on chatclient-tool"), result
+    with pytest.raises(ValueError, match="negative"):
+        await off_the_loop(work, -1)
+
+
+async def test_a_caller_cancelled_while_the_sync_call_runs_is_cancelled_and_the_late_result_is_dropped(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    import chatclient.tools._execution as execution
+
+    pool = ThreadPoolExecutor(max_workers=1)  # one worker: the next call starts once the first has settled
+    monkeypatch.setattr(execution, "_default_pool", lambda: pool)
+    loop = asyncio.get_running_loop()
+    errors: list[dict[str, Any]] = []
+    loop.set_exception_handler(lambda _, context: errors.append(context))
+    started, release = threading.Event(), threading.Event()
+
+    def blocking() -> str:
+        started.set()
+        release.wait(30)
+        return "late"
+
+    try:
+        task = asyncio.ensure_future(off_the_loop(blocking))
+        await asyncio.to_thread(started.wait, 30)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        release.set()
+        # Settled after the first call's late result was handed to the loop (and found its future cancelled).
+        assert await off_the_loop(lambda: "next") == "next"
+        assert errors == []
+    finally:
+        loop.set_exception_handler(None)
+        pool.shutdown()
