@@ -25,6 +25,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar, Union
 
 from chatclient._sync import run_sync
+from chatclient._trusted import trusted
 from chatclient.advisor import (
     AdvisorOrder,
     AsyncCallNext,
@@ -177,29 +178,29 @@ def _hooks_of(parties: Sequence[ToolLoopExtension]) -> _Hooks:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class _ModelRound:
-    request: ChatClientRequest
+# What the flow yields. A model round is the round's request itself (no step object per round); the
+# others are slotted, not frozen (a frozen dataclass pays an ``object.__setattr__`` per field) and
+# never changed once made.
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class _RunTools:
     prompt: Prompt
     response: ChatResponse
     decisions: ToolCallDecisions | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class _Await:
     awaitable: Awaitable[Any]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class _Emit:
     event: StreamEvent
 
 
-_Step = Union[_ModelRound, _RunTools, _Await, _Emit]  # noqa: UP007
+_Step = Union[ChatClientRequest, _RunTools, _Await, _Emit]  # noqa: UP007
 _Flow = Generator[_Step, Any, ChatClientResponse]
 
 
@@ -257,11 +258,11 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
 
     # ------------------------------------------------------------------ the loop, written once
 
-    def _start(self, request: ChatClientRequest, streaming: bool) -> _Flow:
+    def _start(self, request: ChatClientRequest, streaming: bool, observers: Observers) -> _Flow:
         context = request.context
         extra = context.get(ContextKeys.TOOL_LOOP_EXTENSIONS)
         hooks = _hooks_of((self, *self.extensions, *extra)) if extra else self._hooks
-        state = LoopState(streaming=streaming, observers=_observers_of(request))
+        state = LoopState(streaming=streaming, observers=observers)
         return self._flow(request, state, hooks)
 
     def _flow(self, request: ChatClientRequest, state: LoopState, hooks: _Hooks) -> _Flow:
@@ -312,10 +313,10 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
         observers = state.observers
         if observers:
             observers.turn_resumed(pending)
-        paused_round = request.with_prompt(request.prompt.with_messages(state.history))
+        paused_round = request.with_prompt(_with_messages(request.prompt, state.history))
         round_request = yield from _apply(hooks.before_call, paused_round, state)
         paused = pending.paused_response()
-        run_prompt = round_request.prompt.with_messages(state.history)
+        run_prompt = _with_messages(round_request.prompt, state.history)
         try:
             _check_tool_identities(pending, round_request.prompt.tool_callbacks)
             check_decided_tools_present(pending, decisions, round_request.prompt.tool_callbacks)
@@ -346,30 +347,29 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
     def _rounds(
         self, request: ChatClientRequest, state: LoopState, hooks: _Hooks, messages: Sequence[Message]
     ) -> _Flow:
+        """The rounds of a turn. Each model round's steps are inline (a generator per step would cost
+        a frame per round); a tool batch is one more generator."""
+        streaming = state.streaming
         while True:
-            round_request, response = yield from self._model_round(request, messages, state, hooks)
-            chat = response.chat_response
+            state.round += 1
+            round_request = _round_request(request, messages)
+            if hooks.before_call:
+                round_request = yield from _apply(hooks.before_call, round_request, state)
+            response: ChatClientResponse = yield round_request
+            if hooks.after_call:
+                response = yield from _apply(hooks.after_call, response, state)
+            chat = _counted(response, state)
+            if streaming:
+                yield _Emit(RoundFinished(state.round, response))
             if chat is None or not chat.has_tool_calls:
-                answer = chat.result.output if chat is not None and chat.result is not None else None
+                answer = _first_output(response)
                 break
             if state.limit_exceeded is not None:
                 response = self._end_at_limit(response, chat, state)
                 answer = _first_output(response)
                 break
-            if state.streaming:
-                for call in chat.tool_calls:
-                    yield _Emit(ToolCallReady(call, state.round))
-            try:
-                result: ToolExecutionResult = yield _RunTools(round_request.prompt.with_messages(state.history), chat)
-            except ToolCallConfirmationRequired as pause:
-                response = yield from self._paused(response, pause, state)
-                answer = state.pending.reply if state.pending is not None else None
-                break
-            yield from self._emit_results(result, state)
-            next_messages = yield from self._after_tools(round_request, result, state, hooks)
+            response, answer, next_messages = yield from self._tool_round(round_request, response, chat, state, hooks)
             if next_messages is None:
-                response = self._direct(response, result)
-                answer = None  # the tool results are the answer; no assistant message is made up
                 break
             messages = next_messages
             if state.limit_exceeded is not None:
@@ -379,25 +379,33 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
             response = yield from _apply(hooks.finalize, response, state)
         return response
 
-    @staticmethod
-    def _model_round(
-        request: ChatClientRequest, messages: Sequence[Message], state: LoopState, hooks: _Hooks
-    ) -> Generator[_Step, Any, tuple[ChatClientRequest, ChatClientResponse]]:
-        """One model round with its hooks; its usage is added to the turn's."""
-        state.round += 1
-        round_request = request.with_prompt(request.prompt.with_messages(messages))
-        if hooks.before_call:
-            round_request = yield from _apply(hooks.before_call, round_request, state)
-        response: ChatClientResponse = yield _ModelRound(round_request)
-        if hooks.after_call:
-            response = yield from _apply(hooks.after_call, response, state)
-        chat = response.chat_response
-        if chat is not None and chat.metadata.usage is not None:
-            state.usage += chat.metadata.usage
-            state.saw_usage = True
+    def _tool_round(
+        self,
+        round_request: ChatClientRequest,
+        response: ChatClientResponse,
+        chat: ChatResponse,
+        state: LoopState,
+        hooks: _Hooks,
+    ) -> Generator[_Step, Any, tuple[ChatClientResponse, AssistantMessage | None, Sequence[Message] | None]]:
+        """Run a reply's tool calls: the response, the answer and the next round's messages, or no
+        messages when the turn ends here (paused for confirmation, or the results are the answer)."""
         if state.streaming:
-            yield _Emit(RoundFinished(state.round, response))
-        return round_request, response
+            for call in chat.tool_calls:
+                yield _Emit(ToolCallReady(call, state.round))
+        try:
+            result: ToolExecutionResult = yield _RunTools(_with_messages(round_request.prompt, state.history), chat)
+        except ToolCallConfirmationRequired as pause:
+            response = yield from self._paused(response, pause, state)
+            return response, state.pending.reply if state.pending is not None else None, None
+        if state.streaming:
+            yield from self._emit_results(result, state)
+        if hooks.next_instructions:
+            next_messages = yield from self._after_tools(round_request, result, state, hooks)
+        else:
+            next_messages = None if self._record_tools(result, state) else result.conversation_history
+        if next_messages is None:
+            return self._direct(response, result), None, None  # the results are the answer: no message made up
+        return response, None, next_messages
 
     @staticmethod
     def _emit_results(result: ToolExecutionResult, state: LoopState) -> Generator[_Step, Any, None]:
@@ -406,16 +414,23 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
                 yield _Emit(ToolResultReady(tool_response, state.round))
 
     @staticmethod
+    def _record_tools(result: ToolExecutionResult, state: LoopState) -> bool:
+        """Record a tool round; ``True`` when its results are the answer (every tool ``return_direct``)."""
+        state.history = result.conversation_history
+        state.last_result = result
+        if result.return_direct:
+            return True
+        if result.limit_exceeded is not None:
+            state.limit_exceeded = result.limit_exceeded
+        return False
+
+    @staticmethod
     def _after_tools(
         request: ChatClientRequest, result: ToolExecutionResult, state: LoopState, hooks: _Hooks
     ) -> Generator[_Step, Any, Sequence[Message] | None]:
         """Record a tool round; the next round's messages, or ``None`` when the results are the answer."""
-        state.history = result.conversation_history
-        state.last_result = result
-        if result.return_direct:
+        if ToolCallingAdvisor._record_tools(result, state):
             return None
-        if result.limit_exceeded is not None:
-            state.limit_exceeded = result.limit_exceeded
         messages: Sequence[Message] = result.conversation_history
         for hook in hooks.next_instructions:
             chosen = hook(request, replace(result, conversation_history=tuple(messages)), state)
@@ -477,10 +492,13 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
         """The final response: usage summed over the turn's rounds, and the turn in the context."""
         chat = response.chat_response
         if chat is not None and (state.round > 1 or state.limit_exceeded is not None):  # else: already right
-            extra = chat.metadata.extra
+            metadata = chat.metadata
+            extra = metadata.extra
             if state.limit_exceeded is not None:
                 extra = {**extra, "tool_call_limit_exceeded": state.limit_exceeded}
-            chat = chat.with_metadata(usage=state.usage if state.saw_usage else None, extra=extra)
+            usage = state.usage if state.saw_usage else None
+            if usage is not metadata.usage or extra is not metadata.extra:  # else: no copy that changes nothing
+                chat = chat.with_metadata(usage=usage, extra=extra)
         messages = state.turn_messages if answer is None else (*state.turn_messages, answer)
         turn = Turn(state.turn_id, messages, state.round, paused=state.pending is not None)
         return ChatClientResponse(chat, {**response.context, ContextKeys.TURN: turn})
@@ -496,13 +514,13 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
             return next_(request)
         manager = self.tool_calling_manager
         observers = _observers_of(request)
-        flow = self._start(request, streaming=False)
+        flow = self._start(request, False, observers)
         try:
             step = next(flow)
             while True:
                 try:
-                    if isinstance(step, _ModelRound):
-                        outcome: Any = next_(step.request)
+                    if isinstance(step, ChatClientRequest):
+                        outcome: Any = next_(step)
                     elif isinstance(step, _RunTools):
                         outcome = manager.execute_tool_calls(
                             step.prompt, step.response, step.decisions, observers=observers
@@ -522,13 +540,13 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
             return await next_(request)
         manager = self.tool_calling_manager
         observers = _observers_of(request)
-        flow = self._start(request, streaming=False)
+        flow = self._start(request, False, observers)
         try:
             step = next(flow)
             while True:
                 try:
-                    if isinstance(step, _ModelRound):
-                        outcome: Any = await next_(step.request)
+                    if isinstance(step, ChatClientRequest):
+                        outcome: Any = await next_(step)
                     elif isinstance(step, _RunTools):
                         outcome = await manager.aexecute_tool_calls(
                             step.prompt, step.response, step.decisions, observers=observers
@@ -549,14 +567,14 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
             return
         manager = self.tool_calling_manager
         observers = _observers_of(request)
-        flow = self._start(request, streaming=True)
+        flow = self._start(request, True, observers)
         try:
             step = next(flow)
             while True:
                 try:
-                    if isinstance(step, _ModelRound):
+                    if isinstance(step, ChatClientRequest):
                         outcome: Any = None
-                        for event in next_(step.request):
+                        for event in next_(step):
                             if isinstance(event, TurnFinished):
                                 outcome = event.response
                             else:
@@ -585,14 +603,14 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
             return
         manager = self.tool_calling_manager
         observers = _observers_of(request)
-        flow = self._start(request, streaming=True)
+        flow = self._start(request, True, observers)
         try:
             step = next(flow)
             while True:
                 try:
-                    if isinstance(step, _ModelRound):
+                    if isinstance(step, ChatClientRequest):
                         outcome: Any = None
-                        async for event in next_(step.request):
+                        async for event in next_(step):
                             if isinstance(event, TurnFinished):
                                 outcome = event.response
                             else:
@@ -661,6 +679,33 @@ def _turn_start(messages: Sequence[Message]) -> int:
         if isinstance(messages[index], UserMessage):
             return index
     return len(messages)
+
+
+def _round_request(request: ChatClientRequest, messages: Sequence[Message]) -> ChatClientRequest:
+    """The request of a round that sends ``messages``."""
+    prompt = request.prompt
+    if messages is prompt.messages:
+        return request
+    return ChatClientRequest(_with_messages(prompt, messages), request.context)
+
+
+def _counted(response: ChatClientResponse, state: LoopState) -> ChatResponse | None:
+    """The round's reply, its usage added to the turn's."""
+    chat = response.chat_response
+    if chat is not None:
+        usage = chat.metadata.usage
+        if usage is not None:
+            state.usage += usage
+            state.saw_usage = True
+    return chat
+
+
+def _with_messages(prompt: Prompt, messages: Sequence[Message]) -> Prompt:
+    """``prompt.with_messages(messages)`` without pydantic's ``model_construct`` field walk: both parts
+    are models already, and every round makes one (or two, with the tool batch's prompt)."""
+    if messages is prompt.messages:
+        return prompt
+    return trusted(Prompt, {"messages": tuple(messages), "options": prompt.options})
 
 
 def _first_output(response: ChatClientResponse) -> AssistantMessage | None:

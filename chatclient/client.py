@@ -8,6 +8,7 @@ fluent call returns a new spec, so a spec can be shared and branched. ``call()``
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
@@ -86,6 +87,9 @@ class PreparedRequest:
             model = options.model
         tracker.add(usage, model)
 
+    tool_options: ProvidedToolOptions | None = None
+    """The client's options-with-provided-tools cache (see :class:`ProvidedToolOptions`)."""
+
     def resolve(self) -> ChatClientRequest:
         return self._with(resolve_providers(self._sources())) if self.providers else self.request
 
@@ -101,11 +105,50 @@ class PreparedRequest:
         return fresh_sources(self.providers)
 
     def _with(self, provided: tuple[ToolCallback, ...]) -> ChatClientRequest:
-        options = self.request.prompt.options
+        request = self.request
+        options = request.prompt.options
         assert isinstance(options, ToolCallingChatOptions)
-        callbacks = check_unique((*options.tool_callbacks, *provided))
-        prompt = self.request.prompt.with_options(options.model_copy(update={"tool_callbacks": callbacks}))
-        return self.request.with_prompt(prompt)
+        cache = self.tool_options
+        merged = cache.merged(options, provided) if cache is not None else _with_tools(options, provided)
+        prompt = trusted(Prompt, {"messages": request.prompt.messages, "options": merged})  # both are models
+        return ChatClientRequest(prompt, request.context)
+
+
+def _with_tools(options: ToolCallingChatOptions, provided: tuple[ToolCallback, ...]) -> ToolCallingChatOptions:
+    callbacks = check_unique((*options.tool_callbacks, *provided))
+    return options.model_copy(update={"tool_callbacks": callbacks})
+
+
+_MergedOptions = tuple[
+    ChatOptions | None, ChatOptions | None, Mapping[str, Any], Mapping[str, Any], tuple[ToolCallback, ...], ChatOptions
+]
+"""What a request's options were merged from (the model's, its own, its tool context, the client's
+tool context, its tools) and the result."""
+
+
+def _same(a: tuple[ToolCallback, ...], b: tuple[ToolCallback, ...]) -> bool:
+    """The same tools, object for object (not merely equal ones)."""
+    return a is b or (len(a) == len(b) and all(map(operator.is_, a, b)))
+
+
+class ProvidedToolOptions:
+    """A request's options with its providers' tools added, kept for the last options and tool set
+    seen: a provider that lists once hands back the same tools on every request (an MCP provider's
+    cached set), so the merge (a name check over every tool, an options copy) is not redone per
+    request, and the tool loop finds the same tool set each round and each request."""
+
+    __slots__ = ("last",)
+
+    def __init__(self) -> None:
+        self.last: tuple[ToolCallingChatOptions, tuple[ToolCallback, ...], ToolCallingChatOptions] | None = None
+
+    def merged(self, options: ToolCallingChatOptions, provided: tuple[ToolCallback, ...]) -> ToolCallingChatOptions:
+        last = self.last
+        if last is not None and last[0] is options and _same(last[1], provided):
+            return last[2]
+        merged = _with_tools(options, provided)
+        self.last = (options, provided, merged)
+        return merged
 
 
 @dataclass(frozen=True)
@@ -325,6 +368,7 @@ class ChatClientRequestSpec:
             self.tool_providers,
             observers or None,
             chains=self.client._chains,
+            tool_options=self.client._tool_options if self.tool_providers else None,
             usage_tracker=self.client._usage,
             resumed_usage=resumed_usage,
         )
@@ -347,21 +391,32 @@ class ChatClientRequestSpec:
     def _options(self) -> ChatOptions:
         """This request's options, merged once: its own over the client's over the model's, plus
         the tools and the tool context. A request that changes none of them reuses the client's
-        last result (options are frozen)."""
+        last result (options are frozen); so does one whose own tools and options are those of the
+        client's last other request (``prompt(q).tools(fn)`` per request: a ``@tool`` function gives
+        the same callback each time)."""
         client = self.client
         model_defaults = client._model.default_options
         defaults = client._defaults
-        reusable = (
-            self.tool_callbacks is defaults.tool_callbacks
-            and self.chat_options is defaults.chat_options
-            and not self.tool_context_map
-        )
-        cached = client._options_cache
-        if reusable and cached is not None and cached[0] is model_defaults:
-            return cached[1]
-        merged = self._merge_options(model_defaults)
-        if reusable:
+        chat_options, tools, context = self.chat_options, self.tool_callbacks, self.tool_context_map
+        if tools is defaults.tool_callbacks and chat_options is defaults.chat_options and not context:
+            cached = client._options_cache
+            if cached is not None and cached[0] is model_defaults:
+                return cached[1]
+            merged = self._merge_options(model_defaults)
             client._options_cache = (model_defaults, merged)
+            return merged
+        last = client._last_options
+        if (
+            last is not None
+            and last[0] is model_defaults
+            and last[1] is chat_options
+            and last[2] is context
+            and last[3] is self.default_tool_context
+            and _same(last[4], tools)
+        ):
+            return last[5]
+        merged = self._merge_options(model_defaults)
+        client._last_options = (model_defaults, chat_options, context, self.default_tool_context, tools, merged)
         return merged
 
     def _merge_options(self, model_defaults: ChatOptions | None) -> ChatOptions:
@@ -411,9 +466,11 @@ class ChatClient:
             tool_calling_advisor = ToolCallingAdvisor()
         self._tool_calling_advisor = tool_calling_advisor
         self._options_cache: tuple[ChatOptions | None, ChatOptions] | None = None
+        self._last_options: _MergedOptions | None = None
         self._shared_usage = usage_tracker
         self._usage = usage_tracker if usage_tracker is not None else UsageTracker()
         self._chains = ComposedChains()
+        self._tool_options = ProvidedToolOptions()
 
     @classmethod
     def create(cls, model: ChatModel) -> ChatClient:

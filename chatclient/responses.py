@@ -8,6 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
+from ._trusted import trusted
 from .messages import AssistantMessage, ToolCall
 
 __all__ = [
@@ -57,12 +58,16 @@ class Usage(BaseModel):
         return self.prompt_tokens + self.completion_tokens
 
     def __add__(self, other: "Usage") -> "Usage":
-        return Usage(
-            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
-            completion_tokens=self.completion_tokens + other.completion_tokens,
-            cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
-            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
-            reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
+        # Sums of ints are ints: nothing to validate (the tool loop adds one usage per round).
+        return trusted(
+            Usage,
+            {
+                "prompt_tokens": self.prompt_tokens + other.prompt_tokens,
+                "completion_tokens": self.completion_tokens + other.completion_tokens,
+                "cache_read_tokens": self.cache_read_tokens + other.cache_read_tokens,
+                "cache_write_tokens": self.cache_write_tokens + other.cache_write_tokens,
+                "reasoning_tokens": self.reasoning_tokens + other.reasoning_tokens,
+            },
         )
 
 
@@ -168,7 +173,10 @@ class ChatResponse(BaseModel):
 
     @property
     def has_tool_calls(self) -> bool:
-        return any(g.output.tool_calls for g in self.generations)
+        for generation in self.generations:  # noqa: SIM110 - read every round: no generator
+            if generation.output.tool_calls:
+                return True
+        return False
 
     @property
     def usage(self) -> Usage:
@@ -176,5 +184,5 @@ class ChatResponse(BaseModel):
 
     def with_metadata(self, **updates: Any) -> "ChatResponse":
         """A copy whose response metadata has ``updates`` applied (values are not re-validated)."""
-        metadata = ChatResponseMetadata.model_construct(**{**self.metadata.__dict__, **updates})
-        return ChatResponse.model_construct(generations=self.generations, metadata=metadata)
+        metadata = trusted(ChatResponseMetadata, {**self.metadata.__dict__, **updates})
+        return trusted(ChatResponse, {"generations": self.generations, "metadata": metadata})

@@ -4,6 +4,8 @@ coroutine per call counted), and the shortcuts it takes give exactly what the lo
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import threading
 from dataclasses import replace
 from typing import Any
 
@@ -18,14 +20,22 @@ from chatclient import (
     ChatResponse,
     FinishReason,
     Prompt,
+    ToolResponseMessage,
     Usage,
     UserMessage,
+    tool,
 )
 from chatclient._trusted import trusted
+from chatclient.advisor import ContextKeys
 from chatclient.client import ChatClientRequestSpec
 from chatclient.errors import MalformedResponseError
+from chatclient.model import ChatModel
 from chatclient.responses import ChatResponseMetadata, Generation, GenerationMetadata
-from chatclient.testing import ScriptedChatModel
+from chatclient.testing import ScriptedChatModel, tool_call
+from chatclient.tools import ToolCallback
+from chatclient.tools._execution import off_the_loop
+from chatclient.tools.resolve import split_tools
+from chatclient.turn import turn_messages, turn_of
 from providers._http import ProviderHttp, RetryPolicy
 from providers.openai import OpenAIChatModel
 from providers.openai._mapping import parse_response
@@ -231,3 +241,176 @@ def test_the_import_leaves_retry_reporting_and_entity_conversion_for_their_first
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert result.stdout.split() == ["False", "False"]
+
+
+# ------------------------------------------------------------------------------------------- the tool round
+
+
+class _Replies(ChatModel):
+    """Two prebuilt replies: asks for ``add``, then answers once it sees the result (the loop's own cost alone)."""
+
+    def __init__(self) -> None:
+        self.ask = ChatResponse.of(AssistantMessage(None, tool_calls=[tool_call("add", {"a": 2, "b": 3})]),
+                                   finish_reason=FinishReason.TOOL_CALLS, usage=Usage(prompt_tokens=3))  # fmt: skip
+        self.answer = ChatResponse.of("5", finish_reason=FinishReason.STOP, usage=Usage(prompt_tokens=4))
+
+    def call(self, prompt: Prompt) -> ChatResponse:
+        return self.answer if isinstance(prompt.messages[-1], ToolResponseMessage) else self.ask
+
+    async def acall(self, prompt: Prompt) -> ChatResponse:
+        return self.call(prompt)
+
+
+@tool(name="add", description="Add two numbers")
+async def _add(a: int, b: int) -> str:
+    return str(a + b)
+
+
+class _Provider:
+    """A dynamic source that lists once and hands back the same tools (as an MCP provider does)."""
+
+    def __init__(self, *tools: Any) -> None:
+        self.tools = split_tools(tools)[0]
+        self.asked = 0
+
+    async def tool_callbacks(self) -> tuple[ToolCallback, ...]:
+        self.asked += 1
+        return self.tools
+
+
+@pytest.fixture
+def validations(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every pydantic model built by validation (``__init__``) or by ``model_construct``, by class name."""
+    built: list[str] = []
+    init, construct = BaseModel.__init__, BaseModel.model_construct.__func__  # type: ignore[attr-defined]
+
+    def counting_init(self: BaseModel, /, **data: Any) -> None:
+        built.append(type(self).__name__)
+        init(self, **data)
+
+    def counting_construct(cls: type[BaseModel], /, _fields_set: Any = None, **values: Any) -> BaseModel:
+        built.append(f"construct {cls.__name__}")
+        return construct(cls, _fields_set, **values)  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(BaseModel, "__init__", counting_init)
+    monkeypatch.setattr(BaseModel, "model_construct", classmethod(counting_construct))
+    return built
+
+
+@pytest.mark.parametrize("source", ["tool", "provider"])
+async def test_a_tool_round_builds_no_model_by_validation_once_its_tools_are_merged(
+    source: str, validations: list[str]
+) -> None:
+    provider = _Provider(_add)
+    tools = _add if source == "tool" else provider
+    client = ChatClient.create(_Replies())
+    first = await client.prompt("2+3?").tools(tools).acall().chat_client_response()
+    assert first.text == "5"
+    validations.clear()
+    for _ in range(3):
+        response = await client.prompt("2+3?").tools(tools).acall().chat_client_response()
+        assert response == first.with_context({ContextKeys.TURN: turn_of(response)})
+    # The tool's arguments are the model's JSON: validated, every call. Nothing else is: the replies, the tool's
+    # result, every round's prompt and the turn are built from values already checked.
+    assert validations == ["_add_arguments"] * 3
+    usage = response.chat_response.metadata.usage if response.chat_response else None
+    assert usage == Usage(prompt_tokens=7), "the rounds' usage is still summed"
+    assert [type(m).__name__ for m in turn_messages(response)] == [
+        "UserMessage", "AssistantMessage", "ToolResponseMessage", "AssistantMessage"]  # fmt: skip
+    if source == "provider":
+        assert provider.asked == 4, "a provider is still asked once per request"
+
+
+def test_a_request_with_its_own_tools_merges_its_options_once_per_tool_set(monkeypatch: pytest.MonkeyPatch) -> None:
+    merges: list[object] = []
+    real = ChatClientRequestSpec._merge_options
+
+    def counting(self: ChatClientRequestSpec, model_defaults: Any) -> Any:
+        merges.append(self.tool_callbacks)
+        return real(self, model_defaults)
+
+    monkeypatch.setattr(ChatClientRequestSpec, "_merge_options", counting)
+
+    @tool(description="Subtract")
+    def sub(a: int, b: int) -> str:
+        return str(a - b)
+
+    client = ChatClient.create(ScriptedChatModel(["x"] * 8))
+    options = [client.prompt(f"q{i}").tools(_add)._options() for i in range(3)]
+    assert len(merges) == 1 and options[0] is options[1] is options[2]
+    assert [c.name for c in options[0].tool_callbacks] == ["add"]  # type: ignore[attr-defined]
+    other = client.prompt("q").tools(sub)._options()
+    assert len(merges) == 2 and [c.name for c in other.tool_callbacks] == ["sub"]  # type: ignore[attr-defined]
+    with_context = client.prompt("q").tools(sub).tool_context(user="u1")._options()
+    assert len(merges) == 3 and with_context.tool_context == {"user": "u1"}  # type: ignore[attr-defined]
+    plain = client.prompt("q")._options()
+    assert len(merges) == 4 and plain.tool_callbacks == ()  # type: ignore[attr-defined]
+    assert client.prompt("r")._options() is plain and len(merges) == 4
+
+
+async def test_provided_tools_are_merged_once_per_tool_set_and_anew_when_the_set_changes() -> None:
+    provider = _Provider(_add)
+    client = ChatClient.create(_Replies())
+    requests = [await client.prompt("q").tools(provider)._prepare().aresolve() for _ in range(2)]
+    first, second = (r.prompt.options for r in requests)
+    assert first is second and [c.name for c in first.tool_callbacks] == ["add"]  # type: ignore[union-attr]
+
+    @tool(description="Add, again")
+    async def add2(a: int, b: int) -> str:
+        return str(a + b)
+
+    provider.tools = split_tools([_add, add2])[0]  # the server's tools changed
+    third = (await client.prompt("q").tools(provider)._prepare().aresolve()).prompt.options
+    assert third is not first and [c.name for c in third.tool_callbacks] == ["add", "add2"]  # type: ignore[union-attr]
+
+
+# ------------------------------------------------------------------------------------------- a sync tool off the loop
+
+_request_var: contextvars.ContextVar[str] = contextvars.ContextVar("request", default="none")
+
+
+async def test_a_sync_call_off_the_loop_returns_raises_and_sees_the_callers_context() -> None:
+    def work(x: int) -> str:
+        if x < 0:
+            raise ValueError("negative")
+        return f"{x} in {_request_var.get()} on {threading.current_thread().name}"
+
+    _request_var.set("r1")
+    result = await off_the_loop(work, 2)
+    assert result.startswith("2 in r1 on chatclient-tool"), result
+    with pytest.raises(ValueError, match="negative"):
+        await off_the_loop(work, -1)
+
+
+async def test_a_caller_cancelled_while_the_sync_call_runs_is_cancelled_and_the_late_result_is_dropped(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    import chatclient.tools._execution as execution
+
+    pool = ThreadPoolExecutor(max_workers=1)  # one worker: the next call starts once the first has settled
+    monkeypatch.setattr(execution, "_default_pool", lambda: pool)
+    loop = asyncio.get_running_loop()
+    errors: list[dict[str, Any]] = []
+    loop.set_exception_handler(lambda _, context: errors.append(context))
+    started, release = threading.Event(), threading.Event()
+
+    def blocking() -> str:
+        started.set()
+        release.wait(30)
+        return "late"
+
+    try:
+        task = asyncio.ensure_future(off_the_loop(blocking))
+        await asyncio.to_thread(started.wait, 30)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        release.set()
+        # Settled after the first call's late result was handed to the loop (and found its future cancelled).
+        assert await off_the_loop(lambda: "next") == "next"
+        assert errors == []
+    finally:
+        loop.set_exception_handler(None)
+        pool.shutdown()

@@ -7,12 +7,13 @@ behind an exception.
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
 from .._sync import run_sync
 from ..errors import ToolExecutionError
@@ -44,13 +45,15 @@ def tool_execution_error(tool_name: str, exc: Exception) -> ToolExecutionError:
     return ToolExecutionError(f"Tool '{tool_name}' failed with {detail}", tool_name=tool_name)
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Invocation:
     """One call to run: the tool, its arguments (blank already turned into ``{}``) and the request's context.
 
     What a callback returns is checked here, not trusted from its type: a hand-written callback that
     returns ``None`` (a tool run for its effect) or an object gets the same treatment as a function
     tool, through the default result converter. With observers, each run is reported to them.
+    Not changed once made (not frozen: a frozen dataclass pays an ``object.__setattr__`` per field,
+    per call of every round).
     """
 
     callback: ToolCallback
@@ -66,7 +69,8 @@ class Invocation:
 
     def _run(self) -> Outcome:
         try:
-            return convert_result(self.callback.name, self.callback.call(self.arguments, self.context))
+            value = self.callback.call(self.arguments, self.context)
+            return value if type(value) is str else convert_result(self.callback.name, value)
         except Exception as exc:
             return exc
 
@@ -84,7 +88,7 @@ class Invocation:
                 value = await self.callback.acall(self.arguments, self.context)
             else:
                 value = await off_the_loop(self.callback.call, self.arguments, self.context)
-            return convert_result(self.callback.name, value)
+            return value if type(value) is str else convert_result(self.callback.name, value)  # a text needs nothing
         except Exception as exc:
             return exc
 
@@ -109,11 +113,41 @@ class Invocation:
 
 async def off_the_loop(fn: Callable[..., T], *args: object) -> T:
     """Run a sync ``fn`` in a worker thread of the shared pool, so it never blocks the event loop
-    (a sync tool may block for as long as it likes; the loop goes on serving its other tasks)."""
+    (a sync tool may block for as long as it likes; the loop goes on serving its other tasks).
+
+    The worker settles the caller's future itself, with one ``call_soon_threadsafe`` (no
+    ``wrap_future`` chain of two futures and their callbacks); a caller cancelled before the call
+    started cancels it, as ``wrap_future`` would."""
     import asyncio
 
-    future = _default_pool().submit(contextvars.copy_context().run, fn, *args)
-    return await asyncio.wrap_future(future)
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[T] = loop.create_future()
+    context = contextvars.copy_context()
+
+    def work() -> None:
+        try:
+            result = context.run(fn, *args)
+        except BaseException as exc:  # handed to the caller, as a concurrent future would
+            _settle_soon(loop, future.set_exception, future, exc)
+        else:
+            _settle_soon(loop, future.set_result, future, result)
+
+    started = _default_pool().submit(work)
+    try:
+        return await future
+    except asyncio.CancelledError:
+        started.cancel()  # not started yet: it never runs
+        raise
+
+
+def _settle_soon(loop: Any, settle: Callable[[Any], None], future: Any, value: object) -> None:
+    with contextlib.suppress(RuntimeError):  # the loop closed while the call ran: nobody waits for it
+        loop.call_soon_threadsafe(_settle, settle, future, value)
+
+
+def _settle(settle: Callable[[Any], None], future: Any, value: object) -> None:
+    if not future.done():  # a cancelled caller's future stays cancelled
+        settle(value)
 
 
 def _default_pool() -> ThreadPoolExecutor:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import functools
 import json
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
@@ -63,11 +62,18 @@ class ToolCallLimits:
         total = sum(per_tool.values())
         breaches: list[ToolCallLimitExceededError | None] = []
         for call in calls:
-            key = (call.name, canonical_arguments(call.arguments))
-            breach = self._breach(call.name, per_tool[call.name], total, identical[key])
+            name = call.name
+            key = (name, canonical_arguments(call.arguments))
+            so_far, same = per_tool.get(name, 0), identical.get(key, 0)
+            within = (
+                so_far < self.max_calls_for_tool.get(name, self.max_calls_per_tool)
+                and total < self.max_total_tool_calls
+                and same < self.max_identical_calls
+            )  # the usual case, decided without building a breach
+            breach = None if within else self._breach(name, so_far, total, same)
             if breach is None:
-                per_tool[call.name] += 1
-                identical[key] += 1
+                per_tool[name] = per_tool.get(name, 0) + 1
+                identical[key] = identical.get(key, 0) + 1
                 total += 1
             breaches.append(breach)
         return breaches
@@ -109,17 +115,19 @@ def canonical_arguments(arguments: str) -> str:
         return arguments
 
 
-def _count_turn(history: Sequence[Message]) -> tuple[Counter[str], Counter[tuple[str, str]]]:
-    start = 0
+def _count_turn(history: Sequence[Message]) -> tuple[dict[str, int], dict[tuple[str, str], int]]:
+    """Calls per tool and per (tool, canonical arguments) in the turn so far (plain dicts: a ``Counter``
+    costs more to make than the first round of a turn has to count)."""
+    per_tool: dict[str, int] = {}
+    identical: dict[tuple[str, str], int] = {}
     for index in range(len(history) - 1, -1, -1):
-        if isinstance(history[index], UserMessage):
-            start = index + 1
+        message = history[index]
+        if isinstance(message, UserMessage):
             break
-    per_tool: Counter[str] = Counter()
-    identical: Counter[tuple[str, str]] = Counter()
-    for message in history[start:]:
         if isinstance(message, AssistantMessage):
             for call in message.tool_calls:
-                per_tool[call.name] += 1
-                identical[call.name, canonical_arguments(call.arguments)] += 1
+                name = call.name
+                key = (name, canonical_arguments(call.arguments))
+                per_tool[name] = per_tool.get(name, 0) + 1
+                identical[key] = identical.get(key, 0) + 1
     return per_tool, identical

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from pydantic import JsonValue
 from typing_extensions import Self
 
+from .._trusted import trusted
 from ..errors import (
     ChatClientError,
     ConfigurationError,
@@ -107,8 +108,11 @@ class _Denied:
     text: str
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class _Step:
+    """One call of a planned batch. Not changed once made (``replace`` makes a decided one); not frozen
+    only because a frozen dataclass pays an ``object.__setattr__`` per field, per call of every round."""
+
     call: ToolCall
     target: ToolCallback | ToolError | _Denied
     """The tool to run, the error decided while planning (over a limit, unknown tool), or a denial."""
@@ -128,8 +132,10 @@ class _Step:
         return self.call if self.arguments is None else self.call.model_copy(update={"arguments": self.arguments})
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class _Plan:
+    """A batch, planned: nothing of it has run. Not changed once made (see ``_Step``)."""
+
     message: AssistantMessage
     steps: tuple[_Step, ...]
     context: ToolContext
@@ -137,10 +143,10 @@ class _Plan:
 
     def invocations(self, observers: Observers = NO_OBSERVERS) -> list[Invocation]:
         # Normalised here, once, so no callback ever sees a blank or ``null`` arguments string.
-        return [
-            Invocation(step.target, normalize_arguments(step.run_arguments), self.context, step.call, observers)
+        return [  # not isinstance(ToolCallback): an ABC's check is a Python call, per call of every round
+            Invocation(target, normalize_arguments(step.run_arguments), self.context, step.call, observers)
             for step in self.steps
-            if isinstance(step.target, ToolCallback)
+            if not isinstance(target := step.target, (ToolError, _Denied))
         ]
 
 
@@ -186,6 +192,7 @@ class ToolCallingManager:
         self._authorizer = metadata_rules & decision_authorizer if decision_authorizer else metadata_rules
         self._require_approver = decision_authorizer is not None if require_approver is None else require_approver
         self._authorize_denials = authorize_denials
+        self._last_by_name: tuple[tuple[ToolCallback, ...], dict[str, ToolCallback]] | None = None
 
     @staticmethod
     def builder() -> ToolCallingManagerBuilder:
@@ -363,7 +370,7 @@ class ToolCallingManager:
     def _plan(self, prompt: Prompt, chat_response: ChatResponse) -> _Plan:
         message = _tool_call_message(chat_response)
         breaches = self._limits.check(prompt.messages, message.tool_calls)
-        callbacks = {callback.name: callback for callback in prompt.tool_callbacks}
+        callbacks = self._by_name(prompt.tool_callbacks)
         denied = _denied_in_turn(prompt.messages)
         steps: list[_Step] = []
         limit_exceeded: str | None = None
@@ -384,13 +391,23 @@ class ToolCallingManager:
             steps.append(_Step(call, breach))
         return _Plan(message, tuple(steps), _tool_context(prompt), limit_exceeded)
 
+    def _by_name(self, tools: tuple[ToolCallback, ...]) -> dict[str, ToolCallback]:
+        """The request's tools by name, kept for the last tool set seen (a request's set holds for its
+        whole turn, and a client's default set for every request): not rebuilt every round."""
+        last = self._last_by_name
+        if last is not None and last[0] is tools:
+            return last[1]
+        by_name = {callback.name: callback for callback in tools}
+        self._last_by_name = (tools, by_name)
+        return by_name
+
     def _finish(self, prompt: Prompt, plan: _Plan, ran: Sequence[Outcome]) -> ToolExecutionResult:
         outcomes = iter(ran)
         responses: list[ToolResponse] = []
         return_direct = True
         for step in plan.steps:
             call, target = step.call, step.target
-            metadata = dict(step.record or {})
+            metadata = dict(step.record) if step.record else {}
             if isinstance(target, _Denied):
                 responses.append(ToolResponse(id=call.id, name=call.name, response_data=target.text, metadata=metadata))
                 return_direct = False
@@ -405,9 +422,10 @@ class ToolCallingManager:
             else:
                 response = _success(call, outcome, step.arguments, metadata)
                 responses.append(response)
-                direct = isinstance(target, ToolCallback) and target.metadata.return_direct
+                direct = not isinstance(target, ToolError) and target.metadata.return_direct
                 return_direct = return_direct and direct and not response.is_error
-        history = (*prompt.messages, plan.message, ToolResponseMessage(responses))
+        results = trusted(ToolResponseMessage, {"role": "tool", "responses": tuple(responses), "metadata": {}})
+        history = (*prompt.messages, plan.message, results)
         return ToolExecutionResult(history, return_direct, plan.limit_exceeded)
 
     def _error_text(self, call: ToolCall, error: Exception) -> str:
@@ -568,6 +586,10 @@ def _success(
 ) -> ToolResponse:
     """The response for a call that ran; a person's edit of the arguments is noted first, for the model."""
     note = "" if edited is None else _EDITED_NOTE.format(arguments=edited)
+    if type(result) is str:  # the usual result: every field is a checked value already (the call's are)
+        return trusted(ToolResponse, {"id": call.id, "name": call.name, "response_data": note + result,
+                                      "is_error": False, "metadata": metadata, "parts": (),
+                                      "result_metadata": {}})  # fmt: skip
     if isinstance(result, str):
         return ToolResponse(id=call.id, name=call.name, response_data=note + result, metadata=metadata)
     parts = (TextPart(note.rstrip("\n")), *result.parts) if note else result.parts
@@ -618,8 +640,18 @@ def _unknown_tool(call: ToolCall, callbacks: dict[str, ToolCallback]) -> Unknown
 
 
 def _tool_context(prompt: Prompt) -> ToolContext:
-    # Imported here: ``options`` imports this package, so a module-level import would be circular.
-    from ..options import ToolCallingChatOptions
-
     options = prompt.options
-    return ToolContext(options.tool_context if isinstance(options, ToolCallingChatOptions) else None)
+    return ToolContext(options.tool_context if isinstance(options, _tool_options()) else None)
+
+
+_TOOL_OPTIONS: list[type[ToolCallingChatOptions]] = []
+
+
+def _tool_options() -> type[ToolCallingChatOptions]:
+    """``ToolCallingChatOptions``, imported on first use: ``options`` imports this package, so a
+    module-level import would be circular (and an import statement per round costs a package lookup)."""
+    if not _TOOL_OPTIONS:
+        from ..options import ToolCallingChatOptions
+
+        _TOOL_OPTIONS.append(ToolCallingChatOptions)
+    return _TOOL_OPTIONS[0]

@@ -7,6 +7,7 @@ async) are kept aside and asked once per request, on the thread or event loop th
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeAlias, Union
@@ -78,9 +79,10 @@ def resolve_providers(providers: Sequence[ToolCallbackProvider]) -> tuple[ToolCa
     for provider in providers:
         method: Any = provider.tool_callbacks
         sync_twin: Any = getattr(provider, "get_tool_callbacks", None)
-        if sync_twin is not None and inspect.iscoroutinefunction(method) and callable(sync_twin):
+        is_async = _is_async(method)
+        if sync_twin is not None and is_async and callable(sync_twin):
             provided = sync_twin()  # the provider's own sync path: no loop run (or portal hop) per request
-        elif inspect.iscoroutinefunction(method):
+        elif is_async:
             provided = run_sync(method)
         else:
             provided = method()
@@ -88,6 +90,17 @@ def resolve_providers(providers: Sequence[ToolCallbackProvider]) -> tuple[ToolCa
                 provided = run_sync(_returning(provided))
         callbacks.extend(_checked(provider, provided))
     return tuple(callbacks)
+
+
+def _is_async(method: Any) -> bool:
+    """``inspect.iscoroutinefunction(method)``, decided once per function (it is asked per request)."""
+    function = getattr(method, "__func__", None)
+    return _is_async_function(function) if function is not None else inspect.iscoroutinefunction(method)
+
+
+@functools.lru_cache(maxsize=1024)
+def _is_async_function(function: Any) -> bool:
+    return inspect.iscoroutinefunction(function)
 
 
 def _returning(awaitable: Any) -> Any:
@@ -99,25 +112,25 @@ async def aresolve_providers(providers: Sequence[ToolCallbackProvider]) -> tuple
     slow source never blocks the event loop."""
     if not providers:
         return ()
-
-    async def ask(provider: ToolCallbackProvider) -> Sequence[ToolCallback]:
-        method: Any = provider.tool_callbacks
-        if inspect.iscoroutinefunction(method):
-            provided = await method()
-        else:
-            import asyncio
-
-            provided = await asyncio.to_thread(method)
-            if inspect.isawaitable(provided):
-                provided = await provided
-        return _checked(provider, provided)
-
     if len(providers) == 1:  # the common case: no task per provider (gather wraps each in one)
-        return tuple(await ask(providers[0]))
+        return tuple(await _ask(providers[0]))
     import asyncio
 
-    results = await asyncio.gather(*(ask(p) for p in providers))
+    results = await asyncio.gather(*(_ask(p) for p in providers))
     return tuple(callback for provided in results for callback in provided)
+
+
+async def _ask(provider: ToolCallbackProvider) -> Sequence[ToolCallback]:
+    method: Any = provider.tool_callbacks
+    if _is_async(method):
+        provided = await method()
+    else:
+        import asyncio
+
+        provided = await asyncio.to_thread(method)
+        if inspect.isawaitable(provided):
+            provided = await provided
+    return _checked(provider, provided)
 
 
 def _checked(provider: object, provided: Any) -> Sequence[ToolCallback]:
@@ -127,7 +140,9 @@ def _checked(provider: object, provided: Any) -> Sequence[ToolCallback]:
             "not a list of ToolCallbacks"
         )
     for callback in provided:
-        if not isinstance(callback, ToolCallback):
+        # A subclass is found in its MRO without the ABC's isinstance (a Python call per tool per request);
+        # a class registered as a virtual subclass still passes through isinstance.
+        if ToolCallback not in type(callback).__mro__ and not isinstance(callback, ToolCallback):
             raise ConfigurationError(
                 f"{type(provider).__qualname__}.tool_callbacks() returned {callback!r}, not a ToolCallback"
             )
