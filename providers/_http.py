@@ -183,6 +183,11 @@ DEADLINE_EXCEEDED = "deadline_exceeded"
 _TIMER_SLACK = 0.005
 
 
+def _each_within(timeout: httpx2.Timeout, seconds: float) -> bool:
+    parts = (timeout.connect, timeout.read, timeout.write, timeout.pool)
+    return all(part is not None and part <= seconds for part in parts)
+
+
 class _Deadline:
     """The time one request may still take, across its attempts and the waits between them.
 
@@ -211,6 +216,14 @@ class _Deadline:
         self.attempts += 1
         parts = timeout.as_dict()
         return {name: left if value is None else min(value, left) for name, value in parts.items()}
+
+    def cut_timeouts(self, timeout: httpx2.Timeout) -> dict[str, float] | None:
+        """Like :meth:`attempt_timeouts`, but ``None`` for a first attempt whose own timeouts all end
+        within the deadline already (a numeric model ``timeout``: the common case pays for no cut)."""
+        if self.attempts == 0 and _each_within(timeout, self.seconds):
+            self.attempts = 1
+            return None
+        return self.attempt_timeouts(timeout)
 
     def exceeded(self, provider: str, why: str) -> APITimeoutError:
         """The error of a deadline hit, logged at INFO here: the one place every hit passes."""
@@ -805,7 +818,9 @@ class ProviderHttp:
         if deadline is not None:
             if deadline.left() <= 0:
                 raise deadline.exceeded(self.provider, "no time was left for another attempt")
-            request.extensions["timeout"] = deadline.attempt_timeouts(client.timeout)
+            timeouts = deadline.cut_timeouts(client.timeout)
+            if timeouts is not None:
+                request.extensions["timeout"] = timeouts
         return request
 
     def _check(self, response: httpx2.Response, body: bytes) -> None:

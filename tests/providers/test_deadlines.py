@@ -220,3 +220,23 @@ def test_a_model_timeout_may_be_an_httpx2_timeout(server: StallingServer) -> Non
     assert "deadline of 0.3 s was reached after 1 attempt " in raised.value.message
     (attempt,) = server.settled()
     assert attempt.abandoned
+
+
+def test_a_first_attempt_within_the_deadline_keeps_its_own_timeouts_and_a_retry_is_cut() -> None:
+    # A numeric timeout is the deadline; the first attempt's own timeouts already end within it, so
+    # nothing is cut (the common case pays for no cut). The retry gets what is left, below its own.
+    seen: list[dict[str, float]] = []
+    choice = b'{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}'
+    body = b'{"id":"c","model":"m","choices":[' + choice + b"]}"
+
+    def reply(request: httpx2.Request) -> httpx2.Response:
+        seen.append(dict(request.extensions["timeout"]))
+        if len(seen) == 1:
+            return httpx2.Response(503, headers={"retry-after": "0"}, content=b"{}")
+        return httpx2.Response(200, headers={"content-type": "application/json"}, content=body)
+
+    client = httpx2.Client(transport=httpx2.MockTransport(reply), timeout=30)
+    model = OpenAIChatModel("m", api_key="k", http_client=client, timeout=30)
+    assert model.call(Prompt("hi")).result is not None
+    assert seen[0] == {"connect": 30, "read": 30, "write": 30, "pool": 30}
+    assert len(seen) == 2 and all(0 < value < 30 for value in seen[1].values())
