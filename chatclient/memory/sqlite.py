@@ -38,6 +38,7 @@ Stamp = tuple[int, int]
 """``(connection number, PRAGMA data_version)``: nothing committed by another connection since."""
 
 _connections = itertools.count(1)
+_KNOWN_SESSIONS = 4096
 
 
 class SqliteDatabase:
@@ -229,6 +230,10 @@ class SqliteSessionRepository:
         self._clock = clock
         self._db.write(self._sql.schema())
         self._tails = _TailCache()
+        self._created: dict[str, float] = {}
+        """Sessions' creation times as this process last saw them (an append on one of them skips the
+        session row); bounded, oldest dropped first. A stale entry only costs the careful path."""
+        self._created_lock = threading.Lock()
 
     def append(
         self, session_id: str, events: Sequence[NewEvent], *, expected_version: int | None = None
@@ -236,7 +241,10 @@ class SqliteSessionRepository:
         check_session_id(session_id)
         held = self._tails.unstamp(session_id, self._db.number())
         now = self._clock()
-        result, created_at = self._db.write(self._sql.append_to_session(session_id, events, expected_version, now))
+        known = self._created.get(session_id)
+        result, created_at = self._db.write(self._sql.append_sqlite(session_id, events, expected_version, now, known))
+        if created_at != known:
+            self._saw(session_id, created_at)
         if events and result.appended == len(events):  # committed, numbered from the version before
             first = result.version - len(events) + 1
             stored = [
@@ -268,11 +276,20 @@ class SqliteSessionRepository:
             self._tails.put(session_id, _Tail(created_at, list(events), stamp))  # a suffix of the log: cacheable
         return events
 
+    def _saw(self, session_id: str, created_at: float) -> None:
+        with self._created_lock:
+            created = self._created
+            created.pop(session_id, None)
+            while len(created) >= _KNOWN_SESSIONS:
+                del created[next(iter(created))]
+            created[session_id] = created_at
+
     def version(self, session_id: str) -> int:
         return self._db.read(self._sql.version(session_id))
 
     def delete(self, session_id: str) -> None:
         self._tails.drop(session_id)
+        self._created.pop(session_id, None)
         self._db.write(self._sql.delete(session_id))
 
     def try_lease(self, session_id: str, token: str, ttl: float) -> bool:
