@@ -4,12 +4,23 @@ One plain turn (OpenAI Chat Completions over the in-process mock transport) with
 ``SessionMemoryAdvisor`` (a 20-turn conversation, a 40-event window: the last 20 turns), then the
 cost of a turn as the stored conversation grows from 10 to 1,000 turns with the same window. The
 variants run interleaved, round after round, so drift on a shared machine hits them alike; medians.
+
+``--instructions``: the same turns counted in instructions instead (deterministic where timings on a
+shared machine are not): each store's turn runs under valgrind's callgrind (``callgrind_control``),
+instrumentation on only around the counted turns after a warm-up of 50; the figure is the difference
+of 250 and 50 counted turns over 200 (user space only: SQLite's writes to the WAL are in the kernel,
+so the WAL bytes each SQLite turn adds are printed beside it). To compare another checkout, run this
+file with ``PYTHONPATH=<that checkout>``.
 """
 
 from __future__ import annotations
 
 import argparse
+import glob
+import os
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 import uuid
@@ -90,13 +101,93 @@ def measure_both(ops: dict[str, Callable[[], None]], *, rounds: int, per_round: 
     return {name: (statistics.median(v) / 1000, statistics.fmean(v) / 1000) for name, v in samples.items()}
 
 
+COUNTED = ("no memory", "in-memory", "SQLite")
+
+
+def counted_turn(series: str) -> Callable[[], None]:
+    """One of the turns ``--instructions`` counts, warm: the baseline or a store's memory turn."""
+    model = make_model("openai", MockBackend("openai"))
+    if series == "no memory":
+        history = InMemorySessionRepository()
+        prefill(history, "by-hand", 20)
+        return turn_op(ChatClient.create(model), None, [e.message() for e in history.events("by-hand", last=WINDOW)])
+    repository = repositories(None, None)[series]()
+    prefill(repository, "c", 20)
+    return turn_op(
+        ChatClient.builder(model).default_advisors(SessionMemoryAdvisor(repository, window=WINDOW)).build(), "c"
+    )
+
+
+def _count_child(series: str, n: int) -> None:
+    """Under callgrind: warm up, then count ``n`` turns."""
+    op = counted_turn(series)
+    for _ in range(50):
+        op()
+    pid = str(os.getpid())
+    subprocess.run(["callgrind_control", "-i", "on", pid], stdout=subprocess.DEVNULL, check=True)
+    for _ in range(n):
+        op()
+    subprocess.run(["callgrind_control", "-i", "off", pid], stdout=subprocess.DEVNULL, check=True)
+
+
+def _instructions(series: str, n: int) -> int:
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "callgrind.out")
+        command = ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}",
+                   sys.executable, "-m", "benchmarks.memory", "--count-child", series, str(n)]  # fmt: skip
+        subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        total = 0
+        for path in glob.glob(out + "*"):  # one file per thread part
+            with open(path) as file:
+                total += sum(int(line.split()[1]) for line in file if line.startswith("totals:"))
+        return total
+
+
+def wal_bytes_per_turn(turns: int = 200) -> float:
+    """The bytes a warm SQLite memory turn adds to the WAL (checkpoints held off while counting)."""
+    from chatclient.memory.sqlite import SqliteSessionRepository
+
+    path = Path(tempfile.mkdtemp()) / "wal.db"
+    repository = SqliteSessionRepository(path, checkpoint_every=10**9)
+    prefill(repository, "c", 20)
+    model = make_model("openai", MockBackend("openai"))
+    op = turn_op(
+        ChatClient.builder(model).default_advisors(SessionMemoryAdvisor(repository, window=WINDOW)).build(), "c"
+    )
+    for _ in range(20):
+        op()
+    wal = Path(f"{path}-wal")
+    before = wal.stat().st_size
+    for _ in range(turns):
+        op()
+    return (wal.stat().st_size - before) / turns
+
+
+def count_instructions() -> None:
+    print("| turn | instructions per turn | × no memory |\n|---|---|---|")  # noqa: RUF001
+    base = 0.0
+    for series in COUNTED:
+        per_turn = (_instructions(series, 250) - _instructions(series, 50)) / 200
+        base = base or per_turn
+        print(f"| {series} | {per_turn / 1e3:,.1f} k | {per_turn / base:.3f}× |", flush=True)  # noqa: RUF001
+    print(f"\nSQLite: {wal_bytes_per_turn():,.0f} WAL bytes per turn (4,096-byte pages, 24-byte frame headers)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--redis")
     parser.add_argument("--postgres")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--per-round", type=int, default=40)
+    parser.add_argument("--instructions", action="store_true", help="count instructions per turn (callgrind)")
+    parser.add_argument("--count-child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.count_child:
+        _count_child(args.count_child[0], int(args.count_child[1]))
+        return
+    if args.instructions:
+        count_instructions()
+        return
     model = make_model("openai", MockBackend("openai"))
     made = repositories(args.redis, args.postgres)
 
