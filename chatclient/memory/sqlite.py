@@ -39,6 +39,7 @@ Stamp = tuple[int, int]
 
 _connections = itertools.count(1)
 _KNOWN_SESSIONS = 4096
+_tuple_new = tuple.__new__
 
 
 class SqliteDatabase:
@@ -247,9 +248,10 @@ class SqliteSessionRepository:
             self._saw(session_id, created_at)
         if events and result.appended == len(events):  # committed, numbered from the version before
             first = result.version - len(events) + 1
+            new = _tuple_new  # the record straight from its values (no NamedTuple.__new__ frame)
             stored = [
-                SessionEvent(session_id, seq, e.event_id, e.turn_id, e.type, e.payload, now)
-                for seq, e in enumerate(events, first)
+                new(SessionEvent, (session_id, seq, event_id, turn_id, kind, payload, now))
+                for seq, (event_id, turn_id, payload, kind) in enumerate(events, first)
             ]
             self._tails.appended(session_id, created_at, stored, held)
         return result
