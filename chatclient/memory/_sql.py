@@ -56,6 +56,7 @@ class SessionSql:
         p = check_prefix(prefix)
         self.session, self.event, self.lease = f"{p}session", f"{p}session_event", f"{p}session_lease"
         self.schema_table = f"{p}session_schema"
+        self._new_turn_sql: dict[tuple[int, bool], str] = {}
         self._cols = "seq, event_id, turn_id, type, payload, created_at"
 
     def schema(self) -> Flow[None]:
@@ -177,45 +178,41 @@ class SessionSql:
             yield self._bump(session_id, current + len(fresh))
         return AppendResult(current + len(fresh), len(fresh), n - len(fresh)), created_at
 
-    def append_sqlite(
-        self,
-        session_id: str,
-        events: Sequence[NewEvent],
-        expected_version: int | None,
-        now: float,
-        created_at: float | None,
-    ) -> Flow[tuple[AppendResult, float]]:
-        """SQLite, in a ``BEGIN IMMEDIATE`` transaction: :meth:`append_to_session` without a
-        session-row write per turn. ``created_at``: the session's creation time as this process
-        last saw it (``None``: not known). A new turn on a known session is one statement: the
-        events numbered after the log's last seq (the primary key's last entry), inserted only
-        while the session row is that same session and the version is the expected one. Anything
-        else (a new or re-created session, a replay, a conflict) takes the careful path below in
-        the same transaction."""
-        n = len(events)
-        if events and created_at is not None:
-            plan_append(session_id, events, {}, 0, None)  # refuses an id twice in the batch
-            values = ", ".join([f"({k}, ?, ?, ?, ?)" for k in range(1, n + 1)])
-            params: list[Any] = [now, session_id]
-            for e in events:
-                params += [e.event_id, e.turn_id, e.type, e.payload]
-            params += [session_id, created_at]
-            expected = ""
-            if expected_version is not None:
-                expected, params = " AND b.base = ?", [*params, expected_version]
-            rows = yield (
+    def new_turn(
+        self, session_id: str, events: Sequence[NewEvent], expected_version: int | None, now: float, created_at: float
+    ) -> Statement:
+        """SQLite: a new turn on a session this process knows, as one statement (atomic by itself,
+        so it runs without ``BEGIN``/``COMMIT``): the events numbered after the log's last seq (the
+        primary key's last entry), inserted only while the session row is the one created at
+        ``created_at`` and the version is ``expected_version`` (if given). It inserts nothing when
+        either differs, and fails whole on a unique violation (an id already stored); the caller
+        then takes :meth:`append_sqlite`. The caller has refused an id twice in the batch."""
+        params: list[Any] = [now, session_id]
+        for event_id, turn_id, payload, kind in events:  # NewEvent's fields, in order
+            params += (event_id, turn_id, kind, payload)
+        params += (session_id, created_at)
+        if expected_version is not None:
+            params.append(expected_version)
+        shape = (len(events), expected_version is not None)
+        sql = self._new_turn_sql.get(shape)
+        if sql is None:  # the same text each time: built once per batch size
+            values = ", ".join([f"({k}, ?, ?, ?, ?)" for k in range(1, shape[0] + 1)])
+            sql = self._new_turn_sql[shape] = (
                 f"INSERT INTO {self.event} (session_id, {self._cols}) SELECT s.id, b.base + v.column1, v.column2,"
                 f" v.column3, v.column4, v.column5, ? FROM (SELECT coalesce(max(seq), 0) AS base FROM {self.event}"
                 f" WHERE session_id = ?) AS b, (VALUES {values}) AS v, {self.session} AS s"
-                f" WHERE s.id = ? AND s.created_at = ?{expected} ON CONFLICT (session_id, event_id) DO NOTHING"
-                " RETURNING seq",
-                tuple(params),
+                f" WHERE s.id = ? AND s.created_at = ?{' AND b.base = ?' if shape[1] else ''} RETURNING seq"
             )
-            if len(rows) == n:
-                return AppendResult(max(int(r[0]) for r in rows), n, 0), created_at
-            if rows:  # some ids were stored already (a replay): undo, then the careful path
-                first = min(int(r[0]) for r in rows)
-                yield (f"DELETE FROM {self.event} WHERE session_id = ? AND seq >= ?", (session_id, first))
+        return sql, tuple(params)
+
+    def append_sqlite(
+        self, session_id: str, events: Sequence[NewEvent], expected_version: int | None, now: float
+    ) -> Flow[tuple[AppendResult, float]]:
+        """SQLite, in a ``BEGIN IMMEDIATE`` transaction: :meth:`append_to_session` without a
+        session-row write per turn (the version is the last seq): the session row is created if
+        absent, replays are recognised, and the version is checked. Gives the session's creation
+        time too (a cached tail, and :meth:`new_turn` next time, check it)."""
+        n = len(events)
         yield (
             f"INSERT INTO {self.session} (id, created_at) VALUES (?, ?) ON CONFLICT (id) DO NOTHING",
             (session_id, now),

@@ -28,7 +28,7 @@ from typing import TypeVar
 
 from ._checkpoint import Checkpointer
 from ._sql import SQLITE, Flow, Rows, SessionSql, Statement, run_flow
-from .log import AppendResult, NewEvent, SessionEvent, check_session_id
+from .log import AppendResult, NewEvent, SessionEvent, check_session_id, plan_append
 from .repository import in_thread
 
 __all__ = ["AsyncSqliteSessionRepository", "SqliteSessionRepository"]
@@ -86,6 +86,18 @@ class SqliteDatabase:
         if self.checkpointer is not None:
             self.checkpointer.committed()
         return result
+
+    def write_one(self, statement: Statement) -> Rows | None:
+        """One statement in its own transaction (SQLite's autocommit: atomic by itself, and it takes
+        the write lock when it starts, so the busy timeout applies); ``None`` when it failed on a
+        constraint, with nothing written."""
+        try:
+            rows = self.connection().execute(*statement).fetchall()
+        except sqlite3.IntegrityError:
+            return None
+        if self.checkpointer is not None:
+            self.checkpointer.committed()
+        return rows
 
     def read(self, flow: Flow[T]) -> T:
         return run_flow(flow, self._executor(self.connection()))
@@ -243,9 +255,16 @@ class SqliteSessionRepository:
         held = self._tails.unstamp(session_id, self._db.number())
         now = self._clock()
         known = self._created.get(session_id)
-        result, created_at = self._db.write(self._sql.append_sqlite(session_id, events, expected_version, now, known))
-        if created_at != known:
-            self._saw(session_id, created_at)
+        rows = None
+        if events and known is not None:  # a new turn on a known session: one statement, no BEGIN/COMMIT
+            plan_append(session_id, events, {}, 0, None)  # refuses an id twice in the batch
+            rows = self._db.write_one(self._sql.new_turn(session_id, events, expected_version, now, known))
+        if rows is not None and known is not None and len(rows) == len(events):
+            result, created_at = AppendResult(max(int(r[0]) for r in rows), len(rows), 0), known
+        else:  # nothing was written: a new or re-created session, a replay, a conflict
+            result, created_at = self._db.write(self._sql.append_sqlite(session_id, events, expected_version, now))
+            if created_at != known:
+                self._saw(session_id, created_at)
         if events and result.appended == len(events):  # committed, numbered from the version before
             first = result.version - len(events) + 1
             new = _tuple_new  # the record straight from its values (no NamedTuple.__new__ frame)

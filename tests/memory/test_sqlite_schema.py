@@ -100,6 +100,11 @@ def test_the_one_statement_append_keeps_replays_and_conflicts(tmp_path: Path) ->
     mixed = [*_turn(0)[1:], *_turn(1)]  # one stored id, two new ones
     result = repository.append("c", mixed)
     assert (result.version, result.appended, result.replayed) == (4, 2, 1)
+    stored_last = [*_turn(2), _turn(1)[0]]  # the stored id after the new ones: nothing half-written
+    result = repository.append("c", stored_last)
+    assert (result.version, result.appended, result.replayed) == (6, 2, 1)
     with pytest.raises(VersionConflict):
-        repository.append("c", _turn(2), expected_version=2)
-    assert repository.version("c") == 4 and [e.seq for e in repository.events("c")] == [1, 2, 3, 4]
+        repository.append("c", _turn(3), expected_version=2)
+    events = repository.events("c")
+    assert [e.event_id for e in events] == ["t0:0", "t0:1", "t1:0", "t1:1", "t2:0", "t2:1"]
+    assert [e.seq for e in events] == [1, 2, 3, 4, 5, 6] and repository.version("c") == 6
