@@ -11,6 +11,9 @@ instrumentation on only around the counted turns after a warm-up of 50; the figu
 of 250 and 50 counted turns over 200 (user space only: SQLite's writes to the WAL are in the kernel,
 so the WAL bytes each SQLite turn adds are printed beside it). To compare another checkout, run this
 file with ``PYTHONPATH=<that checkout>``.
+
+``--opcodes STORE``: where a store's turn spends its Python beyond the baseline's: bytecodes executed
+per turn by each function (``sys.settrace``), the store's turn minus the turn with the history by hand.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -173,6 +177,43 @@ def count_instructions() -> None:
     print(f"\nSQLite: {wal_bytes_per_turn():,.0f} WAL bytes per turn (4,096-byte pages, 24-byte frame headers)")
 
 
+def _opcodes(series: str, turns: int = 10) -> Counter[str]:
+    op = counted_turn(series)
+    for _ in range(30):
+        op()
+    counts: Counter[str] = Counter()
+
+    def trace(frame: Any, event: str, arg: Any) -> Any:
+        frame.f_trace_opcodes = True
+        code = frame.f_code
+        name = f"{code.co_filename.split('site-packages/')[-1].split('chatclient/')[-1]}:{code.co_name}"
+
+        def local(frame: Any, event: str, arg: Any) -> Any:
+            if event == "opcode":
+                counts[name] += 1
+            return local
+
+        return local
+
+    sys.settrace(trace)
+    for _ in range(turns):
+        op()
+    sys.settrace(None)
+    return counts
+
+
+def count_opcodes(series: str) -> None:
+    base, store = _opcodes("no memory"), _opcodes(series)
+    extra = {name: (store[name] - base[name]) / 10 for name in base.keys() | store.keys()}
+    print(
+        f"{series}: {sum(store.values()) / 10:,.0f} bytecodes per turn, the baseline {sum(base.values()) / 10:,.0f}\n"
+    )
+    print("| function | bytecodes per turn beyond the baseline |\n|---|---|")
+    for name, n in sorted(extra.items(), key=lambda item: -abs(item[1])):
+        if abs(n) >= 5:
+            print(f"| {name} | {n:+.0f} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--redis")
@@ -180,8 +221,12 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--per-round", type=int, default=40)
     parser.add_argument("--instructions", action="store_true", help="count instructions per turn (callgrind)")
+    parser.add_argument("--opcodes", choices=COUNTED[1:], help="bytecodes per function beyond the baseline")
     parser.add_argument("--count-child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.opcodes:
+        count_opcodes(args.opcodes)
+        return
     if args.count_child:
         _count_child(args.count_child[0], int(args.count_child[1]))
         return
