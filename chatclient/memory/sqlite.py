@@ -1,6 +1,11 @@
 """The session log in an SQLite file: the embedded default, no server, shared by the processes of
-one machine. WAL mode; an append is one ``BEGIN IMMEDIATE`` transaction, so concurrent writers
-(threads or processes) queue and each sees the version the one before it left.
+one machine. WAL mode; an append is one transaction holding the write lock from its start, so
+concurrent writers (threads or processes) queue and each sees the version the one before it left.
+A new turn on a session this store has seen is a single statement (SQLite runs it as its own
+transaction: no ``BEGIN``/``COMMIT`` round, and the version is the log's last seq, so no session-row
+write); anything else (a new session, a replay, a conflict) runs in ``BEGIN IMMEDIATE``. The tables'
+shape is recorded per prefix and a file made by older code is migrated when the store opens it
+(:meth:`SessionSql.schema <._sql.SessionSql.schema>`).
 
 Stored events never change, so the repository keeps the tail of each recent session's log in
 memory: an append adds its own events to it, and a windowed read only fetches the events written
