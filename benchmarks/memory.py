@@ -12,6 +12,10 @@ of 250 and 50 counted turns over 200 (user space only: SQLite's writes to the WA
 so the WAL bytes each SQLite turn adds are printed beside it). To compare another checkout, run this
 file with ``PYTHONPATH=<that checkout>``.
 
+``--parts``: the pieces of the store work in a memory turn, timed alone (interleaved, medians): each
+store's windowed read and its append of a new turn (two messages and the usage event, prebuilt), and
+SQLite's ``PRAGMA data_version`` alone (the read's one statement).
+
 ``--opcodes STORE``: where a store's turn spends its Python beyond the baseline's: bytecodes executed
 per turn by each function (``sys.settrace``), the store's turn minus the turn with the history by hand.
 """
@@ -214,6 +218,39 @@ def count_opcodes(series: str) -> None:
             print(f"| {name} | {n:+.0f} |")
 
 
+def _call(function: Callable[..., object], *args: Any, **kwargs: Any) -> Callable[[], None]:
+    def op() -> None:
+        function(*args, **kwargs)
+
+    return op
+
+
+def store_parts(*, rounds: int, per_round: int) -> None:
+    from chatclient.memory import NewEvent
+    from chatclient.memory.sqlite import SqliteSessionRepository
+
+    usage = '{"completion_tokens": 8, "model": "gpt-4o-mini", "prompt_tokens": 60}'
+    prebuilt = [
+        [
+            *turn_events(f"part-{n}", [UserMessage(PROMPT), AssistantMessage("The capital of France is Paris.")]),
+            NewEvent(f"part-{n}:usage", f"part-{n}", usage, "usage"),
+        ]
+        for n in range(2 * (20 + rounds * per_round) + 10)
+    ]
+    turns = iter(prebuilt)  # built before the clock runs: the appends alone are timed
+    ops: dict[str, Callable[[], None]] = {}
+    sqlite = SqliteSessionRepository(Path(tempfile.mkdtemp()) / "parts.db")
+    for name, repository in (("in-memory", InMemorySessionRepository()), ("SQLite", sqlite)):
+        prefill(repository, "c", 20)
+        repository.events("c", last=2 * WINDOW)
+        ops[f"{name}: read (last {2 * WINDOW} events)"] = _call(repository.events, "c", last=2 * WINDOW)
+        ops[f"{name}: append a new turn (3 events)"] = _call(lambda r=repository: r.append("c", next(turns)))
+    ops["SQLite: PRAGMA data_version (the stamp) alone"] = _call(sqlite._db.stamp)
+    print("| piece | µs (median) | mean µs |\n|---|---|---|")
+    for name, (median, mean) in measure_both(ops, rounds=rounds, per_round=per_round).items():
+        print(f"| {name} | {median:.1f} | {mean:.1f} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--redis")
@@ -222,10 +259,14 @@ def main() -> None:
     parser.add_argument("--per-round", type=int, default=40)
     parser.add_argument("--instructions", action="store_true", help="count instructions per turn (callgrind)")
     parser.add_argument("--opcodes", choices=COUNTED[1:], help="bytecodes per function beyond the baseline")
+    parser.add_argument("--parts", action="store_true", help="time the store's pieces of a turn alone")
     parser.add_argument("--count-child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.opcodes:
         count_opcodes(args.opcodes)
+        return
+    if args.parts:
+        store_parts(rounds=args.rounds, per_round=args.per_round)
         return
     if args.count_child:
         _count_child(args.count_child[0], int(args.count_child[1]))
