@@ -4,15 +4,34 @@ One plain turn (OpenAI Chat Completions over the in-process mock transport) with
 ``SessionMemoryAdvisor`` (a 20-turn conversation, a 40-event window: the last 20 turns), then the
 cost of a turn as the stored conversation grows from 10 to 1,000 turns with the same window. The
 variants run interleaved, round after round, so drift on a shared machine hits them alike; medians.
+
+``--instructions``: the same turns counted in instructions instead (deterministic where timings on a
+shared machine are not): each store's turn runs under valgrind's callgrind (``callgrind_control``),
+instrumentation on only around the counted turns after a warm-up of 50; the figure is the difference
+of 250 and 50 counted turns over 200 (user space only: SQLite's writes to the WAL are in the kernel,
+so the WAL bytes each SQLite turn adds are printed beside it). To compare another checkout, run this
+file with ``PYTHONPATH=<that checkout>``.
+
+``--parts``: the pieces of the store work in a memory turn, timed alone (interleaved, medians): each
+store's windowed read and its append of a new turn (two messages and the usage event, prebuilt), and
+SQLite's ``PRAGMA data_version`` alone (the read's one statement).
+
+``--opcodes STORE``: where a store's turn spends its Python beyond the baseline's: bytecodes executed
+per turn by each function (``sys.settrace``), the store's turn minus the turn with the history by hand.
 """
 
 from __future__ import annotations
 
 import argparse
+import glob
+import os
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 import uuid
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -90,13 +109,171 @@ def measure_both(ops: dict[str, Callable[[], None]], *, rounds: int, per_round: 
     return {name: (statistics.median(v) / 1000, statistics.fmean(v) / 1000) for name, v in samples.items()}
 
 
+COUNTED = ("no memory", "in-memory", "SQLite")
+
+
+def counted_turn(series: str) -> Callable[[], None]:
+    """One of the turns ``--instructions`` counts, warm: the baseline or a store's memory turn."""
+    model = make_model("openai", MockBackend("openai"))
+    if series == "no memory":
+        history = InMemorySessionRepository()
+        prefill(history, "by-hand", 20)
+        return turn_op(ChatClient.create(model), None, [e.message() for e in history.events("by-hand", last=WINDOW)])
+    repository = repositories(None, None)[series]()
+    prefill(repository, "c", 20)
+    return turn_op(
+        ChatClient.builder(model).default_advisors(SessionMemoryAdvisor(repository, window=WINDOW)).build(), "c"
+    )
+
+
+def _count_child(series: str, n: int) -> None:
+    """Under callgrind: warm up, then count ``n`` turns."""
+    op = counted_turn(series)
+    for _ in range(50):
+        op()
+    pid = str(os.getpid())
+    subprocess.run(["callgrind_control", "-i", "on", pid], stdout=subprocess.DEVNULL, check=True)
+    for _ in range(n):
+        op()
+    subprocess.run(["callgrind_control", "-i", "off", pid], stdout=subprocess.DEVNULL, check=True)
+
+
+def _instructions(series: str, n: int) -> int:
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "callgrind.out")
+        command = ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}",
+                   sys.executable, "-m", "benchmarks.memory", "--count-child", series, str(n)]  # fmt: skip
+        subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        total = 0
+        for path in glob.glob(out + "*"):  # one file per thread part
+            with open(path) as file:
+                total += sum(int(line.split()[1]) for line in file if line.startswith("totals:"))
+        return total
+
+
+def wal_bytes_per_turn(turns: int = 200) -> float:
+    """The bytes a warm SQLite memory turn adds to the WAL (checkpoints held off while counting)."""
+    from chatclient.memory.sqlite import SqliteSessionRepository
+
+    path = Path(tempfile.mkdtemp()) / "wal.db"
+    repository = SqliteSessionRepository(path, checkpoint_every=10**9)
+    prefill(repository, "c", 20)
+    model = make_model("openai", MockBackend("openai"))
+    op = turn_op(
+        ChatClient.builder(model).default_advisors(SessionMemoryAdvisor(repository, window=WINDOW)).build(), "c"
+    )
+    for _ in range(20):
+        op()
+    wal = Path(f"{path}-wal")
+    before = wal.stat().st_size
+    for _ in range(turns):
+        op()
+    return (wal.stat().st_size - before) / turns
+
+
+def count_instructions() -> None:
+    print("| turn | instructions per turn | × no memory |\n|---|---|---|")  # noqa: RUF001
+    base = 0.0
+    for series in COUNTED:
+        per_turn = (_instructions(series, 250) - _instructions(series, 50)) / 200
+        base = base or per_turn
+        print(f"| {series} | {per_turn / 1e3:,.1f} k | {per_turn / base:.3f}× |", flush=True)  # noqa: RUF001
+    print(f"\nSQLite: {wal_bytes_per_turn():,.0f} WAL bytes per turn (4,096-byte pages, 24-byte frame headers)")
+
+
+def _opcodes(series: str, turns: int = 10) -> Counter[str]:
+    op = counted_turn(series)
+    for _ in range(30):
+        op()
+    counts: Counter[str] = Counter()
+
+    def trace(frame: Any, event: str, arg: Any) -> Any:
+        frame.f_trace_opcodes = True
+        code = frame.f_code
+        name = f"{code.co_filename.split('site-packages/')[-1].split('chatclient/')[-1]}:{code.co_name}"
+
+        def local(frame: Any, event: str, arg: Any) -> Any:
+            if event == "opcode":
+                counts[name] += 1
+            return local
+
+        return local
+
+    sys.settrace(trace)
+    for _ in range(turns):
+        op()
+    sys.settrace(None)
+    return counts
+
+
+def count_opcodes(series: str) -> None:
+    base, store = _opcodes("no memory"), _opcodes(series)
+    extra = {name: (store[name] - base[name]) / 10 for name in base.keys() | store.keys()}
+    print(
+        f"{series}: {sum(store.values()) / 10:,.0f} bytecodes per turn, the baseline {sum(base.values()) / 10:,.0f}\n"
+    )
+    print("| function | bytecodes per turn beyond the baseline |\n|---|---|")
+    for name, n in sorted(extra.items(), key=lambda item: -abs(item[1])):
+        if abs(n) >= 5:
+            print(f"| {name} | {n:+.0f} |")
+
+
+def _call(function: Callable[..., object], *args: Any, **kwargs: Any) -> Callable[[], None]:
+    def op() -> None:
+        function(*args, **kwargs)
+
+    return op
+
+
+def store_parts(*, rounds: int, per_round: int) -> None:
+    from chatclient.memory import NewEvent
+    from chatclient.memory.sqlite import SqliteSessionRepository
+
+    usage = '{"completion_tokens": 8, "model": "gpt-4o-mini", "prompt_tokens": 60}'
+    prebuilt = [
+        [
+            *turn_events(f"part-{n}", [UserMessage(PROMPT), AssistantMessage("The capital of France is Paris.")]),
+            NewEvent(f"part-{n}:usage", f"part-{n}", usage, "usage"),
+        ]
+        for n in range(2 * (20 + rounds * per_round) + 10)
+    ]
+    turns = iter(prebuilt)  # built before the clock runs: the appends alone are timed
+    ops: dict[str, Callable[[], None]] = {}
+    sqlite = SqliteSessionRepository(Path(tempfile.mkdtemp()) / "parts.db")
+    for name, repository in (("in-memory", InMemorySessionRepository()), ("SQLite", sqlite)):
+        prefill(repository, "c", 20)
+        repository.events("c", last=2 * WINDOW)
+        ops[f"{name}: read (last {2 * WINDOW} events)"] = _call(repository.events, "c", last=2 * WINDOW)
+        ops[f"{name}: append a new turn (3 events)"] = _call(lambda r=repository: r.append("c", next(turns)))
+    ops["SQLite: PRAGMA data_version (the stamp) alone"] = _call(sqlite._db.stamp)
+    print("| piece | µs (median) | mean µs |\n|---|---|---|")
+    for name, (median, mean) in measure_both(ops, rounds=rounds, per_round=per_round).items():
+        print(f"| {name} | {median:.1f} | {mean:.1f} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--redis")
     parser.add_argument("--postgres")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--per-round", type=int, default=40)
+    parser.add_argument("--instructions", action="store_true", help="count instructions per turn (callgrind)")
+    parser.add_argument("--opcodes", choices=COUNTED[1:], help="bytecodes per function beyond the baseline")
+    parser.add_argument("--parts", action="store_true", help="time the store's pieces of a turn alone")
+    parser.add_argument("--count-child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.opcodes:
+        count_opcodes(args.opcodes)
+        return
+    if args.parts:
+        store_parts(rounds=args.rounds, per_round=args.per_round)
+        return
+    if args.count_child:
+        _count_child(args.count_child[0], int(args.count_child[1]))
+        return
+    if args.instructions:
+        count_instructions()
+        return
     model = make_model("openai", MockBackend("openai"))
     made = repositories(args.redis, args.postgres)
 

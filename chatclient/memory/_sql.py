@@ -42,6 +42,11 @@ class Dialect:
 SQLITE = Dialect(postgres=False)
 POSTGRES = Dialect(postgres=True)
 
+SQLITE_SCHEMA = 2
+"""The shape of the SQLite tables this code writes (1: before it was recorded)."""
+_MARKS = "type <> 'message'"
+_SQLITE_MARKS = "type <> 'message' AND type <> 'usage'"
+
 
 class SessionSql:
     """The statements for tables ``{prefix}session`` and ``{prefix}session_event``."""
@@ -50,13 +55,24 @@ class SessionSql:
         self.dialect = dialect
         p = check_prefix(prefix)
         self.session, self.event, self.lease = f"{p}session", f"{p}session_event", f"{p}session_lease"
+        self.schema_table = f"{p}session_schema"
+        self._new_turn_sql: dict[tuple[int, bool], str] = {}
         self._cols = "seq, event_id, turn_id, type, payload, created_at"
 
     def schema(self) -> Flow[None]:
-        if self.dialect.postgres:  # concurrent CREATE IF NOT EXISTS can collide in PostgreSQL's catalog
+        """Create the tables (the one place their DDL lives). SQLite's shape is recorded in
+        ``{prefix}session_schema`` and a file made by older code is brought to it in place, in the
+        write transaction this runs in (:meth:`_migrate_sqlite`)."""
+        postgres = self.dialect.postgres
+        if postgres:  # concurrent CREATE IF NOT EXISTS can collide in PostgreSQL's catalog
             yield ("SELECT pg_advisory_xact_lock(hashtext(%s))", (self.session,))
+        else:
+            yield from self._migrate_sqlite()
+        # SQLite: the version is the last seq (read from the events' primary key in the write
+        # transaction), so the session row is written once, when the session is new.
+        version = " version BIGINT NOT NULL," if postgres else ""
         yield (
-            f"CREATE TABLE IF NOT EXISTS {self.session} (id TEXT PRIMARY KEY, version BIGINT NOT NULL,"
+            f"CREATE TABLE IF NOT EXISTS {self.session} (id TEXT PRIMARY KEY,{version}"
             " created_at DOUBLE PRECISION NOT NULL)",
             (),
         )
@@ -73,12 +89,42 @@ class SessionSql:
             (),
         )
         # Finding the latest compaction boundary without scanning the log; partial, so appending
-        # messages (nearly every event) never touches it.
+        # messages (nearly every event) never touches it; in SQLite a turn's usage event neither
+        # (one index page less in each turn's commit; usage is read with the whole log).
         yield (
             f"CREATE INDEX IF NOT EXISTS {self.event}_marks ON {self.event} (session_id, type, seq)"
-            " WHERE type <> 'message'",
+            f" WHERE {_MARKS if postgres else _SQLITE_MARKS}",
             (),
         )
+        if not postgres:
+            yield (
+                f"INSERT INTO {self.schema_table} (version) SELECT ? WHERE NOT EXISTS"
+                f" (SELECT 1 FROM {self.schema_table})",
+                (SQLITE_SCHEMA,),
+            )
+
+    def _migrate_sqlite(self) -> Flow[None]:
+        """Bring this prefix's tables to :data:`SQLITE_SCHEMA`: idempotent, under the write lock.
+        Schema 1 (no record; the session row kept a version column and the marks index held usage
+        events) is rebuilt in place; a newer schema than this code knows is refused, unchanged."""
+        yield (f"CREATE TABLE IF NOT EXISTS {self.schema_table} (version INTEGER NOT NULL)", ())
+        rows = yield (f"SELECT version FROM {self.schema_table}", ())
+        if rows:
+            found = int(rows[0][0])
+            if found > SQLITE_SCHEMA:
+                raise ConfigurationError(
+                    f"The tables {self.session}* were written by a newer chatclient (schema {found}; this one"
+                    f" knows {SQLITE_SCHEMA}): upgrade chatclient, or use another file or prefix"
+                )
+            return
+        columns = yield (f"SELECT name FROM pragma_table_info('{self.session}')", ())
+        if "version" not in {str(c[0]) for c in columns}:
+            return  # a new file (or one with no session table yet): the DDL below makes schema 2
+        yield (f"CREATE TABLE {self.session}_v2 (id TEXT PRIMARY KEY, created_at DOUBLE PRECISION NOT NULL)", ())
+        yield (f"INSERT INTO {self.session}_v2 (id, created_at) SELECT id, created_at FROM {self.session}", ())
+        yield (f"DROP TABLE {self.session}", ())
+        yield (f"ALTER TABLE {self.session}_v2 RENAME TO {self.session}", ())
+        yield (f"DROP INDEX IF EXISTS {self.event}_marks", ())  # re-created below without usage events
 
     def _q(self, text: str, *params: Any) -> Statement:
         return (self.dialect.sql(text), params)
@@ -132,6 +178,64 @@ class SessionSql:
             yield self._bump(session_id, current + len(fresh))
         return AppendResult(current + len(fresh), len(fresh), n - len(fresh)), created_at
 
+    def new_turn(
+        self, session_id: str, events: Sequence[NewEvent], expected_version: int | None, now: float, created_at: float
+    ) -> Statement:
+        """SQLite: a new turn on a session this process knows, as one statement (atomic by itself,
+        so it runs without ``BEGIN``/``COMMIT``): the events numbered after the log's last seq (the
+        primary key's last entry), inserted only while the session row is the one created at
+        ``created_at`` and the version is ``expected_version`` (if given). It inserts nothing when
+        either differs, and fails whole on a unique violation (an id already stored); the caller
+        then takes :meth:`append_sqlite`. The caller has refused an id twice in the batch."""
+        params: list[Any] = [now, session_id]
+        for event_id, turn_id, payload, kind in events:  # NewEvent's fields, in order
+            params += (event_id, turn_id, kind, payload)
+        params += (session_id, created_at)
+        if expected_version is not None:
+            params.append(expected_version)
+        shape = (len(events), expected_version is not None)
+        sql = self._new_turn_sql.get(shape)
+        if sql is None:  # the same text each time: built once per batch size
+            values = ", ".join([f"({k}, ?, ?, ?, ?)" for k in range(1, shape[0] + 1)])
+            sql = self._new_turn_sql[shape] = (
+                f"INSERT INTO {self.event} (session_id, {self._cols}) SELECT s.id, b.base + v.column1, v.column2,"
+                f" v.column3, v.column4, v.column5, ? FROM (SELECT coalesce(max(seq), 0) AS base FROM {self.event}"
+                f" WHERE session_id = ?) AS b, (VALUES {values}) AS v, {self.session} AS s"
+                f" WHERE s.id = ? AND s.created_at = ?{' AND b.base = ?' if shape[1] else ''} RETURNING seq"
+            )
+        return sql, tuple(params)
+
+    def append_sqlite(
+        self, session_id: str, events: Sequence[NewEvent], expected_version: int | None, now: float
+    ) -> Flow[tuple[AppendResult, float]]:
+        """SQLite, in a ``BEGIN IMMEDIATE`` transaction: :meth:`append_to_session` without a
+        session-row write per turn (the version is the last seq): the session row is created if
+        absent, replays are recognised, and the version is checked. Gives the session's creation
+        time too (a cached tail, and :meth:`new_turn` next time, check it)."""
+        n = len(events)
+        yield (
+            f"INSERT INTO {self.session} (id, created_at) VALUES (?, ?) ON CONFLICT (id) DO NOTHING",
+            (session_id, now),
+        )
+        rows = yield (
+            f"SELECT created_at, (SELECT coalesce(max(seq), 0) FROM {self.event} WHERE session_id = ?)"
+            f" FROM {self.session} WHERE id = ?",
+            (session_id, session_id),
+        )
+        created, current = float(rows[0][0]), int(rows[0][1])
+        known: dict[str, str] = {}
+        if events:
+            marks = ", ".join("?" * n)
+            rows = yield (
+                f"SELECT event_id, payload FROM {self.event} WHERE session_id = ? AND event_id IN ({marks})",
+                (session_id, *(e.event_id for e in events)),
+            )
+            known = {str(r[0]): str(r[1]) for r in rows}
+        fresh = plan_append(session_id, events, known, current, expected_version)
+        if fresh:
+            yield self._insert(session_id, fresh, current, now, skip_known=False)
+        return AppendResult(current + len(fresh), len(fresh), n - len(fresh)), created
+
     def append_new(self, session_id: str, events: Sequence[NewEvent], now: float) -> Flow[AppendResult]:
         """PostgreSQL, ``expected_version=None``: a batch of new events in one statement (one round
         trip, atomic by itself): the session row is created or locked and its version moved past the
@@ -178,8 +282,9 @@ class SessionSql:
                 return []
             where += f" AND type IN ({', '.join('?' * len(types))})"
             params += tuple(types)
-            if "message" not in types:
-                where += " AND type <> 'message'"  # lets the partial index serve the read
+            if "message" not in types:  # lets the partial index serve the read (its own WHERE terms)
+                marks = _SQLITE_MARKS if not self.dialect.postgres and "usage" not in types else _MARKS
+                where += f" AND {marks}"
         if last is None:
             rows = yield self._q(f"SELECT {self._cols} {where} ORDER BY seq", *params)
         else:
@@ -238,6 +343,9 @@ class SessionSql:
         return bool(rows)
 
     def version(self, session_id: str) -> Flow[int]:
+        if not self.dialect.postgres:  # the last seq, from the primary key
+            rows = yield self._q(f"SELECT coalesce(max(seq), 0) FROM {self.event} WHERE session_id = ?", session_id)
+            return int(rows[0][0])
         rows = yield self._q(f"SELECT version FROM {self.session} WHERE id = ?", session_id)
         return int(rows[0][0]) if rows else 0
 

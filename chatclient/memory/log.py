@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..errors import ChatClientError, ConfigurationError
@@ -165,7 +166,12 @@ def turn_events(turn_id: str, messages: Iterable[Message]) -> list[NewEvent]:
     """The events of a turn: ids ``turn_id:0``, ``turn_id:1`` … in the turn's order."""
     if not turn_id:
         raise ConfigurationError("A turn needs an id to be stored")
-    return [NewEvent(f"{turn_id}:{n}", turn_id, encode_message(m)) for n, m in enumerate(messages)]
+    new = _tuple_new  # the record built straight from its values: no NamedTuple.__new__ frame per event
+    return [new(NewEvent, (f"{turn_id}:{n}", turn_id, encode_message(m), "message")) for n, m in enumerate(messages)]
+
+
+_tuple_new = tuple.__new__
+_event_id = itemgetter(0)  # NewEvent.event_id
 
 
 def check_session_id(session_id: Any) -> str:
@@ -186,6 +192,11 @@ def plan_append(
     Replays are skipped; a batch made only of replays succeeds whatever the version (a retry of an
     append that did land). Anything new is checked against ``expected_version``.
     """
+    ids = set(map(_event_id, events))
+    if len(ids) == len(events) and not (known and known.keys() & ids):  # a new turn: nothing to compare
+        if events and expected_version is not None and expected_version != current:
+            raise VersionConflict(session_id, expected_version, current)
+        return list(events)
     fresh: list[NewEvent] = []
     seen: set[str] = set()
     for event in events:

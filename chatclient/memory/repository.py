@@ -25,6 +25,7 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+_tuple_new = tuple.__new__  # a record straight from its values (no NamedTuple.__new__ frame)
 
 
 @runtime_checkable
@@ -94,15 +95,18 @@ class InMemorySessionRepository:
     ) -> AppendResult:
         check_session_id(session_id)
         with self._lock:
-            log = self._logs.setdefault(session_id, [])
-            ids = self._ids.setdefault(session_id, {})
+            log = self._logs.get(session_id)
+            if log is None:
+                log, ids = self._logs[session_id], self._ids[session_id] = [], {}
+            else:
+                ids = self._ids[session_id]
             fresh = plan_append(session_id, events, ids, len(log), expected_version)
-            now = self._clock()
-            for event in fresh:
-                seq = len(log) + 1
-                log.append(SessionEvent(session_id, seq, event.event_id, event.turn_id, event.type, event.payload, now))
-                ids[event.event_id] = event.payload
-            return AppendResult(len(log), len(fresh), len(events) - len(fresh))
+            now, seq, new, add = self._clock(), len(log), _tuple_new, log.append
+            for event_id, turn_id, payload, kind in fresh:  # NewEvent's fields, in order
+                seq += 1
+                add(new(SessionEvent, (session_id, seq, event_id, turn_id, kind, payload, now)))
+                ids[event_id] = payload
+            return new(AppendResult, (seq, len(fresh), len(events) - len(fresh)))
 
     def events(
         self, session_id: str, *, after_seq: int = 0, last: int | None = None, types: Sequence[str] | None = None

@@ -1,6 +1,11 @@
 """The session log in an SQLite file: the embedded default, no server, shared by the processes of
-one machine. WAL mode; an append is one ``BEGIN IMMEDIATE`` transaction, so concurrent writers
-(threads or processes) queue and each sees the version the one before it left.
+one machine. WAL mode; an append is one transaction holding the write lock from its start, so
+concurrent writers (threads or processes) queue and each sees the version the one before it left.
+A new turn on a session this store has seen is a single statement (SQLite runs it as its own
+transaction: no ``BEGIN``/``COMMIT`` round, and the version is the log's last seq, so no session-row
+write); anything else (a new session, a replay, a conflict) runs in ``BEGIN IMMEDIATE``. The tables'
+shape is recorded per prefix and a file made by older code is migrated when the store opens it
+(:meth:`SessionSql.schema <._sql.SessionSql.schema>`).
 
 Stored events never change, so the repository keeps the tail of each recent session's log in
 memory: an append adds its own events to it, and a windowed read only fetches the events written
@@ -28,7 +33,7 @@ from typing import TypeVar
 
 from ._checkpoint import Checkpointer
 from ._sql import SQLITE, Flow, Rows, SessionSql, Statement, run_flow
-from .log import AppendResult, NewEvent, SessionEvent, check_session_id
+from .log import AppendResult, NewEvent, SessionEvent, check_session_id, plan_append
 from .repository import in_thread
 
 __all__ = ["AsyncSqliteSessionRepository", "SqliteSessionRepository"]
@@ -38,6 +43,8 @@ Stamp = tuple[int, int]
 """``(connection number, PRAGMA data_version)``: nothing committed by another connection since."""
 
 _connections = itertools.count(1)
+_KNOWN_SESSIONS = 4096
+_tuple_new = tuple.__new__
 
 
 class SqliteDatabase:
@@ -84,6 +91,18 @@ class SqliteDatabase:
         if self.checkpointer is not None:
             self.checkpointer.committed()
         return result
+
+    def write_one(self, statement: Statement) -> Rows | None:
+        """One statement in its own transaction (SQLite's autocommit: atomic by itself, and it takes
+        the write lock when it starts, so the busy timeout applies); ``None`` when it failed on a
+        constraint, with nothing written."""
+        try:
+            rows = self.connection().execute(*statement).fetchall()
+        except sqlite3.IntegrityError:
+            return None
+        if self.checkpointer is not None:
+            self.checkpointer.committed()
+        return rows
 
     def read(self, flow: Flow[T]) -> T:
         return run_flow(flow, self._executor(self.connection()))
@@ -229,6 +248,10 @@ class SqliteSessionRepository:
         self._clock = clock
         self._db.write(self._sql.schema())
         self._tails = _TailCache()
+        self._created: dict[str, float] = {}
+        """Sessions' creation times as this process last saw them (an append on one of them skips the
+        session row); bounded, oldest dropped first. A stale entry only costs the careful path."""
+        self._created_lock = threading.Lock()
 
     def append(
         self, session_id: str, events: Sequence[NewEvent], *, expected_version: int | None = None
@@ -236,12 +259,23 @@ class SqliteSessionRepository:
         check_session_id(session_id)
         held = self._tails.unstamp(session_id, self._db.number())
         now = self._clock()
-        result, created_at = self._db.write(self._sql.append_to_session(session_id, events, expected_version, now))
+        known = self._created.get(session_id)
+        rows = None
+        if events and known is not None:  # a new turn on a known session: one statement, no BEGIN/COMMIT
+            plan_append(session_id, events, {}, 0, None)  # refuses an id twice in the batch
+            rows = self._db.write_one(self._sql.new_turn(session_id, events, expected_version, now, known))
+        if rows is not None and known is not None and len(rows) == len(events):
+            result, created_at = AppendResult(max(int(r[0]) for r in rows), len(rows), 0), known
+        else:  # nothing was written: a new or re-created session, a replay, a conflict
+            result, created_at = self._db.write(self._sql.append_sqlite(session_id, events, expected_version, now))
+            if created_at != known:
+                self._saw(session_id, created_at)
         if events and result.appended == len(events):  # committed, numbered from the version before
             first = result.version - len(events) + 1
+            new = _tuple_new  # the record straight from its values (no NamedTuple.__new__ frame)
             stored = [
-                SessionEvent(session_id, seq, e.event_id, e.turn_id, e.type, e.payload, now)
-                for seq, e in enumerate(events, first)
+                new(SessionEvent, (session_id, seq, event_id, turn_id, kind, payload, now))
+                for seq, (event_id, turn_id, payload, kind) in enumerate(events, first)
             ]
             self._tails.appended(session_id, created_at, stored, held)
         return result
@@ -268,11 +302,20 @@ class SqliteSessionRepository:
             self._tails.put(session_id, _Tail(created_at, list(events), stamp))  # a suffix of the log: cacheable
         return events
 
+    def _saw(self, session_id: str, created_at: float) -> None:
+        with self._created_lock:
+            created = self._created
+            created.pop(session_id, None)
+            while len(created) >= _KNOWN_SESSIONS:
+                del created[next(iter(created))]
+            created[session_id] = created_at
+
     def version(self, session_id: str) -> int:
         return self._db.read(self._sql.version(session_id))
 
     def delete(self, session_id: str) -> None:
         self._tails.drop(session_id)
+        self._created.pop(session_id, None)
         self._db.write(self._sql.delete(session_id))
 
     def try_lease(self, session_id: str, token: str, ttl: float) -> bool:
