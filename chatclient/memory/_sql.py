@@ -245,6 +245,74 @@ class SessionSql:
         yield self._q(f"DELETE FROM {self.event} WHERE session_id = ?", session_id)
         yield self._q(f"DELETE FROM {self.session} WHERE id = ?", session_id)
 
+    # ------------------------------------------------------------------ expiry and pruning
+    # (new statements only: the append, read and schema statements above are unchanged). The last
+    # activity is the ``created_at`` of the session's newest event, reached by its (session, seq)
+    # key, so a turn writes nothing more for expiry. PostgreSQL compares with the server's clock.
+
+    def _clock(self, now: float | None) -> tuple[str, tuple[Any, ...]]:
+        if self.dialect.postgres and now is None:
+            return "EXTRACT(EPOCH FROM now())", ()
+        return "?", (now,)
+
+    def _idle(self, ttl: float, now: float | None) -> tuple[str, tuple[Any, ...]]:
+        """The condition (on ``s``, the session row, and ``e``, its newest event) of an expired session."""
+        clock, at = self._clock(now)
+        return f"COALESCE(e.created_at, s.created_at) + ? <= {clock}", (ttl, *at)
+
+    def expired(self, session_id: str, ttl: float, now: float | None, *, lock: bool = False) -> Flow[bool]:
+        """Whether the session exists and has expired (``lock``: PostgreSQL locks its row, so an
+        append that then starts it afresh cannot race another)."""
+        idle, params = self._idle(ttl, now)
+        tail = " FOR UPDATE OF s" if lock and self.dialect.postgres else ""
+        rows = yield self._q(
+            f"SELECT {idle} FROM {self.session} s LEFT JOIN {self.event} e ON e.session_id = s.id"
+            f" AND e.seq = s.version WHERE s.id = ?{tail}",
+            *params,
+            session_id,
+        )
+        return bool(rows and rows[0][0])
+
+    def append_expiring(
+        self, session_id: str, events: Sequence[NewEvent], expected_version: int | None, now: float, ttl: float
+    ) -> Flow[tuple[AppendResult, float, bool]]:
+        """:meth:`append_to_session` on a session that may have expired: an expired log is deleted
+        first (in the same transaction), so the turn starts a fresh one. Also says if it did."""
+        at = None if self.dialect.postgres else now
+        reset = yield from self.expired(session_id, ttl, at, lock=True)
+        if reset:
+            yield from self.delete(session_id)
+        result, created_at = yield from self.append_to_session(session_id, events, expected_version, now)
+        return result, created_at, reset
+
+    def delete_expired(self, ttl: float, now: float | None) -> Flow[list[str]]:
+        """Delete every expired session with its events; their ids."""
+        idle, params = self._idle(ttl, now)
+        tail = " FOR UPDATE OF s" if self.dialect.postgres else ""
+        rows = yield self._q(
+            f"SELECT s.id FROM {self.session} s LEFT JOIN {self.event} e ON e.session_id = s.id"
+            f" AND e.seq = s.version WHERE {idle}{tail}",
+            *params,
+        )
+        gone = [str(r[0]) for r in rows]
+        for start in range(0, len(gone), 500):
+            chunk = gone[start : start + 500]
+            marks = ", ".join("?" * len(chunk))
+            yield self._q(f"DELETE FROM {self.event} WHERE session_id IN ({marks})", *chunk)
+            yield self._q(f"DELETE FROM {self.session} WHERE id IN ({marks})", *chunk)
+        return gone
+
+    def prune(self, session_id: str, below_seq: int) -> Flow[int]:
+        """Delete the events below ``below_seq``, checked against the latest boundary first."""
+        from .expiry import prune_limit
+
+        boundaries = yield from self.events(session_id, 0, 1, ("compaction",))
+        limit = prune_limit(session_id, below_seq, boundaries)
+        rows = yield self._q(
+            f"DELETE FROM {self.event} WHERE session_id = ? AND seq < ? RETURNING seq", session_id, limit
+        )
+        return len(rows)
+
 
 def run_flow(flow: Flow[T], execute: Callable[[Statement], Rows]) -> T:
     """Drive ``flow`` with a blocking driver call."""

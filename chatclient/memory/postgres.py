@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..errors import ConfigurationError
 from ._sql import POSTGRES, Flow, Rows, SessionSql, Statement, arun_flow, run_flow
+from .expiry import check_ttl
 from .log import AppendResult, NewEvent, SessionEvent, check_session_id
 
 if TYPE_CHECKING:
@@ -78,10 +79,12 @@ class PostgresSessionRepository:
         prefix: str = "chatclient_",
         prepare_threshold: int | None = 5,
         clock: Callable[[], float] = time.time,
+        ttl: float | None = None,
     ) -> None:
         require_psycopg()
         from psycopg_pool import ConnectionPool
 
+        self.ttl = check_ttl(ttl)
         self._own_pool = pool is None
         if pool is None:
             if url is None:
@@ -101,6 +104,9 @@ class PostgresSessionRepository:
     ) -> AppendResult:
         check_session_id(session_id)
         now = self._clock()
+        if self.ttl is not None:  # an expired log is started afresh, in the append's transaction
+            flow = self._sql.append_expiring(session_id, events, expected_version, now, self.ttl)
+            return self._run(flow)[0]
         if events and expected_version is None:  # a new turn: one statement, one round trip
             from psycopg.errors import UniqueViolation
 
@@ -114,10 +120,22 @@ class PostgresSessionRepository:
     def events(
         self, session_id: str, *, after_seq: int = 0, last: int | None = None, types: Sequence[str] | None = None
     ) -> list[SessionEvent]:
-        return self._run(self._sql.events(session_id, after_seq, last, types), transaction=False)
+        events = self._run(self._sql.events(session_id, after_seq, last, types), transaction=False)
+        return [] if events and self._expired(session_id) else events
 
     def version(self, session_id: str) -> int:
-        return self._run(self._sql.version(session_id), transaction=False)
+        return 0 if self._expired(session_id) else self._run(self._sql.version(session_id), transaction=False)
+
+    def _expired(self, session_id: str) -> bool:
+        """By the server's clock; no statement without a ttl."""
+        return self.ttl is not None and self._run(self._sql.expired(session_id, self.ttl, None), transaction=False)
+
+    def delete_expired(self, now: float | None = None) -> int:
+        """Sessions idle past the ttl by the server's clock (or ``now``, a Unix time), deleted."""
+        return 0 if self.ttl is None else len(self._run(self._sql.delete_expired(self.ttl, now)))
+
+    def prune(self, session_id: str, below_seq: int) -> int:
+        return self._run(self._sql.prune(check_session_id(session_id), below_seq))
 
     def delete(self, session_id: str) -> None:
         self._run(self._sql.delete(session_id))
@@ -146,8 +164,10 @@ class AsyncPostgresSessionRepository:
         prefix: str = "chatclient_",
         prepare_threshold: int | None = 5,
         clock: Callable[[], float] = time.time,
+        ttl: float | None = None,
     ) -> None:
         require_psycopg()
+        self.ttl = check_ttl(ttl)
         if pool is None and url is None:
             raise ConfigurationError("AsyncPostgresSessionRepository needs a url or a pool")
         self._url, self._pool, self._own_pool = url, pool, pool is None
@@ -176,6 +196,9 @@ class AsyncPostgresSessionRepository:
     ) -> AppendResult:
         check_session_id(session_id)
         now = self._clock()
+        if self.ttl is not None:  # an expired log is started afresh, in the append's transaction
+            flow = self._sql.append_expiring(session_id, events, expected_version, now, self.ttl)
+            return (await self._run(flow))[0]
         if events and expected_version is None:  # a new turn: one statement, one round trip
             from psycopg.errors import UniqueViolation
 
@@ -191,10 +214,24 @@ class AsyncPostgresSessionRepository:
     async def events(
         self, session_id: str, *, after_seq: int = 0, last: int | None = None, types: Sequence[str] | None = None
     ) -> list[SessionEvent]:
-        return await self._run(self._sql.events(session_id, after_seq, last, types), transaction=False)
+        events = await self._run(self._sql.events(session_id, after_seq, last, types), transaction=False)
+        return [] if events and await self._expired(session_id) else events
 
     async def version(self, session_id: str) -> int:
+        if await self._expired(session_id):
+            return 0
         return await self._run(self._sql.version(session_id), transaction=False)
+
+    async def _expired(self, session_id: str) -> bool:
+        if self.ttl is None:
+            return False
+        return await self._run(self._sql.expired(session_id, self.ttl, None), transaction=False)
+
+    async def delete_expired(self, now: float | None = None) -> int:
+        return 0 if self.ttl is None else len(await self._run(self._sql.delete_expired(self.ttl, now)))
+
+    async def prune(self, session_id: str, below_seq: int) -> int:
+        return await self._run(self._sql.prune(check_session_id(session_id), below_seq))
 
     async def delete(self, session_id: str) -> None:
         await self._run(self._sql.delete(session_id))

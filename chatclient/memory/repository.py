@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
+from .expiry import check_ttl, expired, prune_limit
 from .log import AppendResult, NewEvent, SessionEvent, check_session_id, plan_append
 
 __all__ = [
@@ -51,6 +52,15 @@ class SessionRepository(Protocol):
         """Remove the session and all its events."""
         ...
 
+    def delete_expired(self, now: float | None = None) -> int:
+        """Remove every session idle for longer than the repository's ``ttl``; how many went."""
+        ...
+
+    def prune(self, session_id: str, below_seq: int) -> int:
+        """Remove the events below ``below_seq`` (never past the latest compaction boundary's
+        first kept event); how many went."""
+        ...
+
 
 @runtime_checkable
 class AsyncSessionRepository(Protocol):
@@ -68,24 +78,33 @@ class AsyncSessionRepository(Protocol):
 
     async def delete(self, session_id: str) -> None: ...
 
+    async def delete_expired(self, now: float | None = None) -> int: ...
+
+    async def prune(self, session_id: str, below_seq: int) -> int: ...
+
 
 def select(
-    events: list[SessionEvent], after_seq: int, last: int | None, types: Sequence[str] | None = None
+    events: list[SessionEvent], after_seq: int, last: int | None, types: Sequence[str] | None = None, base: int = 0
 ) -> list[SessionEvent]:
-    """The part of a session's events that ``events(after_seq=..., last=..., types=...)`` returns."""
-    chosen = events[after_seq:] if after_seq > 0 else events
+    """The part of a session's events that ``events(after_seq=..., last=..., types=...)`` returns
+    (``events`` start after ``base``: the events pruned from its head)."""
+    chosen = events[after_seq - base :] if after_seq > base else events
     if types is not None:
         chosen = [e for e in chosen if e.type in types]
     return chosen[-last:] if last is not None and last < len(chosen) else list(chosen)
 
 
 class InMemorySessionRepository:
-    """Sessions in a dict, for one process (tests, prototypes). Thread-safe."""
+    """Sessions in a dict, for one process (tests, prototypes). Thread-safe.
 
-    def __init__(self, clock: Callable[[], float] = time.time) -> None:
-        self._clock = clock
+    ``ttl``: seconds after its last append at which a session expires (``None``: never);
+    see :mod:`chatclient.memory.expiry`."""
+
+    def __init__(self, clock: Callable[[], float] = time.time, *, ttl: float | None = None) -> None:
+        self._clock, self.ttl = clock, check_ttl(ttl)
         self._logs: dict[str, list[SessionEvent]] = {}
         self._ids: dict[str, dict[str, str]] = {}
+        self._base: dict[str, int] = {}  # events pruned from the head of each log
         self._leases: dict[str, tuple[str, float]] = {}
         self._lock = threading.Lock()
 
@@ -94,30 +113,66 @@ class InMemorySessionRepository:
     ) -> AppendResult:
         check_session_id(session_id)
         with self._lock:
+            now = self._clock()
+            if self._expired(session_id, now):  # an expired log is not resumed: the session starts afresh
+                self._forget(session_id)
             log = self._logs.setdefault(session_id, [])
             ids = self._ids.setdefault(session_id, {})
-            fresh = plan_append(session_id, events, ids, len(log), expected_version)
-            now = self._clock()
+            base = self._base.get(session_id, 0)
+            fresh = plan_append(session_id, events, ids, base + len(log), expected_version)
             for event in fresh:
-                seq = len(log) + 1
+                seq = base + len(log) + 1
                 log.append(SessionEvent(session_id, seq, event.event_id, event.turn_id, event.type, event.payload, now))
                 ids[event.event_id] = event.payload
-            return AppendResult(len(log), len(fresh), len(events) - len(fresh))
+            return AppendResult(base + len(log), len(fresh), len(events) - len(fresh))
 
     def events(
         self, session_id: str, *, after_seq: int = 0, last: int | None = None, types: Sequence[str] | None = None
     ) -> list[SessionEvent]:
         with self._lock:
-            return select(self._logs.get(session_id, []), after_seq, last, types)
+            if self._expired(session_id, self._clock()):
+                return []
+            return select(self._logs.get(session_id, []), after_seq, last, types, self._base.get(session_id, 0))
 
     def version(self, session_id: str) -> int:
         with self._lock:
-            return len(self._logs.get(session_id, ()))
+            if self._expired(session_id, self._clock()):
+                return 0
+            return self._base.get(session_id, 0) + len(self._logs.get(session_id, ()))
 
     def delete(self, session_id: str) -> None:
         with self._lock:
-            self._logs.pop(session_id, None)
-            self._ids.pop(session_id, None)
+            self._forget(session_id)
+
+    def delete_expired(self, now: float | None = None) -> int:
+        with self._lock:
+            at = self._clock() if now is None else now
+            gone = [s for s in self._logs if self._expired(s, at)]
+            for session_id in gone:
+                self._forget(session_id)
+            return len(gone)
+
+    def prune(self, session_id: str, below_seq: int) -> int:
+        with self._lock:
+            log = [] if self._expired(session_id, self._clock()) else self._logs.get(session_id, [])
+            limit = prune_limit(session_id, below_seq, [e for e in log if e.type == "compaction"][-1:])
+            base = self._base.get(session_id, 0)
+            cut = max(0, limit - 1 - base)
+            ids = self._ids.get(session_id, {})
+            for event in log[:cut]:
+                ids.pop(event.event_id, None)
+            del log[:cut]
+            self._base[session_id] = base + cut
+            return cut
+
+    def _expired(self, session_id: str, now: float) -> bool:
+        log = self._logs.get(session_id)
+        return log is not None and len(log) > 0 and expired(log[-1].created_at, self.ttl, now)
+
+    def _forget(self, session_id: str) -> None:
+        self._logs.pop(session_id, None)
+        self._ids.pop(session_id, None)
+        self._base.pop(session_id, None)
 
     def try_lease(self, session_id: str, token: str, ttl: float) -> bool:
         check_session_id(session_id)
@@ -159,6 +214,12 @@ class AsyncInMemorySessionRepository:
     async def delete(self, session_id: str) -> None:
         self.sync.delete(session_id)
 
+    async def delete_expired(self, now: float | None = None) -> int:
+        return self.sync.delete_expired(now)
+
+    async def prune(self, session_id: str, below_seq: int) -> int:
+        return self.sync.prune(session_id, below_seq)
+
     async def try_lease(self, session_id: str, token: str, ttl: float) -> bool:
         return self.sync.try_lease(session_id, token, ttl)
 
@@ -193,6 +254,12 @@ class ThreadedSessionRepository:
 
     async def delete(self, session_id: str) -> None:
         await in_thread(lambda: self.sync.delete(session_id))
+
+    async def delete_expired(self, now: float | None = None) -> int:
+        return await in_thread(lambda: self.sync.delete_expired(now))
+
+    async def prune(self, session_id: str, below_seq: int) -> int:
+        return await in_thread(lambda: self.sync.prune(session_id, below_seq))
 
     async def try_lease(self, session_id: str, token: str, ttl: float) -> bool:
         lease: Any = self.sync  # checked by the advisor (SessionLease)

@@ -28,6 +28,7 @@ from typing import TypeVar
 
 from ._checkpoint import Checkpointer
 from ._sql import SQLITE, Flow, Rows, SessionSql, Statement, run_flow
+from .expiry import check_ttl, live
 from .log import AppendResult, NewEvent, SessionEvent, check_session_id
 from .repository import in_thread
 
@@ -223,7 +224,9 @@ class SqliteSessionRepository:
         prefix: str = "chatclient_",
         clock: Callable[[], float] = time.time,
         checkpoint_every: int | None = 200,
+        ttl: float | None = None,
     ):
+        self.ttl = check_ttl(ttl)
         self._sql = SessionSql(prefix, SQLITE)
         self._db = SqliteDatabase(path, checkpoint_every=checkpoint_every)
         self._clock = clock
@@ -236,7 +239,10 @@ class SqliteSessionRepository:
         check_session_id(session_id)
         held = self._tails.unstamp(session_id, self._db.number())
         now = self._clock()
-        result, created_at = self._db.write(self._sql.append_to_session(session_id, events, expected_version, now))
+        if self.ttl is not None:
+            result, created_at = self._append_expiring(session_id, events, expected_version, now, self.ttl)
+        else:
+            result, created_at = self._db.write(self._sql.append_to_session(session_id, events, expected_version, now))
         if events and result.appended == len(events):  # committed, numbered from the version before
             first = result.version - len(events) + 1
             stored = [
@@ -248,6 +254,13 @@ class SqliteSessionRepository:
 
     def events(
         self, session_id: str, *, after_seq: int = 0, last: int | None = None, types: Sequence[str] | None = None
+    ) -> list[SessionEvent]:
+        if self.ttl is not None:
+            return self._live(session_id, self._events(session_id, after_seq, last, types), types)
+        return self._events(session_id, after_seq, last, types)
+
+    def _events(
+        self, session_id: str, after_seq: int, last: int | None, types: Sequence[str] | None
     ) -> list[SessionEvent]:
         if types is not None:
             return self._db.read(self._sql.events(session_id, after_seq, last, types))
@@ -269,6 +282,8 @@ class SqliteSessionRepository:
         return events
 
     def version(self, session_id: str) -> int:
+        if self.ttl is not None and self._db.read(self._sql.expired(session_id, self.ttl, self._clock())):
+            return 0
         return self._db.read(self._sql.version(session_id))
 
     def delete(self, session_id: str) -> None:
@@ -285,6 +300,43 @@ class SqliteSessionRepository:
     def close(self) -> None:
         """Close this thread's connection and stop the checkpoint thread (a later write starts it again)."""
         self._db.close()
+
+    # ------------------------------------------------------------------ expiry and pruning
+
+    def _append_expiring(
+        self, session_id: str, events: Sequence[NewEvent], expected_version: int | None, now: float, ttl: float
+    ) -> tuple[AppendResult, float]:
+        """The write of an append that starts an expired session afresh (one transaction; the
+        cached tail of the old log is dropped)."""
+        result, created_at, reset = self._db.write(
+            self._sql.append_expiring(session_id, events, expected_version, now, ttl)
+        )
+        if reset:
+            self._tails.drop(session_id)
+        return result, created_at
+
+    def _live(self, session_id: str, events: list[SessionEvent], types: Sequence[str] | None) -> list[SessionEvent]:
+        """``events``, or ``[]`` once the session expired. An untyped read ends at the newest event,
+        whose time says it; a typed one asks the file."""
+        now = self._clock()
+        if types is None:
+            return live(events, self.ttl, now)
+        assert self.ttl is not None
+        gone: bool = bool(events) and self._db.read(self._sql.expired(session_id, self.ttl, now))
+        return [] if gone else events
+
+    def delete_expired(self, now: float | None = None) -> int:
+        if self.ttl is None:
+            return 0
+        gone = self._db.write(self._sql.delete_expired(self.ttl, self._clock() if now is None else now))
+        for session_id in gone:
+            self._tails.drop(session_id)
+        return len(gone)
+
+    def prune(self, session_id: str, below_seq: int) -> int:
+        check_session_id(session_id)
+        self._tails.drop(session_id)  # the tail may hold pruned events
+        return self._db.write(self._sql.prune(session_id, below_seq))
 
 
 def _from_tail(events: list[SessionEvent], after_seq: int, last: int | None) -> list[SessionEvent] | None:
@@ -309,8 +361,11 @@ class AsyncSqliteSessionRepository:
         prefix: str = "chatclient_",
         clock: Callable[[], float] = time.time,
         checkpoint_every: int | None = 200,
+        ttl: float | None = None,
     ):
-        self.sync = SqliteSessionRepository(path, prefix=prefix, clock=clock, checkpoint_every=checkpoint_every)
+        self.sync = SqliteSessionRepository(
+            path, prefix=prefix, clock=clock, checkpoint_every=checkpoint_every, ttl=ttl
+        )
 
     async def append(
         self, session_id: str, events: Sequence[NewEvent], *, expected_version: int | None = None
@@ -333,3 +388,9 @@ class AsyncSqliteSessionRepository:
 
     async def release_lease(self, session_id: str, token: str) -> bool:
         return await in_thread(lambda: self.sync.release_lease(session_id, token))
+
+    async def delete_expired(self, now: float | None = None) -> int:
+        return await in_thread(lambda: self.sync.delete_expired(now))
+
+    async def prune(self, session_id: str, below_seq: int) -> int:
+        return await in_thread(lambda: self.sync.prune(session_id, below_seq))
