@@ -255,22 +255,88 @@ class SessionSql:
             return "EXTRACT(EPOCH FROM now())", ()
         return "?", (now,)
 
-    def _idle(self, ttl: float, now: float | None) -> tuple[str, tuple[Any, ...]]:
-        """The condition (on ``s``, the session row, and ``e``, its newest event) of an expired session."""
-        clock, at = self._clock(now)
-        return f"COALESCE(e.created_at, s.created_at) + ? <= {clock}", (ttl, *at)
+    @property
+    def meta(self) -> str:
+        return f"{self.session}_meta"
 
-    def expired(self, session_id: str, ttl: float, now: float | None, *, lock: bool = False) -> Flow[bool]:
+    def meta_schema(self) -> Flow[None]:
+        """The table of created sessions' own ttl and metadata (a session row may have none)."""
+        if self.dialect.postgres:
+            yield ("SELECT pg_advisory_xact_lock(hashtext(%s))", (self.meta,))
+        yield (
+            f"CREATE TABLE IF NOT EXISTS {self.meta} (id TEXT PRIMARY KEY, ttl DOUBLE PRECISION,"
+            " metadata TEXT NOT NULL)",
+            (),
+        )
+
+    def all_schema(self) -> Flow[None]:
+        """:meth:`schema` and :meth:`meta_schema`, in one transaction."""
+        yield from self.schema()
+        yield from self.meta_schema()
+
+    def _from_last(self) -> str:
+        """A session row ``s``, its newest event ``e`` (by the (session, seq) key) and its own ttl ``m``."""
+        return (
+            f"{self.session} s LEFT JOIN {self.event} e ON e.session_id = s.id AND e.seq = s.version"
+            f" LEFT JOIN {self.meta} m ON m.id = s.id"
+        )
+
+    def _idle(self, ttl: float | None, now: float | None) -> tuple[str, tuple[Any, ...]]:
+        """The condition (on :meth:`_from_last`) of an expired session: its own ttl, else ``ttl``."""
+        clock, at = self._clock(now)
+        return f"COALESCE(e.created_at, s.created_at) + COALESCE(m.ttl, ?) <= {clock}", (ttl, *at)
+
+    def delete_session(self, session_id: str) -> Flow[None]:
+        """:meth:`delete`, the session's own ttl and metadata too."""
+        yield from self.delete(session_id)
+        yield self._q(f"DELETE FROM {self.meta} WHERE id = ?", session_id)
+
+    def create(
+        self, session_id: str, ttl: float | None, metadata: str, now: float, default_ttl: float | None
+    ) -> Flow[tuple[float, float | None, str | None]]:
+        """Create the session row and its ttl/metadata unless they exist (an expired session is
+        deleted first); its creation time, own ttl and metadata."""
+        if default_ttl is not None:
+            reset = yield from self.expired(session_id, default_ttl, None if self.dialect.postgres else now, lock=True)
+            if reset:
+                yield from self.delete_session(session_id)
+        yield self._q(
+            f"INSERT INTO {self.session} (id, version, created_at) VALUES (?, 0, ?) ON CONFLICT (id) DO NOTHING",
+            session_id,
+            now,
+        )
+        yield self._q(
+            f"INSERT INTO {self.meta} (id, ttl, metadata) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING",
+            session_id,
+            ttl,
+            metadata,
+        )
+        found = yield from self.get(session_id, default_ttl, now, judge=False)
+        assert found is not None  # just written, in this transaction
+        return found
+
+    def get(
+        self, session_id: str, default_ttl: float | None, now: float | None, *, judge: bool = True
+    ) -> Flow[tuple[float, float | None, str | None] | None]:
+        """The session's creation time, own ttl and metadata; ``None``: unknown or expired (unless
+        not ``judge``: a session just created by a clock the server's disagrees with)."""
+        idle, params = self._idle(default_ttl, now) if judge else ("FALSE", ())
+        rows = yield self._q(
+            f"SELECT s.created_at, m.ttl, m.metadata, {idle} FROM {self._from_last()} WHERE s.id = ?",
+            *params,
+            session_id,
+        )
+        if not rows or rows[0][3]:
+            return None
+        created_at, ttl, metadata = rows[0][:3]
+        return float(created_at), (None if ttl is None else float(ttl)), metadata
+
+    def expired(self, session_id: str, ttl: float | None, now: float | None, *, lock: bool = False) -> Flow[bool]:
         """Whether the session exists and has expired (``lock``: PostgreSQL locks its row, so an
         append that then starts it afresh cannot race another)."""
         idle, params = self._idle(ttl, now)
         tail = " FOR UPDATE OF s" if lock and self.dialect.postgres else ""
-        rows = yield self._q(
-            f"SELECT {idle} FROM {self.session} s LEFT JOIN {self.event} e ON e.session_id = s.id"
-            f" AND e.seq = s.version WHERE s.id = ?{tail}",
-            *params,
-            session_id,
-        )
+        rows = yield self._q(f"SELECT {idle} FROM {self._from_last()} WHERE s.id = ?{tail}", *params, session_id)
         return bool(rows and rows[0][0])
 
     def append_expiring(
@@ -281,7 +347,7 @@ class SessionSql:
         at = None if self.dialect.postgres else now
         reset = yield from self.expired(session_id, ttl, at, lock=True)
         if reset:
-            yield from self.delete(session_id)
+            yield from self.delete_session(session_id)
         result, created_at = yield from self.append_to_session(session_id, events, expected_version, now)
         return result, created_at, reset
 
@@ -289,17 +355,14 @@ class SessionSql:
         """Delete every expired session with its events; their ids."""
         idle, params = self._idle(ttl, now)
         tail = " FOR UPDATE OF s" if self.dialect.postgres else ""
-        rows = yield self._q(
-            f"SELECT s.id FROM {self.session} s LEFT JOIN {self.event} e ON e.session_id = s.id"
-            f" AND e.seq = s.version WHERE {idle}{tail}",
-            *params,
-        )
+        rows = yield self._q(f"SELECT s.id FROM {self._from_last()} WHERE {idle}{tail}", *params)
         gone = [str(r[0]) for r in rows]
         for start in range(0, len(gone), 500):
             chunk = gone[start : start + 500]
             marks = ", ".join("?" * len(chunk))
             yield self._q(f"DELETE FROM {self.event} WHERE session_id IN ({marks})", *chunk)
             yield self._q(f"DELETE FROM {self.session} WHERE id IN ({marks})", *chunk)
+            yield self._q(f"DELETE FROM {self.meta} WHERE id IN ({marks})", *chunk)
         return gone
 
     def prune(self, session_id: str, below_seq: int) -> Flow[int]:

@@ -3,8 +3,11 @@
 A session expires ``ttl`` seconds after its **last append** (the ``created_at`` of its newest
 event): an idle conversation goes, an active one stays. An expired session reads as empty (no
 events, version 0) before anything purges it, and a later append does not bring the old log back:
-it starts a fresh log at ``seq`` 1. ``delete_expired`` removes expired sessions with all their
-events (Redis: the server expires the keys itself, so it removes nothing).
+it starts a fresh log at ``seq`` 1 (with the repository's default ttl and no metadata: the
+expired session is gone). ``create(session_id, ttl=..., metadata=...)`` gives one session its own
+ttl (on a repository with a default one); an empty created session expires from its creation.
+``delete_expired`` removes expired sessions with all their events (Redis: the server expires the
+keys itself, so it removes nothing).
 
 ``prune(session_id, below_seq)`` removes the events numbered below ``below_seq``, which may not
 reach past the latest compaction boundary's first kept event: the view (boundary, summary, kept
@@ -17,12 +20,50 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
 
 from ..errors import ConfigurationError
 from .log import SessionEvent
 
-__all__ = ["check_ttl", "expired", "live", "prune_limit"]
+__all__ = ["Session", "check_ttl", "expired", "prune_limit", "session_of", "session_to_create"]
+
+
+class Session(NamedTuple):
+    """A session as ``create``/``get`` report it: ``ttl`` is its own (``None``: the repository's),
+    ``metadata`` what ``create`` was given (JSON)."""
+
+    id: str
+    created_at: float
+    ttl: float | None = None
+    metadata: Mapping[str, Any] = {}
+
+
+def session_to_create(
+    session_id: str | None, ttl: float | None, metadata: Mapping[str, Any] | None, default_ttl: float | None
+) -> tuple[str, float | None, str]:
+    """The checked id (a random one when ``None``), ttl and metadata JSON of a ``create``. A
+    session's own ttl needs a repository that checks expiry (one with a default ``ttl``)."""
+    from .log import check_session_id
+
+    session_id = uuid.uuid4().hex if session_id is None else check_session_id(session_id)
+    if ttl is not None and default_ttl is None:
+        raise ConfigurationError(
+            "A session ttl needs a repository that expires sessions: give the repository a default ttl= "
+            "(the sessions created without one keep it)"
+        )
+    if metadata is not None and not isinstance(metadata, Mapping):
+        raise ConfigurationError(f"Session metadata must be a mapping, got {type(metadata).__name__}")
+    try:
+        text = json.dumps(dict(metadata or {}), separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise ConfigurationError(f"Session metadata must be JSON: {exc}") from exc
+    return session_id, check_ttl(ttl), text
+
+
+def session_of(session_id: str, created_at: float, ttl: float | None, metadata: str | None) -> Session:
+    return Session(session_id, float(created_at), None if ttl is None else float(ttl), json.loads(metadata or "{}"))
 
 
 def check_ttl(ttl: float | None) -> float | None:
@@ -37,11 +78,6 @@ def check_ttl(ttl: float | None) -> float | None:
 def expired(last_active: float | None, ttl: float | None, now: float) -> bool:
     """Whether a session last written at ``last_active`` has expired at ``now``."""
     return ttl is not None and last_active is not None and last_active + ttl <= now
-
-
-def live(events: list[SessionEvent], ttl: float | None, now: float) -> list[SessionEvent]:
-    """``events`` (a read that ends at the log's newest event), or ``[]`` if the session expired."""
-    return [] if events and expired(events[-1].created_at, ttl, now) else events
 
 
 def prune_limit(session_id: str, below_seq: int, boundaries: Sequence[SessionEvent]) -> int:

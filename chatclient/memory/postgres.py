@@ -8,12 +8,12 @@ with the next numbers. Connections come from a ``psycopg_pool`` pool, one per op
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..errors import ConfigurationError
 from ._sql import POSTGRES, Flow, Rows, SessionSql, Statement, arun_flow, run_flow
-from .expiry import check_ttl
+from .expiry import Session, check_ttl, session_of, session_to_create
 from .log import AppendResult, NewEvent, SessionEvent, check_session_id
 
 if TYPE_CHECKING:
@@ -93,7 +93,7 @@ class PostgresSessionRepository:
         self._pool: ConnectionPool[Any] = pool
         self._sql = SessionSql(prefix, POSTGRES)
         self._clock = clock
-        self._run(self._sql.schema())
+        self._run(self._sql.all_schema())
 
     def _run(self, flow: Flow[T], *, transaction: bool = True) -> T:
         with self._pool.connection() as conn:
@@ -137,8 +137,18 @@ class PostgresSessionRepository:
     def prune(self, session_id: str, below_seq: int) -> int:
         return self._run(self._sql.prune(check_session_id(session_id), below_seq))
 
+    def create(
+        self, session_id: str | None = None, *, ttl: float | None = None, metadata: Mapping[str, Any] | None = None
+    ) -> Session:
+        session_id, ttl, text = session_to_create(session_id, ttl, metadata, self.ttl)
+        return session_of(session_id, *self._run(self._sql.create(session_id, ttl, text, self._clock(), self.ttl)))
+
+    def get(self, session_id: str) -> Session | None:
+        found = self._run(self._sql.get(check_session_id(session_id), self.ttl, None), transaction=False)
+        return None if found is None else session_of(session_id, *found)
+
     def delete(self, session_id: str) -> None:
-        self._run(self._sql.delete(session_id))
+        self._run(self._sql.delete_session(session_id))
 
     def try_lease(self, session_id: str, token: str, ttl: float) -> bool:
         check_session_id(session_id)
@@ -183,7 +193,7 @@ class AsyncPostgresSessionRepository:
             assert self._url is not None  # checked in __init__
             self._pool = AsyncConnectionPool(self._url, **kwargs)
             await self._pool.open()
-        await self._run(self._sql.schema())
+        await self._run(self._sql.all_schema())
 
     async def _run(self, flow: Flow[T], *, transaction: bool = True) -> T:
         if self._pool is None:
@@ -233,8 +243,19 @@ class AsyncPostgresSessionRepository:
     async def prune(self, session_id: str, below_seq: int) -> int:
         return await self._run(self._sql.prune(check_session_id(session_id), below_seq))
 
+    async def create(
+        self, session_id: str | None = None, *, ttl: float | None = None, metadata: Mapping[str, Any] | None = None
+    ) -> Session:
+        session_id, ttl, text = session_to_create(session_id, ttl, metadata, self.ttl)
+        found = await self._run(self._sql.create(session_id, ttl, text, self._clock(), self.ttl))
+        return session_of(session_id, *found)
+
+    async def get(self, session_id: str) -> Session | None:
+        found = await self._run(self._sql.get(check_session_id(session_id), self.ttl, None), transaction=False)
+        return None if found is None else session_of(session_id, *found)
+
     async def delete(self, session_id: str) -> None:
-        await self._run(self._sql.delete(session_id))
+        await self._run(self._sql.delete_session(session_id))
 
     async def try_lease(self, session_id: str, token: str, ttl: float) -> bool:
         check_session_id(session_id)

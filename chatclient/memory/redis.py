@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigurationError
-from .expiry import check_ttl
+from .expiry import Session, check_ttl, session_of, session_to_create
 from .log import AppendResult, IdempotencyMismatch, NewEvent, SessionEvent, VersionConflict, check_session_id
 
 if TYPE_CHECKING:
@@ -25,8 +25,9 @@ if TYPE_CHECKING:
 __all__ = ["AsyncRedisSessionRepository", "RedisSessionRepository", "require_redis"]
 
 # KEYS: ids hash (event id -> sha1 of payload), log list, marks list (the seqs of events that are not
-# messages, e.g. compaction boundaries), pruned (how far the log was pruned). ARGV: expected version
-# ('' = any), the session's ttl in ms ('' = none: renewed on every append that adds events, by the
+# messages, e.g. compaction boundaries), pruned (how far the log was pruned), meta (a created
+# session's own ttl and metadata). ARGV: expected version ('' = any), the repository's ttl in ms
+# ('' = none; a session's own ttl comes first: renewed on every append that adds events, by the
 # server's clock, so an idle session's keys expire together), then per event: id, payload, stored
 # JSON, type. Returns {status, version, appended, replayed[, detail]}.
 APPEND = """
@@ -52,10 +53,37 @@ for _, i in ipairs(fresh) do
   local seq = redis.call('RPUSH', KEYS[2], ARGV[i + 2])
   if ARGV[i + 3] ~= 'message' then redis.call('RPUSH', KEYS[3], seq) end
 end
-if #fresh > 0 and ARGV[2] ~= '' then
-  for k = 1, 4 do redis.call('PEXPIRE', KEYS[k], ARGV[2]) end
+local ttl = redis.call('HGET', KEYS[5], 'px') or ARGV[2]
+if #fresh > 0 and ttl ~= '' then
+  for k = 1, 5 do redis.call('PEXPIRE', KEYS[k], ttl) end
 end
 return {'ok', version + #fresh, #fresh, replayed}
+"""
+
+# KEYS: as APPEND's. ARGV: own ttl in ms ('' = the repository's), metadata JSON, now, the
+# repository's ttl in ms. Records a new session's own ttl and metadata (an existing one's are kept)
+# and returns them: {created_at, ttl in ms or '', metadata}.
+CREATE = """
+if redis.call('EXISTS', KEYS[5]) == 0 then
+  local first = redis.call('LINDEX', KEYS[2], 0)
+  local created = first and tostring(cjson.decode(first)[5]) or ARGV[3]
+  redis.call('HSET', KEYS[5], 'created_at', created, 'metadata', ARGV[2])
+  if ARGV[1] ~= '' then redis.call('HSET', KEYS[5], 'px', ARGV[1]) end
+  local ttl = ARGV[1] ~= '' and ARGV[1] or ARGV[4]
+  if ttl ~= '' then
+    for k = 1, 5 do redis.call('PEXPIRE', KEYS[k], ttl) end
+  end
+end
+return redis.call('HMGET', KEYS[5], 'created_at', 'px', 'metadata')
+"""
+
+# KEYS: as APPEND's. Returns a created session's {created_at, ttl in ms, metadata}, or for one known
+# only by its log {its first kept event's created_at, false, false}, or nothing.
+GET = """
+if redis.call('EXISTS', KEYS[5]) == 1 then return redis.call('HMGET', KEYS[5], 'created_at', 'px', 'metadata') end
+local first = redis.call('LINDEX', KEYS[2], tonumber(redis.call('GET', KEYS[4]) or '0'))
+if not first then return nil end
+return {tostring(cjson.decode(first)[5]), false, false}
 """
 
 PRUNED = '["","","pruned","",0]'
@@ -159,7 +187,7 @@ class _Keys:
 
     def __call__(self, session_id: str) -> list[str]:
         base = f"{self.prefix}session:{{{check_session_id(session_id)}}}"
-        return [f"{base}:ids", f"{base}:log", f"{base}:marks", f"{base}:pruned"]
+        return [f"{base}:ids", f"{base}:log", f"{base}:marks", f"{base}:pruned", f"{base}:meta"]
 
     def lease(self, session_id: str) -> list[str]:
         return [f"{self.prefix}session:{{{check_session_id(session_id)}}}:lease"]
@@ -222,6 +250,24 @@ def _typed(session_id: str, reply: list[Any]) -> list[SessionEvent]:
     return [_event(session_id, int(reply[i]), reply[i + 1]) for i in range(0, len(reply), 2)]
 
 
+def _create_args(
+    session_id: str | None, ttl: float | None, metadata: Mapping[str, Any] | None, default: float | None, now: float
+) -> tuple[str, list[Any]]:
+    session_id, ttl, text = session_to_create(session_id, ttl, metadata, default)
+    return session_id, ["" if ttl is None else _ms(ttl), text, repr(now), "" if default is None else _ms(default)]
+
+
+def _text(value: Any) -> str | None:
+    return value.decode() if isinstance(value, bytes) else None if value is None else str(value)
+
+
+def _created(session_id: str, reply: list[Any]) -> Session:
+    """The session from the ``CREATE``/``GET`` scripts' reply (``px``, ``metadata``: absent for a
+    session known only by its log)."""
+    created_at, px, metadata = (_text(v) for v in reply)
+    return session_of(session_id, float(created_at or 0.0), int(px) / 1000 if px else None, metadata)
+
+
 def _below(below_seq: int) -> int:
     if isinstance(below_seq, bool) or not isinstance(below_seq, int) or below_seq < 1:
         from .expiry import prune_limit
@@ -261,6 +307,8 @@ class RedisSessionRepository:
         self._lease = self._client.register_script(LEASE)
         self._release = self._client.register_script(RELEASE)
         self._prune = self._client.register_script(PRUNE)
+        self._create = self._client.register_script(CREATE)
+        self._get = self._client.register_script(GET)
 
     def append(
         self, session_id: str, events: Sequence[NewEvent], *, expected_version: int | None = None
@@ -297,6 +345,16 @@ class RedisSessionRepository:
         reply = self._prune(keys=self._keys(session_id), args=[_below(below_seq), PRUNED])
         return _pruned(session_id, below_seq, reply)
 
+    def create(
+        self, session_id: str | None = None, *, ttl: float | None = None, metadata: Mapping[str, Any] | None = None
+    ) -> Session:
+        session_id, args = _create_args(session_id, ttl, metadata, self.ttl, self._clock())
+        return _created(session_id, self._create(keys=self._keys(session_id), args=args))
+
+    def get(self, session_id: str) -> Session | None:
+        reply = self._get(keys=self._keys(session_id))
+        return None if reply is None else _created(session_id, reply)
+
     def close(self) -> None:
         if self._own:
             self._client.close()
@@ -329,6 +387,8 @@ class AsyncRedisSessionRepository:
         self._lease = self._client.register_script(LEASE)
         self._release = self._client.register_script(RELEASE)
         self._prune = self._client.register_script(PRUNE)
+        self._create = self._client.register_script(CREATE)
+        self._get = self._client.register_script(GET)
 
     async def append(
         self, session_id: str, events: Sequence[NewEvent], *, expected_version: int | None = None
@@ -363,6 +423,16 @@ class AsyncRedisSessionRepository:
     async def prune(self, session_id: str, below_seq: int) -> int:
         reply = await self._prune(keys=self._keys(session_id), args=[_below(below_seq), PRUNED])
         return _pruned(session_id, below_seq, reply)
+
+    async def create(
+        self, session_id: str | None = None, *, ttl: float | None = None, metadata: Mapping[str, Any] | None = None
+    ) -> Session:
+        session_id, args = _create_args(session_id, ttl, metadata, self.ttl, self._clock())
+        return _created(session_id, await self._create(keys=self._keys(session_id), args=args))
+
+    async def get(self, session_id: str) -> Session | None:
+        reply = await self._get(keys=self._keys(session_id))
+        return None if reply is None else _created(session_id, reply)
 
     async def close(self) -> None:
         if self._own:

@@ -8,12 +8,13 @@ version is the last ``seq``; an unknown session reads as empty.
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
-from .expiry import check_ttl, expired, prune_limit
+from .expiry import Session, check_ttl, expired, prune_limit, session_to_create
 from .log import AppendResult, NewEvent, SessionEvent, check_session_id, plan_append
 
 __all__ = [
@@ -53,7 +54,18 @@ class SessionRepository(Protocol):
         ...
 
     def delete_expired(self, now: float | None = None) -> int:
-        """Remove every session idle for longer than the repository's ``ttl``; how many went."""
+        """Remove every session idle for longer than its ``ttl``; how many went."""
+        ...
+
+    def create(
+        self, session_id: str | None = None, *, ttl: float | None = None, metadata: Mapping[str, Any] | None = None
+    ) -> Session:
+        """The session ``session_id`` (a random id when ``None``), created with its own ``ttl``
+        and ``metadata`` unless it was created before (then it is returned unchanged)."""
+        ...
+
+    def get(self, session_id: str) -> Session | None:
+        """The session, or ``None`` when it is unknown or expired."""
         ...
 
     def prune(self, session_id: str, below_seq: int) -> int:
@@ -82,6 +94,12 @@ class AsyncSessionRepository(Protocol):
 
     async def prune(self, session_id: str, below_seq: int) -> int: ...
 
+    async def create(
+        self, session_id: str | None = None, *, ttl: float | None = None, metadata: Mapping[str, Any] | None = None
+    ) -> Session: ...
+
+    async def get(self, session_id: str) -> Session | None: ...
+
 
 def select(
     events: list[SessionEvent], after_seq: int, last: int | None, types: Sequence[str] | None = None, base: int = 0
@@ -105,6 +123,7 @@ class InMemorySessionRepository:
         self._logs: dict[str, list[SessionEvent]] = {}
         self._ids: dict[str, dict[str, str]] = {}
         self._base: dict[str, int] = {}  # events pruned from the head of each log
+        self._sessions: dict[str, Session] = {}  # the created ones
         self._leases: dict[str, tuple[str, float]] = {}
         self._lock = threading.Lock()
 
@@ -147,7 +166,7 @@ class InMemorySessionRepository:
     def delete_expired(self, now: float | None = None) -> int:
         with self._lock:
             at = self._clock() if now is None else now
-            gone = [s for s in self._logs if self._expired(s, at)]
+            gone = [s for s in {**self._logs, **self._sessions} if self._expired(s, at)]
             for session_id in gone:
                 self._forget(session_id)
             return len(gone)
@@ -165,11 +184,40 @@ class InMemorySessionRepository:
             self._base[session_id] = base + cut
             return cut
 
-    def _expired(self, session_id: str, now: float) -> bool:
+    def create(
+        self, session_id: str | None = None, *, ttl: float | None = None, metadata: Mapping[str, Any] | None = None
+    ) -> Session:
+        session_id, ttl, text = session_to_create(session_id, ttl, metadata, self.ttl)
+        with self._lock:
+            now = self._clock()
+            if self._expired(session_id, now):
+                self._forget(session_id)
+            known = self._sessions.get(session_id)
+            if known is None:  # new, or only a log so far (its first event dates it)
+                log = self._logs.get(session_id)
+                created_at = log[0].created_at if log else now
+                known = self._sessions[session_id] = Session(session_id, created_at, ttl, json.loads(text))
+            return known
+
+    def get(self, session_id: str) -> Session | None:
+        with self._lock:
+            return None if self._expired(session_id, self._clock()) else self._session(session_id)
+
+    def _session(self, session_id: str) -> Session | None:
+        known = self._sessions.get(session_id)
         log = self._logs.get(session_id)
-        return log is not None and len(log) > 0 and expired(log[-1].created_at, self.ttl, now)
+        if known is None and log:
+            return Session(session_id, log[0].created_at)
+        return known
+
+    def _expired(self, session_id: str, now: float) -> bool:
+        known, log = self._sessions.get(session_id), self._logs.get(session_id)
+        ttl = known.ttl if known is not None and known.ttl is not None else self.ttl
+        last = log[-1].created_at if log else (known.created_at if known is not None else None)
+        return expired(last, ttl, now)
 
     def _forget(self, session_id: str) -> None:
+        self._sessions.pop(session_id, None)
         self._logs.pop(session_id, None)
         self._ids.pop(session_id, None)
         self._base.pop(session_id, None)
@@ -220,6 +268,14 @@ class AsyncInMemorySessionRepository:
     async def prune(self, session_id: str, below_seq: int) -> int:
         return self.sync.prune(session_id, below_seq)
 
+    async def create(
+        self, session_id: str | None = None, *, ttl: float | None = None, metadata: Mapping[str, Any] | None = None
+    ) -> Session:
+        return self.sync.create(session_id, ttl=ttl, metadata=metadata)
+
+    async def get(self, session_id: str) -> Session | None:
+        return self.sync.get(session_id)
+
     async def try_lease(self, session_id: str, token: str, ttl: float) -> bool:
         return self.sync.try_lease(session_id, token, ttl)
 
@@ -260,6 +316,14 @@ class ThreadedSessionRepository:
 
     async def prune(self, session_id: str, below_seq: int) -> int:
         return await in_thread(lambda: self.sync.prune(session_id, below_seq))
+
+    async def create(
+        self, session_id: str | None = None, *, ttl: float | None = None, metadata: Mapping[str, Any] | None = None
+    ) -> Session:
+        return await in_thread(lambda: self.sync.create(session_id, ttl=ttl, metadata=metadata))
+
+    async def get(self, session_id: str) -> Session | None:
+        return await in_thread(lambda: self.sync.get(session_id))
 
     async def try_lease(self, session_id: str, token: str, ttl: float) -> bool:
         lease: Any = self.sync  # checked by the advisor (SessionLease)

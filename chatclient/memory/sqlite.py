@@ -21,14 +21,14 @@ import sqlite3
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from ._checkpoint import Checkpointer
 from ._sql import SQLITE, Flow, Rows, SessionSql, Statement, run_flow
-from .expiry import check_ttl, live
+from .expiry import Session, check_ttl, session_of, session_to_create
 from .log import AppendResult, NewEvent, SessionEvent, check_session_id
 from .repository import in_thread
 
@@ -230,7 +230,7 @@ class SqliteSessionRepository:
         self._sql = SessionSql(prefix, SQLITE)
         self._db = SqliteDatabase(path, checkpoint_every=checkpoint_every)
         self._clock = clock
-        self._db.write(self._sql.schema())
+        self._db.write(self._sql.all_schema())
         self._tails = _TailCache()
 
     def append(
@@ -288,7 +288,7 @@ class SqliteSessionRepository:
 
     def delete(self, session_id: str) -> None:
         self._tails.drop(session_id)
-        self._db.write(self._sql.delete(session_id))
+        self._db.write(self._sql.delete_session(session_id))
 
     def try_lease(self, session_id: str, token: str, ttl: float) -> bool:
         check_session_id(session_id)
@@ -316,14 +316,22 @@ class SqliteSessionRepository:
         return result, created_at
 
     def _live(self, session_id: str, events: list[SessionEvent], types: Sequence[str] | None) -> list[SessionEvent]:
-        """``events``, or ``[]`` once the session expired. An untyped read ends at the newest event,
-        whose time says it; a typed one asks the file."""
-        now = self._clock()
-        if types is None:
-            return live(events, self.ttl, now)
-        assert self.ttl is not None
-        gone: bool = bool(events) and self._db.read(self._sql.expired(session_id, self.ttl, now))
+        """``events``, or ``[]`` once the session expired (by its own ttl or the repository's: one
+        lookup by key)."""
+        gone: bool = bool(events) and self._db.read(self._sql.expired(session_id, self.ttl, self._clock()))
         return [] if gone else events
+
+    def create(
+        self, session_id: str | None = None, *, ttl: float | None = None, metadata: Mapping[str, Any] | None = None
+    ) -> Session:
+        session_id, ttl, text = session_to_create(session_id, ttl, metadata, self.ttl)
+        self._tails.drop(session_id)  # an expired log it replaces may be cached
+        created_at, own, stored = self._db.write(self._sql.create(session_id, ttl, text, self._clock(), self.ttl))
+        return session_of(session_id, created_at, own, stored)
+
+    def get(self, session_id: str) -> Session | None:
+        found = self._db.read(self._sql.get(check_session_id(session_id), self.ttl, self._clock()))
+        return None if found is None else session_of(session_id, *found)
 
     def delete_expired(self, now: float | None = None) -> int:
         if self.ttl is None:
@@ -394,3 +402,11 @@ class AsyncSqliteSessionRepository:
 
     async def prune(self, session_id: str, below_seq: int) -> int:
         return await in_thread(lambda: self.sync.prune(session_id, below_seq))
+
+    async def create(
+        self, session_id: str | None = None, *, ttl: float | None = None, metadata: Mapping[str, Any] | None = None
+    ) -> Session:
+        return await in_thread(lambda: self.sync.create(session_id, ttl=ttl, metadata=metadata))
+
+    async def get(self, session_id: str) -> Session | None:
+        return await in_thread(lambda: self.sync.get(session_id))

@@ -15,13 +15,14 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import pytest
 
+from ..memory.expiry import Session
 from ..memory.log import (
     AppendResult,
     IdempotencyMismatch,
@@ -95,6 +96,14 @@ class SyncAsAsync:
 
     async def prune(self, session_id: str, below_seq: int) -> int:
         return await self._run(lambda: self.sync.prune(session_id, below_seq))
+
+    async def create(
+        self, session_id: str | None = None, *, ttl: float | None = None, metadata: Mapping[str, Any] | None = None
+    ) -> Session:
+        return await self._run(lambda: self.sync.create(session_id, ttl=ttl, metadata=metadata))
+
+    async def get(self, session_id: str) -> Session | None:
+        return await self._run(lambda: self.sync.get(session_id))
 
     async def try_lease(self, session_id: str, token: str, ttl: float) -> bool:
         lease: Any = self.sync
@@ -508,6 +517,52 @@ class ExpiryContract:
         assert await repository.delete_expired() == 0
         assert await repository.version(fresh) == 1
         assert (await repository.append(idle, _batch("t1", 1))).version == 1, "gone: a new log"
+
+    async def test_create_is_idempotent_and_get_reads_the_session(
+        self, repository: AsyncSessionRepository, session: str
+    ) -> None:
+        from ..errors import ConfigurationError
+
+        created = await repository.create(metadata={"owner": "ada", "n": [1, 2]})
+        assert len(created.id) >= 16 and created.ttl is None and created.metadata == {"owner": "ada", "n": [1, 2]}
+        assert await repository.create(created.id, metadata={"owner": "bob"}) == created, "an existing one stays"
+        assert await repository.get(created.id) == created
+        assert await repository.version(created.id) == 0 and await repository.events(created.id) == []
+        assert await repository.get(session) is None
+        await repository.append(session, _batch("t1", 1))
+        known = await repository.get(session)
+        assert known is not None and (known.id, known.ttl, dict(known.metadata)) == (session, None, {})
+        with pytest.raises(ConfigurationError, match="ttl"):
+            await repository.create(f"{session}-2", ttl=60.0)  # this repository expires nothing
+        with pytest.raises(ConfigurationError, match="JSON"):
+            await repository.create(f"{session}-2", metadata={"x": object()})
+        assert await repository.get(f"{session}-2") is None, "a refused create writes nothing"
+        await repository.delete(created.id)
+        assert await repository.get(created.id) is None
+
+    async def test_a_session_ttl_overrides_the_repository_one(
+        self, expiring: ExpiringFactory, server_expiry: bool, session: str
+    ) -> None:
+        short, long, plain = (f"{session}-{n}" for n in ("short", "long", "plain"))
+        if server_expiry:
+            repository = await expiring(600.0, FakeClock())
+            await repository.create(short, ttl=0.2)
+            await repository.create(long, ttl=6000.0)
+            await repository.create(plain)
+            await asyncio.sleep(0.5)  # past the 0.2 s ttl; the outcome does not depend on timing beyond it
+        else:
+            clock = FakeClock(time.time() - 300.0)
+            repository = await expiring(200.0, clock)
+            await repository.create(short, ttl=100.0)  # created 300 s ago: an empty session ages from creation
+            await repository.create(long, ttl=6000.0)
+            await repository.create(plain)  # the repository's 200 s
+            clock.now = time.time()
+        assert await repository.get(short) is None
+        found = await repository.get(long)
+        assert found is not None and found.ttl == 6000.0
+        assert (await repository.get(plain) is None) == (not server_expiry)
+        assert await repository.delete_expired() == (0 if server_expiry else 2)
+        assert await repository.get(long) is not None
 
     async def test_without_a_ttl_nothing_expires(self, repository: AsyncSessionRepository, session: str) -> None:
         await repository.append(session, _batch("t1", 1))
