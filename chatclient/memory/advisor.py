@@ -12,6 +12,7 @@ turn began with (history included), so nothing is prepended twice.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator, Coroutine, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any, Literal, NamedTuple
@@ -50,6 +51,8 @@ from .usage import usage_event
 from .window import WindowViews, messages_of, read_size
 
 __all__ = ["CONVERSATION_ID", "ConcurrencyPolicy", "SessionMemoryAdvisor"]
+
+_log = logging.getLogger("chatclient.memory")
 
 ConcurrencyPolicy = Literal["append", "raise", "serialize"]
 """``append``: never lose a turn (the default); ``raise``: ``VersionConflict`` when another turn
@@ -353,6 +356,12 @@ async def _shielded(write: Coroutine[Any, Any, None]) -> None:
             if task.done():  # the write itself was cancelled (by its own store): nothing to wait for
                 raise
             cancelled = exc  # a cancellation of the caller: keep waiting for the write
+        except Exception as failed:
+            if cancelled is None:
+                raise
+            # Nobody waits for the answer any more: the failure is logged, the cancellation goes on.
+            _log.warning("The turn's write failed after its caller was cancelled", exc_info=True)
+            raise cancelled from failed
     if cancelled is not None:
         raise cancelled
 
