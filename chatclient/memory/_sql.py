@@ -365,11 +365,13 @@ class SessionSql:
             yield self._q(f"DELETE FROM {self.meta} WHERE id IN ({marks})", *chunk)
         return gone
 
-    def prune(self, session_id: str, below_seq: int) -> Flow[int]:
-        """Delete the events below ``below_seq``, checked against the latest boundary first."""
+    def prune(self, session_id: str, below_seq: int, ttl: float | None = None, now: float | None = None) -> Flow[int]:
+        """Delete the events below ``below_seq``, checked against the latest boundary first (an
+        expired session has none: it reads as empty)."""
         from .expiry import prune_limit
 
-        boundaries = yield from self.events(session_id, 0, 1, ("compaction",))
+        gone = ttl is not None and (yield from self.expired(session_id, ttl, now))
+        boundaries = [] if gone else (yield from self.events(session_id, 0, 1, ("compaction",)))
         limit = prune_limit(session_id, below_seq, boundaries)
         rows = yield self._q(
             f"DELETE FROM {self.event} WHERE session_id = ? AND seq < ? RETURNING seq", session_id, limit

@@ -135,7 +135,7 @@ class PostgresSessionRepository:
         return 0 if self.ttl is None else len(self._run(self._sql.delete_expired(self.ttl, now)))
 
     def prune(self, session_id: str, below_seq: int) -> int:
-        return self._run(self._sql.prune(check_session_id(session_id), below_seq))
+        return self._run(self._sql.prune(check_session_id(session_id), below_seq, self.ttl))
 
     def create(
         self, session_id: str | None = None, *, ttl: float | None = None, metadata: Mapping[str, Any] | None = None
@@ -241,7 +241,7 @@ class AsyncPostgresSessionRepository:
         return 0 if self.ttl is None else len(await self._run(self._sql.delete_expired(self.ttl, now)))
 
     async def prune(self, session_id: str, below_seq: int) -> int:
-        return await self._run(self._sql.prune(check_session_id(session_id), below_seq))
+        return await self._run(self._sql.prune(check_session_id(session_id), below_seq, self.ttl))
 
     async def create(
         self, session_id: str | None = None, *, ttl: float | None = None, metadata: Mapping[str, Any] | None = None

@@ -344,7 +344,7 @@ class SqliteSessionRepository:
     def prune(self, session_id: str, below_seq: int) -> int:
         check_session_id(session_id)
         self._tails.drop(session_id)  # the tail may hold pruned events
-        return self._db.write(self._sql.prune(session_id, below_seq))
+        return self._db.write(self._sql.prune(session_id, below_seq, self.ttl, self._clock()))
 
 
 def _from_tail(events: list[SessionEvent], after_seq: int, last: int | None) -> list[SessionEvent] | None:

@@ -486,6 +486,8 @@ class ExpiryContract:
     async def test_an_idle_session_expires_and_an_active_one_stays(
         self, expiring: ExpiringFactory, server_expiry: bool, server_now: bool, session: str
     ) -> None:
+        from ..errors import ConfigurationError
+
         idle, active, fresh, restarted = (f"{session}-{n}" for n in ("idle", "active", "fresh", "restarted"))
         if server_expiry:
             repository = await expiring(0.2, FakeClock())
@@ -498,12 +500,16 @@ class ExpiryContract:
             repository = await expiring(600.0, clock)
             for conversation in (idle, restarted, *([active] if not server_now else [])):
                 await repository.append(conversation, _batch("t1", 2))  # 1000 s ago
+            boundary = NewEvent("b0:0", "b0", '{"first_kept_seq":1,"summary":[]}', "compaction")
+            await repository.append(idle, [boundary])
             clock.now = time.time() - 500.0  # an age the server's clock cannot be shown: there, active is recent
             if server_now:
                 await repository.append(active, _batch("t1", 2))
             await repository.append(active, _batch("t2", 1))  # within the ttl of its last append: it goes on
             clock.now = time.time()
             await repository.append(fresh, _batch("t1", 1))
+            with pytest.raises(ConfigurationError, match="no compaction boundary"):
+                await repository.prune(idle, 1)  # expired: it reads as empty, boundary and all
             assert [e.seq for e in await repository.events(active)] == [1, 2, 3], "an active session stays whole"
             assert await repository.version(active) == 3
         assert await repository.events(idle) == [] and await repository.version(idle) == 0, "expired reads empty"
