@@ -353,6 +353,147 @@ class SessionSql:
         yield self._q(f"DELETE FROM {self.event} WHERE session_id = ?", session_id)
         yield self._q(f"DELETE FROM {self.session} WHERE id = ?", session_id)
 
+    # ------------------------------------------------------------------ expiry and pruning
+    # (new statements only: the append, read and schema statements above are unchanged). The last
+    # activity is the ``created_at`` of the session's newest event, reached by its (session, seq)
+    # key, so a turn writes nothing more for expiry. PostgreSQL compares with the server's clock.
+
+    def _clock(self, now: float | None) -> tuple[str, tuple[Any, ...]]:
+        if self.dialect.postgres and now is None:
+            return "EXTRACT(EPOCH FROM now())", ()
+        return "?", (now,)
+
+    @property
+    def meta(self) -> str:
+        return f"{self.session}_meta"
+
+    def meta_schema(self) -> Flow[None]:
+        """The table of created sessions' own ttl and metadata (a session row may have none)."""
+        if self.dialect.postgres:
+            yield ("SELECT pg_advisory_xact_lock(hashtext(%s))", (self.meta,))
+        yield (
+            f"CREATE TABLE IF NOT EXISTS {self.meta} (id TEXT PRIMARY KEY, ttl DOUBLE PRECISION,"
+            " metadata TEXT NOT NULL)",
+            (),
+        )
+
+    def all_schema(self) -> Flow[None]:
+        """:meth:`schema` and :meth:`meta_schema`, in one transaction."""
+        yield from self.schema()
+        yield from self.meta_schema()
+
+    def _from_last(self) -> str:
+        """A session row ``s``, its newest event ``e`` (by the (session, seq) key) and its own ttl ``m``."""
+        last = (
+            "s.version"
+            if self.dialect.postgres  # SQLite keeps no version on the session row: the last seq is the version
+            else f"(SELECT max(seq) FROM {self.event} WHERE session_id = s.id)"
+        )
+        return (
+            f"{self.session} s LEFT JOIN {self.event} e ON e.session_id = s.id AND e.seq = {last}"
+            f" LEFT JOIN {self.meta} m ON m.id = s.id"
+        )
+
+    def _idle(self, ttl: float | None, now: float | None) -> tuple[str, tuple[Any, ...]]:
+        """The condition (on :meth:`_from_last`) of an expired session: its own ttl, else ``ttl``."""
+        clock, at = self._clock(now)
+        return f"COALESCE(e.created_at, s.created_at) + COALESCE(m.ttl, ?) <= {clock}", (ttl, *at)
+
+    def delete_session(self, session_id: str) -> Flow[None]:
+        """:meth:`delete`, the session's own ttl and metadata too."""
+        yield from self.delete(session_id)
+        yield self._q(f"DELETE FROM {self.meta} WHERE id = ?", session_id)
+
+    def create(
+        self, session_id: str, ttl: float | None, metadata: str, now: float, default_ttl: float | None
+    ) -> Flow[tuple[float, float | None, str | None]]:
+        """Create the session row and its ttl/metadata unless they exist (an expired session is
+        deleted first); its creation time, own ttl and metadata."""
+        if default_ttl is not None:
+            reset = yield from self.expired(session_id, default_ttl, None if self.dialect.postgres else now, lock=True)
+            if reset:
+                yield from self.delete_session(session_id)
+        version = ("version, ", "0, ") if self.dialect.postgres else ("", "")
+        yield self._q(
+            f"INSERT INTO {self.session} (id, {version[0]}created_at) VALUES (?, {version[1]}?)"
+            " ON CONFLICT (id) DO NOTHING",
+            session_id,
+            now,
+        )
+        yield self._q(
+            f"INSERT INTO {self.meta} (id, ttl, metadata) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING",
+            session_id,
+            ttl,
+            metadata,
+        )
+        found = yield from self.get(session_id, default_ttl, now, judge=False)
+        assert found is not None  # just written, in this transaction
+        return found
+
+    def get(
+        self, session_id: str, default_ttl: float | None, now: float | None, *, judge: bool = True
+    ) -> Flow[tuple[float, float | None, str | None] | None]:
+        """The session's creation time, own ttl and metadata; ``None``: unknown or expired (unless
+        not ``judge``: a session just created by a clock the server's disagrees with)."""
+        idle, params = self._idle(default_ttl, now) if judge else ("FALSE", ())
+        rows = yield self._q(
+            f"SELECT s.created_at, m.ttl, m.metadata, {idle} FROM {self._from_last()} WHERE s.id = ?",
+            *params,
+            session_id,
+        )
+        if not rows or rows[0][3]:
+            return None
+        created_at, ttl, metadata = rows[0][:3]
+        return float(created_at), (None if ttl is None else float(ttl)), metadata
+
+    def expired(self, session_id: str, ttl: float | None, now: float | None, *, lock: bool = False) -> Flow[bool]:
+        """Whether the session exists and has expired (``lock``: PostgreSQL locks its row, so an
+        append that then starts it afresh cannot race another)."""
+        idle, params = self._idle(ttl, now)
+        tail = " FOR UPDATE OF s" if lock and self.dialect.postgres else ""
+        rows = yield self._q(f"SELECT {idle} FROM {self._from_last()} WHERE s.id = ?{tail}", *params, session_id)
+        return bool(rows and rows[0][0])
+
+    def append_expiring(
+        self, session_id: str, events: Sequence[NewEvent], expected_version: int | None, now: float, ttl: float
+    ) -> Flow[tuple[AppendResult, float, bool]]:
+        """:meth:`append_to_session` on a session that may have expired: an expired log is deleted
+        first (in the same transaction), so the turn starts a fresh one. Also says if it did."""
+        at = None if self.dialect.postgres else now
+        reset = yield from self.expired(session_id, ttl, at, lock=True)
+        if reset:
+            yield from self.delete_session(session_id)
+        append = self.append_to_session if self.dialect.postgres else self.append_sqlite
+        result, created_at = yield from append(session_id, events, expected_version, now)
+        return result, created_at, reset
+
+    def delete_expired(self, ttl: float, now: float | None) -> Flow[list[str]]:
+        """Delete every expired session with its events; their ids."""
+        idle, params = self._idle(ttl, now)
+        tail = " FOR UPDATE OF s" if self.dialect.postgres else ""
+        rows = yield self._q(f"SELECT s.id FROM {self._from_last()} WHERE {idle}{tail}", *params)
+        gone = [str(r[0]) for r in rows]
+        for start in range(0, len(gone), 500):
+            chunk = gone[start : start + 500]
+            marks = ", ".join("?" * len(chunk))
+            yield self._q(f"DELETE FROM {self.event} WHERE session_id IN ({marks})", *chunk)
+            yield self._q(f"DELETE FROM {self.session} WHERE id IN ({marks})", *chunk)
+            yield self._q(f"DELETE FROM {self.meta} WHERE id IN ({marks})", *chunk)
+        return gone
+
+    def prune(self, session_id: str, below_seq: int, ttl: float | None = None, now: float | None = None) -> Flow[int]:
+        """Delete the events below ``below_seq``, checked against the latest boundary first (an
+        expired session has none: it reads as empty)."""
+        from .expiry import prune_limit
+
+        gone = ttl is not None and (yield from self.expired(session_id, ttl, now))
+        boundaries = [] if gone else (yield from self.events(session_id, 0, 1, ("compaction",)))
+        limit = prune_limit(session_id, below_seq, boundaries)
+        rows = yield self._q(
+            f"DELETE FROM {self.event} WHERE session_id = ? AND seq < ? RETURNING seq", session_id, limit
+        )
+        return len(rows)
+
 
 def run_flow(flow: Flow[T], execute: Callable[[Statement], Rows]) -> T:
     """Drive ``flow`` with a blocking driver call."""

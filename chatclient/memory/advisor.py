@@ -12,9 +12,10 @@ turn began with (history included), so nothing is prepended twice.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator, Sequence
+import logging
+from collections.abc import AsyncIterator, Coroutine, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
-from typing import Literal, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from .._trusted import trusted
 from ..advisor import (
@@ -34,7 +35,16 @@ from ..prompt import Prompt
 from ..turn import Turn, new_turn_id
 from ._compacting import acompact, aread_log, compact, read_log, view_after
 from .compaction import Compaction, view_of
-from .lease import AsyncSessionLease, SessionLease, aacquire, acquire, new_token
+from .lease import (
+    AsyncLeaseKeeper,
+    AsyncSessionLease,
+    LeaseKeeper,
+    SessionLease,
+    SessionLeaseLostError,
+    aacquire,
+    acquire,
+    new_token,
+)
 from .log import CONVERSATION_ID, AppendResult, NewEvent, SessionEvent, turn_events
 from .repository import AsyncSessionRepository, SessionRepository, ThreadedSessionRepository
 from .usage import usage_event
@@ -42,11 +52,15 @@ from .window import WindowViews, messages_of, read_size
 
 __all__ = ["CONVERSATION_ID", "ConcurrencyPolicy", "SessionMemoryAdvisor"]
 
+_log = logging.getLogger("chatclient.memory")
+
 ConcurrencyPolicy = Literal["append", "raise", "serialize"]
 """``append``: never lose a turn (the default); ``raise``: ``VersionConflict`` when another turn
 was stored on the conversation after this one read its history (the turn is not stored);
 ``serialize``: one turn at a time per conversation, under a lease held from before the history is
-read until the turn is written, so each turn sees the one before it."""
+read until the turn is written, so each turn sees the one before it. The lease (``lease_ttl``) is
+renewed every ``lease_renew_every`` seconds (a third of the ttl) while the turn runs and checked
+before the write; a lease lost meanwhile raises ``SessionLeaseLostError`` after the turn is stored."""
 
 
 class _Plan(NamedTuple):  # built every turn: a tuple is the cheapest immutable record
@@ -80,6 +94,7 @@ class SessionMemoryAdvisor:
         compaction: Compaction | None = None,
         lease_ttl: float = 300.0,
         lease_timeout: float = 60.0,
+        lease_renew_every: float | None = None,
     ) -> None:
         if window is not None and window <= 0:
             raise ConfigurationError(f"window must be a positive number of events or None, got {window}")
@@ -92,7 +107,13 @@ class SessionMemoryAdvisor:
                 f"concurrency='serialize' needs a repository with leases (try_lease/release_lease); "
                 f"{type(repository).__name__} has none"
             )
+        if lease_ttl <= 0 or (lease_renew_every is not None and not 0 < lease_renew_every < lease_ttl):
+            raise ConfigurationError(
+                "lease_ttl must be positive and lease_renew_every between 0 and lease_ttl, "
+                f"got {lease_ttl} and {lease_renew_every}"
+            )
         self.lease_ttl, self.lease_timeout = lease_ttl, lease_timeout
+        self.lease_renew_every = lease_renew_every if lease_renew_every is not None else lease_ttl / 3
         self.repository = repository
         self._async = asyncio.iscoroutinefunction(getattr(repository, "append", None))
         self.window, self.concurrency, self._order = window, concurrency, order
@@ -201,8 +222,11 @@ class SessionMemoryAdvisor:
         events = repository.events(conversation_id, last=read_size(self.window))
         return self._plan(request, events, None, conversation_id)
 
-    def _after(self, plan: _Plan, response: ChatClientResponse) -> ChatClientResponse:
+    def _after(
+        self, plan: _Plan, response: ChatClientResponse, keeper: LeaseKeeper | None = None
+    ) -> ChatClientResponse:
         events = self._to_store(plan, response)
+        lost = keeper is not None and bool(events) and not keeper.still_held()  # the fence, before the write
         if events:
             repository = self._sync_repository()
             result = repository.append(plan.conversation_id, events, expected_version=self._expected(plan))
@@ -212,35 +236,42 @@ class SessionMemoryAdvisor:
                     boundary, read = read_log(repository, plan.conversation_id, self.window)
                     view, result = view_of(read, boundary, self.window), _at(read)
                 compact(repository, plan.conversation_id, self.compaction, view, result.version)
+        if lost:
+            raise SessionLeaseLostError(plan.conversation_id, self.lease_ttl, response)
         return response
 
     @contextmanager
-    def _lease(self, request: ChatClientRequest) -> Iterator[None]:
-        """Under ``serialize``: the conversation's lease, from before the read to after the write."""
+    def _lease(self, request: ChatClientRequest) -> Iterator[LeaseKeeper | None]:
+        """Under ``serialize``: the conversation's lease, from before the read to after the write,
+        renewed while the turn runs."""
         if self.concurrency != "serialize":
-            yield
+            yield None
             return
         conversation_id, token = self.conversation_of(request), new_token()
         lease: SessionLease = self._sync_repository()  # type: ignore[assignment]
         acquire(lease, conversation_id, token, ttl=self.lease_ttl, timeout=self.lease_timeout)
+        keeper = LeaseKeeper(lease, conversation_id, token, self.lease_ttl, self.lease_renew_every)
         try:
-            yield
+            yield keeper
         finally:
+            keeper.stop()
             lease.release_lease(conversation_id, token)
 
     def advise_call(self, request: ChatClientRequest, next_: CallNext) -> ChatClientResponse:
         if self.concurrency != "serialize":  # no lease to hold: skip its context manager
             request, plan = self._before(request)
             return self._after(plan, next_(request))
-        with self._lease(request):
+        with self._lease(request) as keeper:
             request, plan = self._before(request)
-            return self._after(plan, next_(request))
+            return self._after(plan, next_(request), keeper)
 
     def advise_stream(self, request: ChatClientRequest, next_: StreamNext) -> Iterator[StreamEvent]:
-        with self._lease(request):
+        with self._lease(request) as keeper:
             request, plan = self._before(request)
             for event in next_(request):
-                yield TurnFinished(self._after(plan, event.response)) if isinstance(event, TurnFinished) else event
+                if isinstance(event, TurnFinished):
+                    event = TurnFinished(self._after(plan, event.response, keeper))
+                yield event
 
     # ------------------------------------------------------------------ async drivers
 
@@ -260,10 +291,19 @@ class SessionMemoryAdvisor:
         events = await repository.events(conversation_id, last=read_size(self.window))
         return self._plan(request, events, None, conversation_id)
 
-    async def _aafter(self, plan: _Plan, response: ChatClientResponse) -> ChatClientResponse:
+    async def _aafter(
+        self, plan: _Plan, response: ChatClientResponse, keeper: AsyncLeaseKeeper | None = None
+    ) -> ChatClientResponse:
         events = self._to_store(plan, response)
         if not events:
             return response
+        lost = keeper is not None and not await keeper.still_held()  # the fence, before the write
+        await _shielded(self._awrite(plan, events))
+        if lost:
+            raise SessionLeaseLostError(plan.conversation_id, self.lease_ttl, response)
+        return response
+
+    async def _awrite(self, plan: _Plan, events: list[NewEvent]) -> None:
         repository = self._async_repository()
         result = await repository.append(plan.conversation_id, events, expected_version=self._expected(plan))
         if self.compaction is not None and result.appended:
@@ -272,33 +312,58 @@ class SessionMemoryAdvisor:
                 boundary, read = await aread_log(repository, plan.conversation_id, self.window)
                 view, result = view_of(read, boundary, self.window), _at(read)
             await acompact(repository, plan.conversation_id, self.compaction, view, result.version)
-        return response
 
     @asynccontextmanager
-    async def _alease(self, request: ChatClientRequest) -> AsyncIterator[None]:
+    async def _alease(self, request: ChatClientRequest) -> AsyncIterator[AsyncLeaseKeeper | None]:
         if self.concurrency != "serialize":
-            yield
+            yield None
             return
         conversation_id, token = self.conversation_of(request), new_token()
         lease: AsyncSessionLease = self._async_repository()  # type: ignore[assignment]
         await aacquire(lease, conversation_id, token, ttl=self.lease_ttl, timeout=self.lease_timeout)
+        keeper = AsyncLeaseKeeper(lease, conversation_id, token, self.lease_ttl, self.lease_renew_every)
         try:
-            yield
+            yield keeper
         finally:
+            await keeper.stop()
             await lease.release_lease(conversation_id, token)
 
     async def aadvise_call(self, request: ChatClientRequest, next_: AsyncCallNext) -> ChatClientResponse:
-        async with self._alease(request):
+        async with self._alease(request) as keeper:
             request, plan = await self._abefore(request)
-            return await self._aafter(plan, await next_(request))
+            return await self._aafter(plan, await next_(request), keeper)
 
     async def aadvise_stream(self, request: ChatClientRequest, next_: AsyncStreamNext) -> AsyncIterator[StreamEvent]:
-        async with self._alease(request):
+        async with self._alease(request) as keeper:
             request, plan = await self._abefore(request)
             async for event in next_(request):
                 if isinstance(event, TurnFinished):
-                    event = TurnFinished(await self._aafter(plan, event.response))
+                    event = TurnFinished(await self._aafter(plan, event.response, keeper))
                 yield event
+
+
+async def _shielded(write: Coroutine[Any, Any, None]) -> None:
+    """Run the turn's write to its end even if the caller is cancelled meanwhile (the model answered
+    and tools ran: losing the turn then would be worse than finishing a write nobody waits for; it
+    is idempotent by its ids). The cancellation is re-raised once the write is done."""
+    task = asyncio.ensure_future(write)
+    cancelled: asyncio.CancelledError | None = None
+    while True:
+        try:
+            await asyncio.shield(task)
+            break
+        except asyncio.CancelledError as exc:
+            if task.done():  # the write itself was cancelled (by its own store): nothing to wait for
+                raise
+            cancelled = exc  # a cancellation of the caller: keep waiting for the write
+        except Exception as failed:
+            if cancelled is None:
+                raise
+            # Nobody waits for the answer any more: the failure is logged, the cancellation goes on.
+            _log.warning("The turn's write failed after its caller was cancelled", exc_info=True)
+            raise cancelled from failed
+    if cancelled is not None:
+        raise cancelled
 
 
 def _at(read: Sequence[SessionEvent]) -> AppendResult:

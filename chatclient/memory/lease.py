@@ -5,18 +5,37 @@ holder cannot block the conversation for ever). ``try_lease`` is atomic on every
 (in-memory lock, an SQLite/PostgreSQL lease row, Redis ``SET NX PX``); ``release_lease`` only
 releases the caller's own token. Waiting is polling with a growing pause, because not every backend
 can notify a waiter.
+
+While a turn runs, its lease is renewed (:class:`LeaseKeeper`: every third of the ttl by default), so
+a turn longer than the ttl (slow tools, a long stream) keeps it; a holder that crashed stops renewing
+and its lease runs out. Before the write the lease is checked (and renewed) once more: a lease lost
+meanwhile is reported as :class:`SessionLeaseLostError` after the turn is stored.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import secrets
+import threading
 import time
 from typing import Protocol, runtime_checkable
 
 from ..errors import ChatClientError
 
-__all__ = ["AsyncSessionLease", "SessionBusyError", "SessionLease", "acquire", "aacquire", "new_token"]
+__all__ = [
+    "AsyncLeaseKeeper",
+    "AsyncSessionLease",
+    "LeaseKeeper",
+    "SessionBusyError",
+    "SessionLease",
+    "SessionLeaseLostError",
+    "aacquire",
+    "acquire",
+    "new_token",
+]
+
+logger = logging.getLogger("chatclient.memory")
 
 _FIRST_PAUSE, _LONGEST_PAUSE = 0.002, 0.05
 
@@ -68,3 +87,79 @@ async def aacquire(lease: AsyncSessionLease, session_id: str, token: str, *, ttl
             raise _busy(session_id, timeout)
         await asyncio.sleep(pause)
         pause = min(pause * 2, _LONGEST_PAUSE)
+
+
+# ------------------------------------------------------------------ keeping a lease through a turn
+
+
+class SessionLeaseLostError(ChatClientError):
+    """The turn's lease on the conversation ran out (or was taken) before its write: another turn
+    may have run meanwhile. The completed turn **is stored** (the model answered and tools ran;
+    dropping it would lose work and leave the log without it) in one atomic append after whatever
+    the other writer stored; ``response`` is its reply."""
+
+    def __init__(self, session_id: str, ttl: float, response: object) -> None:
+        super().__init__(
+            f"Conversation {session_id!r} lost its turn lease (lease_ttl={ttl} s) before the turn was written: "
+            "another turn may have run meanwhile. The turn was stored after it; raise lease_ttl for turns this long"
+        )
+        self.session_id, self.ttl, self.response = session_id, ttl, response
+
+
+class LeaseKeeper:
+    """Renews a held lease every ``every`` seconds from a thread until :meth:`stop`, and fences
+    the write: :meth:`still_held` renews once more and says whether the lease is still ours."""
+
+    def __init__(self, lease: SessionLease, session_id: str, token: str, ttl: float, every: float) -> None:
+        self.lease, self.session_id, self.token, self.ttl = lease, session_id, token, ttl
+        self.lost = False
+        self._every, self._stopped = every, threading.Event()
+        self._thread = threading.Thread(target=self._renew, name=f"lease-{session_id}", daemon=True)
+        self._thread.start()
+
+    def _renew(self) -> None:
+        while not self._stopped.wait(self._every):
+            try:
+                if not self.lease.try_lease(self.session_id, self.token, self.ttl):
+                    self.lost = True
+                    return
+            except Exception:  # a store hiccup: the next renewal (or the fence) decides
+                logger.warning("Renewing the lease on %r failed", self.session_id, exc_info=True)
+
+    def still_held(self) -> bool:
+        if not self.lost and not self.lease.try_lease(self.session_id, self.token, self.ttl):
+            self.lost = True
+        return not self.lost
+
+    def stop(self) -> None:
+        self._stopped.set()
+        self._thread.join()
+
+
+class AsyncLeaseKeeper:
+    """:class:`LeaseKeeper` for asyncio: the renewals run in a task."""
+
+    def __init__(self, lease: AsyncSessionLease, session_id: str, token: str, ttl: float, every: float) -> None:
+        self.lease, self.session_id, self.token, self.ttl = lease, session_id, token, ttl
+        self.lost = False
+        self._every = every
+        self._task = asyncio.ensure_future(self._renew())
+
+    async def _renew(self) -> None:
+        while True:
+            await asyncio.sleep(self._every)
+            try:
+                if not await self.lease.try_lease(self.session_id, self.token, self.ttl):
+                    self.lost = True
+                    return
+            except Exception:
+                logger.warning("Renewing the lease on %r failed", self.session_id, exc_info=True)
+
+    async def still_held(self) -> bool:
+        if not self.lost and not await self.lease.try_lease(self.session_id, self.token, self.ttl):
+            self.lost = True
+        return not self.lost
+
+    async def stop(self) -> None:
+        self._task.cancel()
+        await asyncio.wait([self._task])  # its end, without taking the caller's own cancellation for it

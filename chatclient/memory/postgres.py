@@ -8,11 +8,12 @@ with the next numbers. Connections come from a ``psycopg_pool`` pool, one per op
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..errors import ConfigurationError
 from ._sql import POSTGRES, Flow, Rows, SessionSql, Statement, arun_flow, run_flow
+from .expiry import Session, check_ttl, session_of, session_to_create
 from .log import AppendResult, NewEvent, SessionEvent, check_session_id
 
 if TYPE_CHECKING:
@@ -78,10 +79,12 @@ class PostgresSessionRepository:
         prefix: str = "chatclient_",
         prepare_threshold: int | None = 5,
         clock: Callable[[], float] = time.time,
+        ttl: float | None = None,
     ) -> None:
         require_psycopg()
         from psycopg_pool import ConnectionPool
 
+        self.ttl = check_ttl(ttl)
         self._own_pool = pool is None
         if pool is None:
             if url is None:
@@ -90,7 +93,7 @@ class PostgresSessionRepository:
         self._pool: ConnectionPool[Any] = pool
         self._sql = SessionSql(prefix, POSTGRES)
         self._clock = clock
-        self._run(self._sql.schema())
+        self._run(self._sql.all_schema())
 
     def _run(self, flow: Flow[T], *, transaction: bool = True) -> T:
         with self._pool.connection() as conn:
@@ -101,6 +104,9 @@ class PostgresSessionRepository:
     ) -> AppendResult:
         check_session_id(session_id)
         now = self._clock()
+        if self.ttl is not None:  # an expired log is started afresh, in the append's transaction
+            flow = self._sql.append_expiring(session_id, events, expected_version, now, self.ttl)
+            return self._run(flow)[0]
         if events and expected_version is None:  # a new turn: one statement, one round trip
             from psycopg.errors import UniqueViolation
 
@@ -114,13 +120,35 @@ class PostgresSessionRepository:
     def events(
         self, session_id: str, *, after_seq: int = 0, last: int | None = None, types: Sequence[str] | None = None
     ) -> list[SessionEvent]:
-        return self._run(self._sql.events(session_id, after_seq, last, types), transaction=False)
+        events = self._run(self._sql.events(session_id, after_seq, last, types), transaction=False)
+        return [] if events and self._expired(session_id) else events
 
     def version(self, session_id: str) -> int:
-        return self._run(self._sql.version(session_id), transaction=False)
+        return 0 if self._expired(session_id) else self._run(self._sql.version(session_id), transaction=False)
+
+    def _expired(self, session_id: str) -> bool:
+        """By the server's clock; no statement without a ttl."""
+        return self.ttl is not None and self._run(self._sql.expired(session_id, self.ttl, None), transaction=False)
+
+    def delete_expired(self, now: float | None = None) -> int:
+        """Sessions idle past the ttl by the server's clock (or ``now``, a Unix time), deleted."""
+        return 0 if self.ttl is None else len(self._run(self._sql.delete_expired(self.ttl, now)))
+
+    def prune(self, session_id: str, below_seq: int) -> int:
+        return self._run(self._sql.prune(check_session_id(session_id), below_seq, self.ttl))
+
+    def create(
+        self, session_id: str | None = None, *, ttl: float | None = None, metadata: Mapping[str, Any] | None = None
+    ) -> Session:
+        session_id, ttl, text = session_to_create(session_id, ttl, metadata, self.ttl)
+        return session_of(session_id, *self._run(self._sql.create(session_id, ttl, text, self._clock(), self.ttl)))
+
+    def get(self, session_id: str) -> Session | None:
+        found = self._run(self._sql.get(check_session_id(session_id), self.ttl, None), transaction=False)
+        return None if found is None else session_of(session_id, *found)
 
     def delete(self, session_id: str) -> None:
-        self._run(self._sql.delete(session_id))
+        self._run(self._sql.delete_session(session_id))
 
     def try_lease(self, session_id: str, token: str, ttl: float) -> bool:
         check_session_id(session_id)
@@ -146,8 +174,10 @@ class AsyncPostgresSessionRepository:
         prefix: str = "chatclient_",
         prepare_threshold: int | None = 5,
         clock: Callable[[], float] = time.time,
+        ttl: float | None = None,
     ) -> None:
         require_psycopg()
+        self.ttl = check_ttl(ttl)
         if pool is None and url is None:
             raise ConfigurationError("AsyncPostgresSessionRepository needs a url or a pool")
         self._url, self._pool, self._own_pool = url, pool, pool is None
@@ -163,7 +193,7 @@ class AsyncPostgresSessionRepository:
             assert self._url is not None  # checked in __init__
             self._pool = AsyncConnectionPool(self._url, **kwargs)
             await self._pool.open()
-        await self._run(self._sql.schema())
+        await self._run(self._sql.all_schema())
 
     async def _run(self, flow: Flow[T], *, transaction: bool = True) -> T:
         if self._pool is None:
@@ -176,6 +206,9 @@ class AsyncPostgresSessionRepository:
     ) -> AppendResult:
         check_session_id(session_id)
         now = self._clock()
+        if self.ttl is not None:  # an expired log is started afresh, in the append's transaction
+            flow = self._sql.append_expiring(session_id, events, expected_version, now, self.ttl)
+            return (await self._run(flow))[0]
         if events and expected_version is None:  # a new turn: one statement, one round trip
             from psycopg.errors import UniqueViolation
 
@@ -191,13 +224,38 @@ class AsyncPostgresSessionRepository:
     async def events(
         self, session_id: str, *, after_seq: int = 0, last: int | None = None, types: Sequence[str] | None = None
     ) -> list[SessionEvent]:
-        return await self._run(self._sql.events(session_id, after_seq, last, types), transaction=False)
+        events = await self._run(self._sql.events(session_id, after_seq, last, types), transaction=False)
+        return [] if events and await self._expired(session_id) else events
 
     async def version(self, session_id: str) -> int:
+        if await self._expired(session_id):
+            return 0
         return await self._run(self._sql.version(session_id), transaction=False)
 
+    async def _expired(self, session_id: str) -> bool:
+        if self.ttl is None:
+            return False
+        return await self._run(self._sql.expired(session_id, self.ttl, None), transaction=False)
+
+    async def delete_expired(self, now: float | None = None) -> int:
+        return 0 if self.ttl is None else len(await self._run(self._sql.delete_expired(self.ttl, now)))
+
+    async def prune(self, session_id: str, below_seq: int) -> int:
+        return await self._run(self._sql.prune(check_session_id(session_id), below_seq, self.ttl))
+
+    async def create(
+        self, session_id: str | None = None, *, ttl: float | None = None, metadata: Mapping[str, Any] | None = None
+    ) -> Session:
+        session_id, ttl, text = session_to_create(session_id, ttl, metadata, self.ttl)
+        found = await self._run(self._sql.create(session_id, ttl, text, self._clock(), self.ttl))
+        return session_of(session_id, *found)
+
+    async def get(self, session_id: str) -> Session | None:
+        found = await self._run(self._sql.get(check_session_id(session_id), self.ttl, None), transaction=False)
+        return None if found is None else session_of(session_id, *found)
+
     async def delete(self, session_id: str) -> None:
-        await self._run(self._sql.delete(session_id))
+        await self._run(self._sql.delete_session(session_id))
 
     async def try_lease(self, session_id: str, token: str, ttl: float) -> bool:
         check_session_id(session_id)

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigurationError
+from .expiry import Session, check_ttl, session_of, session_to_create
 from .log import AppendResult, IdempotencyMismatch, NewEvent, SessionEvent, VersionConflict, check_session_id
 
 if TYPE_CHECKING:
@@ -24,12 +25,15 @@ if TYPE_CHECKING:
 __all__ = ["AsyncRedisSessionRepository", "RedisSessionRepository", "require_redis"]
 
 # KEYS: ids hash (event id -> sha1 of payload), log list, marks list (the seqs of events that are not
-# messages, e.g. compaction boundaries). ARGV: expected version ('' = any), then per event: id,
-# payload, stored JSON, type. Returns {status, version, appended, replayed[, detail]}.
+# messages, e.g. compaction boundaries), pruned (how far the log was pruned), meta (a created
+# session's own ttl and metadata). ARGV: expected version ('' = any), the repository's ttl in ms
+# ('' = none; a session's own ttl comes first: renewed on every append that adds events, by the
+# server's clock, so an idle session's keys expire together), then per event: id, payload, stored
+# JSON, type. Returns {status, version, appended, replayed[, detail]}.
 APPEND = """
 local version = redis.call('LLEN', KEYS[2])
 local fresh, replayed, seen = {}, 0, {}
-for i = 2, #ARGV, 4 do
+for i = 3, #ARGV, 4 do
   local id = ARGV[i]
   if seen[id] then return {'twice', version, 0, 0, id} end
   seen[id] = true
@@ -49,7 +53,73 @@ for _, i in ipairs(fresh) do
   local seq = redis.call('RPUSH', KEYS[2], ARGV[i + 2])
   if ARGV[i + 3] ~= 'message' then redis.call('RPUSH', KEYS[3], seq) end
 end
+local ttl = redis.call('HGET', KEYS[5], 'px') or ARGV[2]
+if #fresh > 0 and ttl ~= '' then
+  for k = 1, 5 do redis.call('PEXPIRE', KEYS[k], ttl) end
+end
 return {'ok', version + #fresh, #fresh, replayed}
+"""
+
+# KEYS: as APPEND's. ARGV: own ttl in ms ('' = the repository's), metadata JSON, now, the
+# repository's ttl in ms. Records a new session's own ttl and metadata (an existing one's are kept)
+# and returns them: {created_at, ttl in ms or '', metadata}.
+CREATE = """
+if redis.call('EXISTS', KEYS[5]) == 0 then
+  local first = redis.call('LINDEX', KEYS[2], 0)
+  local created = first and tostring(cjson.decode(first)[5]) or ARGV[3]
+  redis.call('HSET', KEYS[5], 'created_at', created, 'metadata', ARGV[2])
+  if ARGV[1] ~= '' then redis.call('HSET', KEYS[5], 'px', ARGV[1]) end
+  local ttl = ARGV[1] ~= '' and ARGV[1] or ARGV[4]
+  if ttl ~= '' then
+    for k = 1, 5 do redis.call('PEXPIRE', KEYS[k], ttl) end
+  end
+end
+return redis.call('HMGET', KEYS[5], 'created_at', 'px', 'metadata')
+"""
+
+# KEYS: as APPEND's. Returns a created session's {created_at, ttl in ms, metadata}, or for one known
+# only by its log {its first kept event's created_at, false, false}, or nothing.
+GET = """
+if redis.call('EXISTS', KEYS[5]) == 1 then return redis.call('HMGET', KEYS[5], 'created_at', 'px', 'metadata') end
+local first = redis.call('LINDEX', KEYS[2], tonumber(redis.call('GET', KEYS[4]) or '0'))
+if not first then return nil end
+return {tostring(cjson.decode(first)[5]), false, false}
+"""
+
+PRUNED = '["","","pruned","",0]'
+"""What a pruned event's place in the log holds (the list index is the seq, so it stays)."""
+
+# KEYS: ids, log, marks, pruned. ARGV: below_seq, the tombstone. Finds the latest compaction
+# boundary among the marks, refuses to prune past its first kept event, and replaces the events
+# below with the tombstone (their ids forgotten). Returns {status, count or first kept, boundary seq}.
+PRUNE = """
+local boundary, first_kept = nil, nil
+for i = redis.call('LLEN', KEYS[3]), 1, -1 do
+  local s = tonumber(redis.call('LINDEX', KEYS[3], i - 1))
+  local item = cjson.decode(redis.call('LINDEX', KEYS[2], s - 1))
+  if item[3] == 'compaction' then
+    boundary, first_kept = s, tonumber(cjson.decode(item[4])['first_kept_seq'])
+    break
+  end
+end
+if not boundary then return {'none', 0, 0} end
+local below = tonumber(ARGV[1])
+if below > first_kept then return {'past', first_kept, boundary} end
+local from = tonumber(redis.call('GET', KEYS[4]) or '0')
+local count = 0
+for s = from + 1, below - 1 do
+  local item = redis.call('LINDEX', KEYS[2], s - 1)
+  if item ~= ARGV[2] then
+    redis.call('HDEL', KEYS[1], cjson.decode(item)[1])
+    redis.call('LSET', KEYS[2], s - 1, ARGV[2])
+    count = count + 1
+  end
+end
+if below - 1 > from then
+  local ttl = redis.call('PTTL', KEYS[2])
+  if ttl > 0 then redis.call('SET', KEYS[4], below - 1, 'PX', ttl) else redis.call('SET', KEYS[4], below - 1) end
+end
+return {'ok', count, boundary}
 """
 
 # KEYS: log list. ARGV: after_seq, last ('' = all). Returns {first seq, items...} atomically.
@@ -117,7 +187,7 @@ class _Keys:
 
     def __call__(self, session_id: str) -> list[str]:
         base = f"{self.prefix}session:{{{check_session_id(session_id)}}}"
-        return [f"{base}:ids", f"{base}:log", f"{base}:marks"]
+        return [f"{base}:ids", f"{base}:log", f"{base}:marks", f"{base}:pruned", f"{base}:meta"]
 
     def lease(self, session_id: str) -> list[str]:
         return [f"{self.prefix}session:{{{check_session_id(session_id)}}}:lease"]
@@ -127,8 +197,8 @@ def _ms(ttl: float) -> int:
     return max(1, int(ttl * 1000))
 
 
-def _args(events: Sequence[NewEvent], expected_version: int | None, now: float) -> list[str]:
-    args = ["" if expected_version is None else str(expected_version)]
+def _args(events: Sequence[NewEvent], expected_version: int | None, now: float, ttl: float | None) -> list[str]:
+    args = ["" if expected_version is None else str(expected_version), "" if ttl is None else str(_ms(ttl))]
     for e in events:
         stored = json.dumps([e.event_id, e.turn_id, e.type, e.payload, now])
         args += [e.event_id, e.payload, stored, e.type]
@@ -153,12 +223,57 @@ def _event(session_id: str, seq: int, raw: bytes | str) -> SessionEvent:
     return SessionEvent(session_id, seq, event_id, turn_id, type_, payload, float(created_at))
 
 
+_TOMBSTONE = PRUNED.encode()
+
+
 def _events(session_id: str, reply: list[Any]) -> list[SessionEvent]:
-    return [_event(session_id, seq, raw) for seq, raw in enumerate(reply[1:], int(reply[0]))]
+    events = enumerate(reply[1:], int(reply[0]))
+    return [_event(session_id, seq, raw) for seq, raw in events if raw != _TOMBSTONE]
+
+
+def _pruned(session_id: str, below_seq: int, reply: list[Any]) -> int:
+    """The count from the prune script, or the error :func:`~chatclient.memory.expiry.prune_limit` gives."""
+    from .expiry import prune_limit
+
+    status = reply[0].decode() if isinstance(reply[0], bytes) else str(reply[0])
+    if status == "ok":
+        return int(reply[1])
+    boundary: list[SessionEvent] = []
+    if status != "none":  # the latest boundary, as far as the check needs it
+        payload = json.dumps({"first_kept_seq": int(reply[1])})
+        boundary.append(SessionEvent(session_id, int(reply[2]), "", "", "compaction", payload, 0.0))
+    prune_limit(session_id, below_seq, boundary)  # raises: past the boundary, or none
+    raise AssertionError("unreachable")
 
 
 def _typed(session_id: str, reply: list[Any]) -> list[SessionEvent]:
     return [_event(session_id, int(reply[i]), reply[i + 1]) for i in range(0, len(reply), 2)]
+
+
+def _create_args(
+    session_id: str | None, ttl: float | None, metadata: Mapping[str, Any] | None, default: float | None, now: float
+) -> tuple[str, list[Any]]:
+    session_id, ttl, text = session_to_create(session_id, ttl, metadata, default)
+    return session_id, ["" if ttl is None else _ms(ttl), text, repr(now), "" if default is None else _ms(default)]
+
+
+def _text(value: Any) -> str | None:
+    return value.decode() if isinstance(value, bytes) else None if value is None else str(value)
+
+
+def _created(session_id: str, reply: list[Any]) -> Session:
+    """The session from the ``CREATE``/``GET`` scripts' reply (``px``, ``metadata``: absent for a
+    session known only by its log)."""
+    created_at, px, metadata = (_text(v) for v in reply)
+    return session_of(session_id, float(created_at or 0.0), int(px) / 1000 if px else None, metadata)
+
+
+def _below(below_seq: int) -> int:
+    if isinstance(below_seq, bool) or not isinstance(below_seq, int) or below_seq < 1:
+        from .expiry import prune_limit
+
+        prune_limit("", below_seq, [])  # raises the one error for a bad seq
+    return below_seq
 
 
 def _read_args(after_seq: int, last: int | None, types: Sequence[str] | None) -> list[Any]:
@@ -175,10 +290,12 @@ class RedisSessionRepository:
         client: redis.Redis | None = None,
         prefix: str = "chatclient:",
         clock: Callable[[], float] = time.time,
+        ttl: float | None = None,
     ) -> None:
         require_redis()
         import redis
 
+        self.ttl = check_ttl(ttl)
         if client is None and url is None:
             raise ConfigurationError("RedisSessionRepository needs a url or a client")
         self._client = client if client is not None else redis.Redis.from_url(url)  # type: ignore[arg-type]
@@ -189,12 +306,15 @@ class RedisSessionRepository:
         self._read_typed = self._client.register_script(READ_TYPED)
         self._lease = self._client.register_script(LEASE)
         self._release = self._client.register_script(RELEASE)
+        self._prune = self._client.register_script(PRUNE)
+        self._create = self._client.register_script(CREATE)
+        self._get = self._client.register_script(GET)
 
     def append(
         self, session_id: str, events: Sequence[NewEvent], *, expected_version: int | None = None
     ) -> AppendResult:
         keys = self._keys(session_id)
-        reply = self._append(keys=keys, args=_args(events, expected_version, self._clock()))
+        reply = self._append(keys=keys, args=_args(events, expected_version, self._clock(), self.ttl))
         return _result(session_id, reply, expected_version)
 
     def events(
@@ -217,6 +337,24 @@ class RedisSessionRepository:
     def release_lease(self, session_id: str, token: str) -> bool:
         return bool(self._release(keys=self._keys.lease(session_id), args=[token]))
 
+    def delete_expired(self, now: float | None = None) -> int:
+        """Nothing to do: the server expires an idle session's keys itself (``ttl``)."""
+        return 0
+
+    def prune(self, session_id: str, below_seq: int) -> int:
+        reply = self._prune(keys=self._keys(session_id), args=[_below(below_seq), PRUNED])
+        return _pruned(session_id, below_seq, reply)
+
+    def create(
+        self, session_id: str | None = None, *, ttl: float | None = None, metadata: Mapping[str, Any] | None = None
+    ) -> Session:
+        session_id, args = _create_args(session_id, ttl, metadata, self.ttl, self._clock())
+        return _created(session_id, self._create(keys=self._keys(session_id), args=args))
+
+    def get(self, session_id: str) -> Session | None:
+        reply = self._get(keys=self._keys(session_id))
+        return None if reply is None else _created(session_id, reply)
+
     def close(self) -> None:
         if self._own:
             self._client.close()
@@ -232,10 +370,12 @@ class AsyncRedisSessionRepository:
         client: redis.asyncio.Redis | None = None,
         prefix: str = "chatclient:",
         clock: Callable[[], float] = time.time,
+        ttl: float | None = None,
     ) -> None:
         require_redis()
         import redis.asyncio
 
+        self.ttl = check_ttl(ttl)
         if client is None and url is None:
             raise ConfigurationError("AsyncRedisSessionRepository needs a url or a client")
         self._client = client if client is not None else redis.asyncio.Redis.from_url(url)  # type: ignore[arg-type]
@@ -246,12 +386,15 @@ class AsyncRedisSessionRepository:
         self._read_typed = self._client.register_script(READ_TYPED)
         self._lease = self._client.register_script(LEASE)
         self._release = self._client.register_script(RELEASE)
+        self._prune = self._client.register_script(PRUNE)
+        self._create = self._client.register_script(CREATE)
+        self._get = self._client.register_script(GET)
 
     async def append(
         self, session_id: str, events: Sequence[NewEvent], *, expected_version: int | None = None
     ) -> AppendResult:
         keys = self._keys(session_id)
-        reply = await self._append(keys=keys, args=_args(events, expected_version, self._clock()))
+        reply = await self._append(keys=keys, args=_args(events, expected_version, self._clock(), self.ttl))
         return _result(session_id, reply, expected_version)
 
     async def events(
@@ -273,6 +416,23 @@ class AsyncRedisSessionRepository:
 
     async def release_lease(self, session_id: str, token: str) -> bool:
         return bool(await self._release(keys=self._keys.lease(session_id), args=[token]))
+
+    async def delete_expired(self, now: float | None = None) -> int:
+        return 0
+
+    async def prune(self, session_id: str, below_seq: int) -> int:
+        reply = await self._prune(keys=self._keys(session_id), args=[_below(below_seq), PRUNED])
+        return _pruned(session_id, below_seq, reply)
+
+    async def create(
+        self, session_id: str | None = None, *, ttl: float | None = None, metadata: Mapping[str, Any] | None = None
+    ) -> Session:
+        session_id, args = _create_args(session_id, ttl, metadata, self.ttl, self._clock())
+        return _created(session_id, await self._create(keys=self._keys(session_id), args=args))
+
+    async def get(self, session_id: str) -> Session | None:
+        reply = await self._get(keys=self._keys(session_id))
+        return None if reply is None else _created(session_id, reply)
 
     async def close(self) -> None:
         if self._own:

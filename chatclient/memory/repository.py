@@ -8,11 +8,13 @@ version is the last ``seq``; an unknown session reads as empty.
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
+from .expiry import Session, check_ttl, expired, prune_limit, session_to_create
 from .log import AppendResult, NewEvent, SessionEvent, check_session_id, plan_append
 
 __all__ = [
@@ -52,6 +54,26 @@ class SessionRepository(Protocol):
         """Remove the session and all its events."""
         ...
 
+    def delete_expired(self, now: float | None = None) -> int:
+        """Remove every session idle for longer than its ``ttl``; how many went."""
+        ...
+
+    def create(
+        self, session_id: str | None = None, *, ttl: float | None = None, metadata: Mapping[str, Any] | None = None
+    ) -> Session:
+        """The session ``session_id`` (a random id when ``None``), created with its own ``ttl``
+        and ``metadata`` unless it was created before (then it is returned unchanged)."""
+        ...
+
+    def get(self, session_id: str) -> Session | None:
+        """The session, or ``None`` when it is unknown or expired."""
+        ...
+
+    def prune(self, session_id: str, below_seq: int) -> int:
+        """Remove the events below ``below_seq`` (never past the latest compaction boundary's
+        first kept event); how many went."""
+        ...
+
 
 @runtime_checkable
 class AsyncSessionRepository(Protocol):
@@ -69,24 +91,40 @@ class AsyncSessionRepository(Protocol):
 
     async def delete(self, session_id: str) -> None: ...
 
+    async def delete_expired(self, now: float | None = None) -> int: ...
+
+    async def prune(self, session_id: str, below_seq: int) -> int: ...
+
+    async def create(
+        self, session_id: str | None = None, *, ttl: float | None = None, metadata: Mapping[str, Any] | None = None
+    ) -> Session: ...
+
+    async def get(self, session_id: str) -> Session | None: ...
+
 
 def select(
-    events: list[SessionEvent], after_seq: int, last: int | None, types: Sequence[str] | None = None
+    events: list[SessionEvent], after_seq: int, last: int | None, types: Sequence[str] | None = None, base: int = 0
 ) -> list[SessionEvent]:
-    """The part of a session's events that ``events(after_seq=..., last=..., types=...)`` returns."""
-    chosen = events[after_seq:] if after_seq > 0 else events
+    """The part of a session's events that ``events(after_seq=..., last=..., types=...)`` returns
+    (``events`` start after ``base``: the events pruned from its head)."""
+    chosen = events[after_seq - base :] if after_seq > base else events
     if types is not None:
         chosen = [e for e in chosen if e.type in types]
     return chosen[-last:] if last is not None and last < len(chosen) else list(chosen)
 
 
 class InMemorySessionRepository:
-    """Sessions in a dict, for one process (tests, prototypes). Thread-safe."""
+    """Sessions in a dict, for one process (tests, prototypes). Thread-safe.
 
-    def __init__(self, clock: Callable[[], float] = time.time) -> None:
-        self._clock = clock
+    ``ttl``: seconds after its last append at which a session expires (``None``: never);
+    see :mod:`chatclient.memory.expiry`."""
+
+    def __init__(self, clock: Callable[[], float] = time.time, *, ttl: float | None = None) -> None:
+        self._clock, self.ttl = clock, check_ttl(ttl)
         self._logs: dict[str, list[SessionEvent]] = {}
         self._ids: dict[str, dict[str, str]] = {}
+        self._base: dict[str, int] = {}  # events pruned from the head of each log
+        self._sessions: dict[str, Session] = {}  # the created ones
         self._leases: dict[str, tuple[str, float]] = {}
         self._lock = threading.Lock()
 
@@ -95,13 +133,17 @@ class InMemorySessionRepository:
     ) -> AppendResult:
         check_session_id(session_id)
         with self._lock:
+            now = self._clock()
+            if self.ttl is not None and self._expired(session_id, now):  # not resumed: the session starts afresh
+                self._forget(session_id)
             log = self._logs.get(session_id)
             if log is None:
                 log, ids = self._logs[session_id], self._ids[session_id] = [], {}
             else:
                 ids = self._ids[session_id]
-            fresh = plan_append(session_id, events, ids, len(log), expected_version)
-            now, seq, new, add = self._clock(), len(log), _tuple_new, log.append
+            seq = self._base.get(session_id, 0) + len(log)
+            fresh = plan_append(session_id, events, ids, seq, expected_version)
+            new, add = _tuple_new, log.append
             for event_id, turn_id, payload, kind in fresh:  # NewEvent's fields, in order
                 seq += 1
                 add(new(SessionEvent, (session_id, seq, event_id, turn_id, kind, payload, now)))
@@ -112,16 +154,78 @@ class InMemorySessionRepository:
         self, session_id: str, *, after_seq: int = 0, last: int | None = None, types: Sequence[str] | None = None
     ) -> list[SessionEvent]:
         with self._lock:
-            return select(self._logs.get(session_id, []), after_seq, last, types)
+            if self.ttl is not None and self._expired(session_id, self._clock()):
+                return []
+            return select(self._logs.get(session_id, []), after_seq, last, types, self._base.get(session_id, 0))
 
     def version(self, session_id: str) -> int:
         with self._lock:
-            return len(self._logs.get(session_id, ()))
+            if self.ttl is not None and self._expired(session_id, self._clock()):
+                return 0
+            return self._base.get(session_id, 0) + len(self._logs.get(session_id, ()))
 
     def delete(self, session_id: str) -> None:
         with self._lock:
-            self._logs.pop(session_id, None)
-            self._ids.pop(session_id, None)
+            self._forget(session_id)
+
+    def delete_expired(self, now: float | None = None) -> int:
+        with self._lock:
+            at = self._clock() if now is None else now
+            gone = [s for s in {**self._logs, **self._sessions} if self._expired(s, at)]
+            for session_id in gone:
+                self._forget(session_id)
+            return len(gone)
+
+    def prune(self, session_id: str, below_seq: int) -> int:
+        with self._lock:
+            log = [] if self._expired(session_id, self._clock()) else self._logs.get(session_id, [])
+            limit = prune_limit(session_id, below_seq, [e for e in log if e.type == "compaction"][-1:])
+            base = self._base.get(session_id, 0)
+            cut = max(0, limit - 1 - base)
+            ids = self._ids.get(session_id, {})
+            for event in log[:cut]:
+                ids.pop(event.event_id, None)
+            del log[:cut]
+            self._base[session_id] = base + cut
+            return cut
+
+    def create(
+        self, session_id: str | None = None, *, ttl: float | None = None, metadata: Mapping[str, Any] | None = None
+    ) -> Session:
+        session_id, ttl, text = session_to_create(session_id, ttl, metadata, self.ttl)
+        with self._lock:
+            now = self._clock()
+            if self._expired(session_id, now):
+                self._forget(session_id)
+            known = self._sessions.get(session_id)
+            if known is None:  # new, or only a log so far (its first event dates it)
+                log = self._logs.get(session_id)
+                created_at = log[0].created_at if log else now
+                known = self._sessions[session_id] = Session(session_id, created_at, ttl, json.loads(text))
+            return known
+
+    def get(self, session_id: str) -> Session | None:
+        with self._lock:
+            return None if self._expired(session_id, self._clock()) else self._session(session_id)
+
+    def _session(self, session_id: str) -> Session | None:
+        known = self._sessions.get(session_id)
+        log = self._logs.get(session_id)
+        if known is None and log:
+            return Session(session_id, log[0].created_at)
+        return known
+
+    def _expired(self, session_id: str, now: float) -> bool:
+        known, log = self._sessions.get(session_id), self._logs.get(session_id)
+        ttl = known.ttl if known is not None and known.ttl is not None else self.ttl
+        last = log[-1].created_at if log else (known.created_at if known is not None else None)
+        return expired(last, ttl, now)
+
+    def _forget(self, session_id: str) -> None:
+        self._sessions.pop(session_id, None)
+        self._logs.pop(session_id, None)
+        self._ids.pop(session_id, None)
+        self._base.pop(session_id, None)
 
     def try_lease(self, session_id: str, token: str, ttl: float) -> bool:
         check_session_id(session_id)
@@ -163,6 +267,20 @@ class AsyncInMemorySessionRepository:
     async def delete(self, session_id: str) -> None:
         self.sync.delete(session_id)
 
+    async def delete_expired(self, now: float | None = None) -> int:
+        return self.sync.delete_expired(now)
+
+    async def prune(self, session_id: str, below_seq: int) -> int:
+        return self.sync.prune(session_id, below_seq)
+
+    async def create(
+        self, session_id: str | None = None, *, ttl: float | None = None, metadata: Mapping[str, Any] | None = None
+    ) -> Session:
+        return self.sync.create(session_id, ttl=ttl, metadata=metadata)
+
+    async def get(self, session_id: str) -> Session | None:
+        return self.sync.get(session_id)
+
     async def try_lease(self, session_id: str, token: str, ttl: float) -> bool:
         return self.sync.try_lease(session_id, token, ttl)
 
@@ -197,6 +315,20 @@ class ThreadedSessionRepository:
 
     async def delete(self, session_id: str) -> None:
         await in_thread(lambda: self.sync.delete(session_id))
+
+    async def delete_expired(self, now: float | None = None) -> int:
+        return await in_thread(lambda: self.sync.delete_expired(now))
+
+    async def prune(self, session_id: str, below_seq: int) -> int:
+        return await in_thread(lambda: self.sync.prune(session_id, below_seq))
+
+    async def create(
+        self, session_id: str | None = None, *, ttl: float | None = None, metadata: Mapping[str, Any] | None = None
+    ) -> Session:
+        return await in_thread(lambda: self.sync.create(session_id, ttl=ttl, metadata=metadata))
+
+    async def get(self, session_id: str) -> Session | None:
+        return await in_thread(lambda: self.sync.get(session_id))
 
     async def try_lease(self, session_id: str, token: str, ttl: float) -> bool:
         lease: Any = self.sync  # checked by the advisor (SessionLease)

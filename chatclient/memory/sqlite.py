@@ -26,13 +26,14 @@ import sqlite3
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from ._checkpoint import Checkpointer
 from ._sql import SQLITE, Flow, Rows, SessionSql, Statement, run_flow
+from .expiry import Session, check_ttl, session_of, session_to_create
 from .log import AppendResult, NewEvent, SessionEvent, check_session_id, plan_append
 from .repository import in_thread
 
@@ -242,11 +243,13 @@ class SqliteSessionRepository:
         prefix: str = "chatclient_",
         clock: Callable[[], float] = time.time,
         checkpoint_every: int | None = 200,
+        ttl: float | None = None,
     ):
+        self.ttl = check_ttl(ttl)
         self._sql = SessionSql(prefix, SQLITE)
         self._db = SqliteDatabase(path, checkpoint_every=checkpoint_every)
         self._clock = clock
-        self._db.write(self._sql.schema())
+        self._db.write(self._sql.all_schema())
         self._tails = _TailCache()
         self._created: dict[str, float] = {}
         """Sessions' creation times as this process last saw them (an append on one of them skips the
@@ -261,13 +264,16 @@ class SqliteSessionRepository:
         now = self._clock()
         known = self._created.get(session_id)
         rows = None
-        if events and known is not None:  # a new turn on a known session: one statement, no BEGIN/COMMIT
+        if events and known is not None and self.ttl is None:  # a new turn on a known session: one statement
             plan_append(session_id, events, {}, 0, None)  # refuses an id twice in the batch
             rows = self._db.write_one(self._sql.new_turn(session_id, events, expected_version, now, known))
         if rows is not None and known is not None and len(rows) == len(events):
             result, created_at = AppendResult(max(int(r[0]) for r in rows), len(rows), 0), known
-        else:  # nothing was written: a new or re-created session, a replay, a conflict
-            result, created_at = self._db.write(self._sql.append_sqlite(session_id, events, expected_version, now))
+        else:  # nothing was written: a new or re-created session, a replay, a conflict, an expiring store
+            if self.ttl is not None:
+                result, created_at = self._append_expiring(session_id, events, expected_version, now, self.ttl)
+            else:
+                result, created_at = self._db.write(self._sql.append_sqlite(session_id, events, expected_version, now))
             if created_at != known:
                 self._saw(session_id, created_at)
         if events and result.appended == len(events):  # committed, numbered from the version before
@@ -282,6 +288,13 @@ class SqliteSessionRepository:
 
     def events(
         self, session_id: str, *, after_seq: int = 0, last: int | None = None, types: Sequence[str] | None = None
+    ) -> list[SessionEvent]:
+        if self.ttl is not None:
+            return self._live(session_id, self._events(session_id, after_seq, last, types), types)
+        return self._events(session_id, after_seq, last, types)
+
+    def _events(
+        self, session_id: str, after_seq: int, last: int | None, types: Sequence[str] | None
     ) -> list[SessionEvent]:
         if types is not None:
             return self._db.read(self._sql.events(session_id, after_seq, last, types))
@@ -311,12 +324,14 @@ class SqliteSessionRepository:
             created[session_id] = created_at
 
     def version(self, session_id: str) -> int:
+        if self.ttl is not None and self._db.read(self._sql.expired(session_id, self.ttl, self._clock())):
+            return 0
         return self._db.read(self._sql.version(session_id))
 
     def delete(self, session_id: str) -> None:
         self._tails.drop(session_id)
         self._created.pop(session_id, None)
-        self._db.write(self._sql.delete(session_id))
+        self._db.write(self._sql.delete_session(session_id))
 
     def try_lease(self, session_id: str, token: str, ttl: float) -> bool:
         check_session_id(session_id)
@@ -328,6 +343,51 @@ class SqliteSessionRepository:
     def close(self) -> None:
         """Close this thread's connection and stop the checkpoint thread (a later write starts it again)."""
         self._db.close()
+
+    # ------------------------------------------------------------------ expiry and pruning
+
+    def _append_expiring(
+        self, session_id: str, events: Sequence[NewEvent], expected_version: int | None, now: float, ttl: float
+    ) -> tuple[AppendResult, float]:
+        """The write of an append that starts an expired session afresh (one transaction; the
+        cached tail of the old log is dropped)."""
+        result, created_at, reset = self._db.write(
+            self._sql.append_expiring(session_id, events, expected_version, now, ttl)
+        )
+        if reset:
+            self._tails.drop(session_id)
+        return result, created_at
+
+    def _live(self, session_id: str, events: list[SessionEvent], types: Sequence[str] | None) -> list[SessionEvent]:
+        """``events``, or ``[]`` once the session expired (by its own ttl or the repository's: one
+        lookup by key)."""
+        gone: bool = bool(events) and self._db.read(self._sql.expired(session_id, self.ttl, self._clock()))
+        return [] if gone else events
+
+    def create(
+        self, session_id: str | None = None, *, ttl: float | None = None, metadata: Mapping[str, Any] | None = None
+    ) -> Session:
+        session_id, ttl, text = session_to_create(session_id, ttl, metadata, self.ttl)
+        self._tails.drop(session_id)  # an expired log it replaces may be cached
+        created_at, own, stored = self._db.write(self._sql.create(session_id, ttl, text, self._clock(), self.ttl))
+        return session_of(session_id, created_at, own, stored)
+
+    def get(self, session_id: str) -> Session | None:
+        found = self._db.read(self._sql.get(check_session_id(session_id), self.ttl, self._clock()))
+        return None if found is None else session_of(session_id, *found)
+
+    def delete_expired(self, now: float | None = None) -> int:
+        if self.ttl is None:
+            return 0
+        gone = self._db.write(self._sql.delete_expired(self.ttl, self._clock() if now is None else now))
+        for session_id in gone:
+            self._tails.drop(session_id)
+        return len(gone)
+
+    def prune(self, session_id: str, below_seq: int) -> int:
+        check_session_id(session_id)
+        self._tails.drop(session_id)  # the tail may hold pruned events
+        return self._db.write(self._sql.prune(session_id, below_seq, self.ttl, self._clock()))
 
 
 def _from_tail(events: list[SessionEvent], after_seq: int, last: int | None) -> list[SessionEvent] | None:
@@ -352,8 +412,11 @@ class AsyncSqliteSessionRepository:
         prefix: str = "chatclient_",
         clock: Callable[[], float] = time.time,
         checkpoint_every: int | None = 200,
+        ttl: float | None = None,
     ):
-        self.sync = SqliteSessionRepository(path, prefix=prefix, clock=clock, checkpoint_every=checkpoint_every)
+        self.sync = SqliteSessionRepository(
+            path, prefix=prefix, clock=clock, checkpoint_every=checkpoint_every, ttl=ttl
+        )
 
     async def append(
         self, session_id: str, events: Sequence[NewEvent], *, expected_version: int | None = None
@@ -376,3 +439,17 @@ class AsyncSqliteSessionRepository:
 
     async def release_lease(self, session_id: str, token: str) -> bool:
         return await in_thread(lambda: self.sync.release_lease(session_id, token))
+
+    async def delete_expired(self, now: float | None = None) -> int:
+        return await in_thread(lambda: self.sync.delete_expired(now))
+
+    async def prune(self, session_id: str, below_seq: int) -> int:
+        return await in_thread(lambda: self.sync.prune(session_id, below_seq))
+
+    async def create(
+        self, session_id: str | None = None, *, ttl: float | None = None, metadata: Mapping[str, Any] | None = None
+    ) -> Session:
+        return await in_thread(lambda: self.sync.create(session_id, ttl=ttl, metadata=metadata))
+
+    async def get(self, session_id: str) -> Session | None:
+        return await in_thread(lambda: self.sync.get(session_id))

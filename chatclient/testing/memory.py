@@ -13,14 +13,16 @@ fill it from the recorded provider traffic; by default it is :func:`every_messag
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import pytest
 
+from ..memory.expiry import Session
 from ..memory.log import (
     AppendResult,
     IdempotencyMismatch,
@@ -47,8 +49,12 @@ from ..messages import (
 __all__ = [
     "RACERS",
     "CompactionContract",
+    "ExpiringFactory",
+    "ExpiryContract",
+    "FakeClock",
     "LeaseContract",
     "ProviderTurn",
+    "PruneContract",
     "SessionRepositoryContract",
     "SyncAsAsync",
     "every_message_kind",
@@ -84,6 +90,20 @@ class SyncAsAsync:
 
     async def delete(self, session_id: str) -> None:
         await self._run(lambda: self.sync.delete(session_id))
+
+    async def delete_expired(self, now: float | None = None) -> int:
+        return await self._run(lambda: self.sync.delete_expired(now))
+
+    async def prune(self, session_id: str, below_seq: int) -> int:
+        return await self._run(lambda: self.sync.prune(session_id, below_seq))
+
+    async def create(
+        self, session_id: str | None = None, *, ttl: float | None = None, metadata: Mapping[str, Any] | None = None
+    ) -> Session:
+        return await self._run(lambda: self.sync.create(session_id, ttl=ttl, metadata=metadata))
+
+    async def get(self, session_id: str) -> Session | None:
+        return await self._run(lambda: self.sync.get(session_id))
 
     async def try_lease(self, session_id: str, token: str, ttl: float) -> bool:
         lease: Any = self.sync
@@ -422,6 +442,178 @@ class CompactionContract:
                 assert_whole_turns(after.messages())
                 assert after.turns and after.turns[-1].turn_id == f"t{len(shapes) - 1}", "the latest turn stays"
                 assert len(await repository.events(branch)) in (version, version + 1), "the log stays whole"
+
+
+# ------------------------------------------------------------------------------- expiry, pruning
+
+
+class FakeClock:
+    """A repository clock the test sets (``now``, Unix seconds): appends take their time from it."""
+
+    def __init__(self, now: float | None = None) -> None:
+        self.now = time.time() if now is None else now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+ExpiringFactory = Callable[[float, FakeClock], Awaitable[AsyncSessionRepository]]
+"""``await expiring(ttl, clock)``: a repository with that session ttl whose appends read ``clock``."""
+
+
+class ExpiryContract:
+    """Sessions expire ``ttl`` after their last append, read as empty until purged, start afresh
+    when appended to again, and ``delete_expired`` removes them. Needs an ``expiring`` fixture
+    (:data:`ExpiringFactory`), ``server_expiry`` (``True`` where the server expires keys by its own
+    clock, Redis: the test then waits past a short ttl) and ``server_now`` (below). Elsewhere an
+    event's age is the distance from its append time (the fake clock) to the clock the backend
+    judges by (the repository's, or PostgreSQL's ``now()``, both near real time): no test waits."""
+
+    @pytest.fixture
+    def session(self) -> str:
+        return f"s-{uuid.uuid4().hex}"
+
+    @pytest.fixture
+    def server_expiry(self) -> bool:
+        return False
+
+    @pytest.fixture
+    def server_now(self) -> bool:
+        """``True`` where the server's clock judges the age of events the repository's clock
+        stamped (PostgreSQL's ``now()``): a past append time cannot fake a gap between appends."""
+        return False
+
+    async def test_an_idle_session_expires_and_an_active_one_stays(
+        self, expiring: ExpiringFactory, server_expiry: bool, server_now: bool, session: str
+    ) -> None:
+        from ..errors import ConfigurationError
+
+        idle, active, fresh, restarted = (f"{session}-{n}" for n in ("idle", "active", "fresh", "restarted"))
+        if server_expiry:
+            repository = await expiring(0.2, FakeClock())
+            await repository.append(idle, _batch("t1", 2))
+            await repository.append(restarted, _batch("t1", 2))
+            await asyncio.sleep(0.5)  # past the 0.2 s ttl; the outcome does not depend on timing beyond it
+            await repository.append(fresh, _batch("t1", 1))
+        else:
+            clock = FakeClock(time.time() - 1000.0)
+            repository = await expiring(600.0, clock)
+            for conversation in (idle, restarted, *([active] if not server_now else [])):
+                await repository.append(conversation, _batch("t1", 2))  # 1000 s ago
+            boundary = NewEvent("b0:0", "b0", '{"first_kept_seq":1,"summary":[]}', "compaction")
+            await repository.append(idle, [boundary])
+            clock.now = time.time() - 500.0  # an age the server's clock cannot be shown: there, active is recent
+            if server_now:
+                await repository.append(active, _batch("t1", 2))
+            await repository.append(active, _batch("t2", 1))  # within the ttl of its last append: it goes on
+            clock.now = time.time()
+            await repository.append(fresh, _batch("t1", 1))
+            with pytest.raises(ConfigurationError, match="no compaction boundary"):
+                await repository.prune(idle, 1)  # expired: it reads as empty, boundary and all
+            assert [e.seq for e in await repository.events(active)] == [1, 2, 3], "an active session stays whole"
+            assert await repository.version(active) == 3
+        assert await repository.events(idle) == [] and await repository.version(idle) == 0, "expired reads empty"
+        assert await repository.events(idle, types=("message",)) == []
+        assert await repository.events(idle, last=1) == []
+        again = await repository.append(restarted, _batch("t9", 1))
+        assert again == AppendResult(1, 1, 0), "an expired log is not resumed: the append starts afresh"
+        assert [e.event_id for e in await repository.events(restarted)] == ["t9:0"]
+        removed = await repository.delete_expired()
+        assert removed == (0 if server_expiry else 1), "the idle session goes; the restarted one is live"
+        assert await repository.delete_expired() == 0
+        assert await repository.version(fresh) == 1
+        assert (await repository.append(idle, _batch("t1", 1))).version == 1, "gone: a new log"
+
+    async def test_create_is_idempotent_and_get_reads_the_session(
+        self, repository: AsyncSessionRepository, session: str
+    ) -> None:
+        from ..errors import ConfigurationError
+
+        created = await repository.create(metadata={"owner": "ada", "n": [1, 2]})
+        assert len(created.id) >= 16 and created.ttl is None and created.metadata == {"owner": "ada", "n": [1, 2]}
+        assert await repository.create(created.id, metadata={"owner": "bob"}) == created, "an existing one stays"
+        assert await repository.get(created.id) == created
+        assert await repository.version(created.id) == 0 and await repository.events(created.id) == []
+        assert await repository.get(session) is None
+        await repository.append(session, _batch("t1", 1))
+        known = await repository.get(session)
+        assert known is not None and (known.id, known.ttl, dict(known.metadata)) == (session, None, {})
+        with pytest.raises(ConfigurationError, match="ttl"):
+            await repository.create(f"{session}-2", ttl=60.0)  # this repository expires nothing
+        with pytest.raises(ConfigurationError, match="JSON"):
+            await repository.create(f"{session}-2", metadata={"x": object()})
+        assert await repository.get(f"{session}-2") is None, "a refused create writes nothing"
+        await repository.delete(created.id)
+        assert await repository.get(created.id) is None
+
+    async def test_a_session_ttl_overrides_the_repository_one(
+        self, expiring: ExpiringFactory, server_expiry: bool, session: str
+    ) -> None:
+        short, long, plain = (f"{session}-{n}" for n in ("short", "long", "plain"))
+        if server_expiry:
+            repository = await expiring(600.0, FakeClock())
+            await repository.create(short, ttl=0.2)
+            await repository.create(long, ttl=6000.0)
+            await repository.create(plain)
+            await asyncio.sleep(0.5)  # past the 0.2 s ttl; the outcome does not depend on timing beyond it
+        else:
+            clock = FakeClock(time.time() - 300.0)
+            repository = await expiring(200.0, clock)
+            await repository.create(short, ttl=100.0)  # created 300 s ago: an empty session ages from creation
+            await repository.create(long, ttl=6000.0)
+            await repository.create(plain)  # the repository's 200 s
+            clock.now = time.time()
+        assert await repository.get(short) is None
+        found = await repository.get(long)
+        assert found is not None and found.ttl == 6000.0
+        assert (await repository.get(plain) is None) == (not server_expiry)
+        assert await repository.delete_expired() == (0 if server_expiry else 2)
+        assert await repository.get(long) is not None
+
+    async def test_without_a_ttl_nothing_expires(self, repository: AsyncSessionRepository, session: str) -> None:
+        await repository.append(session, _batch("t1", 1))
+        assert await repository.delete_expired() == 0
+        assert await repository.delete_expired(now=time.time() + 10 * 365 * 86400.0) == 0
+        assert await repository.version(session) == 1
+
+
+class PruneContract:
+    """``prune`` removes events below the latest compaction boundary's first kept event and never
+    further; the view is the same before and after. Needs the ``repository`` fixture."""
+
+    @pytest.fixture
+    def session(self) -> str:
+        return f"s-{uuid.uuid4().hex}"
+
+    async def test_prune_below_the_boundary_keeps_the_view(
+        self, repository: AsyncSessionRepository, session: str
+    ) -> None:
+        from ..errors import ConfigurationError
+        from ..memory._compacting import acompact
+        from ..memory.compaction import Compaction, TurnCount, TurnWindow, first_kept_seq
+
+        for n, shape in enumerate([[], [2], [], [1, 1]]):
+            await repository.append(session, turn_events(f"t{n}", shaped_turn(f"t{n}", shape)))
+        with pytest.raises(ConfigurationError, match="no compaction boundary"):
+            await repository.prune(session, 2)
+        view, version = await read_view(repository, session)
+        assert await acompact(repository, session, Compaction(TurnCount(2), TurnWindow(1)), view, version)
+        await repository.append(session, turn_events("t4", [UserMessage("later"), AssistantMessage("ok")]))
+        before, version = await read_view(repository, session)
+        boundary = (await repository.events(session, types=("compaction",), last=1))[0]
+        kept = first_kept_seq(boundary)
+        with pytest.raises(ConfigurationError, match="would cut the view"):
+            await repository.prune(session, kept + 1)
+        with pytest.raises(ConfigurationError):
+            await repository.prune(session, 0)
+        assert await repository.version(session) == version, "a refused prune removes nothing"
+        assert await repository.prune(session, kept) == kept - 1
+        assert await repository.prune(session, kept) == 0, "pruning again finds nothing left below"
+        after, version_after = await read_view(repository, session)
+        assert after.messages() == before.messages() and version_after == version, "the same view"
+        assert [e.seq for e in await repository.events(session)] == list(range(kept, version + 1))
+        assert await repository.version(session) == version, "numbers are not reused"
+        assert (await repository.append(session, turn_events("t5", [UserMessage("next")]))).version == version + 1
 
 
 # ----------------------------------------------------------------------------------------- leases

@@ -162,6 +162,14 @@ class PeekablePendingStoreContract(PendingToolCallStoreContract):
         with pytest.raises(PendingStateNotFoundError):
             store.peek(state_id)
 
+    def test_discard_of_an_expired_state_answers_false_and_drops_it(self, expiring_store: Any) -> None:
+        """The same answer on every backend: Redis has already forgotten an expired key."""
+        state_id = expiring_store.save(sample_pending())
+        time.sleep(0.3)  # past the store's 0.1 s ttl; the outcome does not depend on timing beyond it
+        assert expiring_store.discard(state_id) is False
+        with pytest.raises(PendingStateNotFoundError):
+            expiring_store.take(state_id)
+
     def test_peek_of_an_expired_state_is_refused(self, expiring_store: Any) -> None:
         state_id = expiring_store.save(sample_pending())
         time.sleep(0.3)  # past the store's 0.1 s ttl
@@ -235,6 +243,13 @@ class AsyncPendingToolCallStoreContract(_ForcedIds):
         assert await astore.discard(state_id) is False
         with pytest.raises(PendingStateNotFoundError):
             await astore.peek(state_id)
+
+    async def test_discard_of_an_expired_state_answers_false_and_drops_it(self, aexpiring_store: Any) -> None:
+        state_id = await aexpiring_store.save(sample_pending())
+        await asyncio.sleep(0.3)  # past the store's 0.1 s ttl
+        assert await aexpiring_store.discard(state_id) is False
+        with pytest.raises(PendingStateNotFoundError):
+            await aexpiring_store.take(state_id)
 
     async def test_purge_expired_removes_only_expired_states(self, astore: Any) -> None:
         live = sample_pending()

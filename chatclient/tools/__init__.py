@@ -30,6 +30,8 @@ if _typing.TYPE_CHECKING:
     from .function import FunctionToolCallback, FunctionToolCallbackBuilder, ToolSpec
     from .manager import ToolCallingManager, ToolCallingManagerBuilder, ToolExecutionResult
     from .pending import (
+        AsyncInMemoryNonceLedger,
+        AsyncInMemoryPendingToolCallStore,
         InMemoryNonceLedger,
         InMemoryPendingToolCallStore,
         NonceLedger,
@@ -44,6 +46,8 @@ if _typing.TYPE_CHECKING:
 
 __all__ = [
     "Approver",
+    "AsyncInMemoryNonceLedger",
+    "AsyncInMemoryPendingToolCallStore",
     "DecisionRequest",
     "StoredPendingToolCalls",
     "ToolCallAuthorizer",
@@ -119,6 +123,8 @@ __getattr__, __dir__ = _lazy_exports(
         ".function": ["FunctionToolCallback", "FunctionToolCallbackBuilder", "ToolSpec"],
         ".manager": ["ToolCallingManager", "ToolCallingManagerBuilder", "ToolExecutionResult"],
         ".pending": [
+            "AsyncInMemoryNonceLedger",
+            "AsyncInMemoryPendingToolCallStore",
             "InMemoryNonceLedger",
             "InMemoryPendingToolCallStore",
             "NonceLedger",

@@ -158,6 +158,10 @@ def _collided() -> PendingStateNotFoundError:
     return PendingStateNotFoundError("A pending state id collided; nothing was stored")
 
 
+def _live(expires_at: float | None) -> bool:
+    return expires_at is None or time.time() <= expires_at
+
+
 def _check_expiry(expires_at: float | None) -> None:
     if expires_at is not None and time.time() > expires_at:
         raise PendingStateExpiredError("The pending tool calls expired; nothing ran")
@@ -197,9 +201,11 @@ class InMemoryPendingToolCallStore:
         return entry[0]
 
     def discard(self, state_id: str) -> bool:
-        """Drop a state nobody will resume; ``True`` when one was there."""
+        """Drop a state nobody will resume; ``True`` when a live one was there (an expired state
+        is dropped too but answers ``False``, as on every backend: Redis has already forgotten it)."""
         with self._lock:
-            return self._states.pop(state_id, None) is not None
+            entry = self._states.pop(state_id, None)
+        return entry is not None and _live(entry[1])
 
     def purge_expired(self) -> int:
         """Remove the expired states now; the number removed."""
@@ -263,6 +269,8 @@ class SqlitePendingToolCallStore:
         self._path = str(path)
         self._ttl = ttl
         self._local = threading.local()
+        self._opened: list[sqlite3.Connection] = []  # every thread's, so close() closes them all
+        self._opened_lock = threading.Lock()
         with self._connect() as db:
             db.execute(
                 f"CREATE TABLE IF NOT EXISTS {self._table} ("
@@ -274,9 +282,11 @@ class SqlitePendingToolCallStore:
         if db is None:
             import sqlite3  # only stores that use it pay for the import
 
-            db = sqlite3.connect(self._path, timeout=30.0, isolation_level=None)
+            db = sqlite3.connect(self._path, timeout=30.0, isolation_level=None, check_same_thread=False)
             db.execute("PRAGMA journal_mode=WAL")
             self._local.db = db
+            with self._opened_lock:
+                self._opened.append(db)
         return db
 
     def save(self, pending: PendingToolCalls) -> str:
@@ -313,18 +323,23 @@ class SqlitePendingToolCallStore:
         return PendingToolCalls.model_validate_json(row[0])
 
     def discard(self, state_id: str) -> bool:
-        """Drop a state nobody will resume; ``True`` when one was there."""
-        return self._connect().execute(f"DELETE FROM {self._table} WHERE id = ?", (state_id,)).rowcount > 0
+        """Drop a state nobody will resume; ``True`` when a live one was there (expired: ``False``)."""
+        sql = f"DELETE FROM {self._table} WHERE id = ? RETURNING expires_at"
+        row = self._connect().execute(sql, (state_id,)).fetchone()
+        return row is not None and _live(row[0])
 
     def purge_expired(self) -> int:
         """Remove the expired states now; the number removed."""
         return self._connect().execute(f"DELETE FROM {self._table} WHERE expires_at < ?", (time.time(),)).rowcount
 
     def close(self) -> None:
-        db: sqlite3.Connection | None = getattr(self._local, "db", None)
-        if db is not None:
+        """Close the connections of every thread that used the store (the async face's workers
+        too); a later call opens a new one."""
+        with self._opened_lock:
+            opened, self._opened = self._opened, []
+        for db in opened:
             db.close()
-            self._local.db = None
+        self._local = threading.local()
 
 
 def _b64(data: bytes) -> str:

@@ -69,10 +69,16 @@ class _PendingSql:
         return (f"SELECT state, expires_at > now() FROM {self.table} WHERE id = %s", (state_id,))
 
     def discard(self, state_id: str) -> Statement:
-        return (f"DELETE FROM {self.table} WHERE id = %s", (state_id,))
+        live = "expires_at IS NULL OR expires_at > now()"
+        return (f"DELETE FROM {self.table} WHERE id = %s RETURNING {live}", (state_id,))
 
     def purge(self) -> Statement:
         return (f"DELETE FROM {self.table} WHERE expires_at <= now()", ())
+
+    @staticmethod
+    def discarded(row: Any) -> bool:
+        """``True`` when a live state was dropped (an expired one is dropped too, as ``False``)."""
+        return row is not None and bool(row[0])
 
     @staticmethod
     def saved(state_id: str, row: Any) -> str:
@@ -195,8 +201,7 @@ class PostgresPendingToolCallStore:
         return self._sql.state(self._one(self._sql.peek(state_id)))
 
     def discard(self, state_id: str) -> bool:
-        with self._pool.connection() as conn:
-            return bool(conn.execute(*self._sql.discard(state_id)).rowcount > 0)
+        return self._sql.discarded(self._one(self._sql.discard(state_id)))
 
     def purge_expired(self) -> int:
         with self._pool.connection() as conn:
@@ -236,7 +241,7 @@ class AsyncPostgresPendingToolCallStore:
         return self._sql.state(await self._db.fetchone(self._sql.peek(state_id)))
 
     async def discard(self, state_id: str) -> bool:
-        return bool(await self._db.fetchone(self._sql.discard(state_id)) > 0)
+        return self._sql.discarded(await self._db.fetchone(self._sql.discard(state_id)))
 
     async def purge_expired(self) -> int:
         return int(await self._db.fetchone(self._sql.purge()))

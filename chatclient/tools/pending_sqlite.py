@@ -66,6 +66,10 @@ class AsyncSqliteNonceLedger:
     async def release(self, nonce: str) -> None:
         await in_thread(lambda: self.sync.release(nonce))
 
+    async def close(self) -> None:
+        """Close the store's connections (as the sync face's ``close``)."""
+        self.sync.close()
+
 
 class AsyncSqlitePendingToolCallStore:
     """The async face of :class:`~chatclient.tools.pending.SqlitePendingToolCallStore`."""
@@ -87,3 +91,7 @@ class AsyncSqlitePendingToolCallStore:
 
     async def purge_expired(self) -> int:
         return await in_thread(self.sync.purge_expired)
+
+    async def close(self) -> None:
+        """Close the store's connections (as the sync face's ``close``)."""
+        self.sync.close()
