@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from .._keys import check_key
 from ..errors import ChatClientError, ConfigurationError
 from ..messages import AssistantMessage, Message, SystemMessage, ToolResponseMessage, UserMessage
 from ._frozen import frozen
@@ -169,9 +170,8 @@ def turn_events(turn_id: str, messages: Iterable[Message]) -> list[NewEvent]:
 
 
 def check_session_id(session_id: Any) -> str:
-    if not isinstance(session_id, str) or not session_id.strip():
-        raise ConfigurationError(f"A conversation id must be a non-empty string, got {session_id!r}")
-    return session_id
+    """The id if every backend can store it (non-blank, no NUL, at most 512 bytes of UTF-8)."""
+    return check_key(session_id, "A conversation id")
 
 
 def plan_append(

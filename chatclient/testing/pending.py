@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 
 import pytest
 
-from ..errors import PendingStateError, PendingStateExpiredError, PendingStateNotFoundError
+from ..errors import ConfigurationError, PendingStateError, PendingStateExpiredError, PendingStateNotFoundError
 from ..messages import AssistantMessage, ToolCall, UserMessage
 from ..tools.confirmation import PendingCall, PendingToolCalls
 from ..tools.pending import AsyncNonceLedger, AsyncPendingToolCallStore, NonceLedger, PendingToolCallStore
@@ -161,6 +161,15 @@ class PeekablePendingStoreContract(PendingToolCallStoreContract):
             store.take(state_id)
         with pytest.raises(PendingStateNotFoundError):
             store.peek(state_id)
+
+    @pytest.mark.parametrize("bad", [None, "", "a\x00b", "x" * 513, "é" * 257])
+    def test_an_id_no_store_could_hold_is_refused_the_same_everywhere(self, store: Any, bad: Any) -> None:
+        pending = sample_pending()
+        kept = store.save(pending)
+        for operation in (store.take, store.peek, store.discard):
+            with pytest.raises(ConfigurationError):
+                operation(bad)
+        assert store.peek(kept) == pending
 
     def test_peek_of_an_expired_state_is_refused(self, expiring_store: Any) -> None:
         state_id = expiring_store.save(sample_pending())

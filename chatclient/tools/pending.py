@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Protocol, TypeVar, runtime_checkable
 
 from pydantic import ValidationError
 
+from .._keys import check_key
 from ..errors import (
     ConfigurationError,
     PendingStateExpiredError,
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
     from ..messages import Message
 
 __all__ = [
+    "check_state_id",
     "AsyncInMemoryNonceLedger",
     "AsyncInMemoryPendingToolCallStore",
     "AsyncNonceLedger",
@@ -142,6 +144,12 @@ class StoredPendingToolCalls:
         return self.store  # type: ignore[return-value]  # is_async checked the shape
 
 
+def check_state_id(state_id: object) -> str:
+    """A state id every store can look up (non-blank, no NUL, at most 512 bytes of UTF-8); anything
+    else is refused with ``ConfigurationError`` rather than by the driver."""
+    return check_key(state_id, "A pending state id")
+
+
 def _new_id() -> str:
     import secrets
 
@@ -181,6 +189,7 @@ class InMemoryPendingToolCallStore:
         return state_id
 
     def take(self, state_id: str) -> PendingToolCalls:
+        check_state_id(state_id)
         with self._lock:
             entry = self._states.pop(state_id, None)
         if entry is None:
@@ -189,6 +198,7 @@ class InMemoryPendingToolCallStore:
         return entry[0]
 
     def peek(self, state_id: str) -> PendingToolCalls:
+        check_state_id(state_id)
         with self._lock:
             entry = self._states.get(state_id)
         if entry is None:
@@ -198,6 +208,7 @@ class InMemoryPendingToolCallStore:
 
     def discard(self, state_id: str) -> bool:
         """Drop a state nobody will resume; ``True`` when one was there."""
+        check_state_id(state_id)
         with self._lock:
             return self._states.pop(state_id, None) is not None
 
@@ -293,6 +304,7 @@ class SqlitePendingToolCallStore:
         return state_id
 
     def take(self, state_id: str) -> PendingToolCalls:
+        check_state_id(state_id)
         row = (
             self._connect()
             .execute(f"DELETE FROM {self._table} WHERE id = ? RETURNING state, expires_at", (state_id,))
@@ -304,6 +316,7 @@ class SqlitePendingToolCallStore:
         return PendingToolCalls.model_validate_json(row[0])
 
     def peek(self, state_id: str) -> PendingToolCalls:
+        check_state_id(state_id)
         row = (
             self._connect().execute(f"SELECT state, expires_at FROM {self._table} WHERE id = ?", (state_id,)).fetchone()
         )
@@ -314,6 +327,7 @@ class SqlitePendingToolCallStore:
 
     def discard(self, state_id: str) -> bool:
         """Drop a state nobody will resume; ``True`` when one was there."""
+        check_state_id(state_id)
         return self._connect().execute(f"DELETE FROM {self._table} WHERE id = ?", (state_id,)).rowcount > 0
 
     def purge_expired(self) -> int:
