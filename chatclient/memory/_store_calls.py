@@ -22,8 +22,9 @@ if TYPE_CHECKING:
 
 __all__ = ["append_turn", "aappend_turn", "reading", "is_transient"]
 
-_TRANSIENT_NAMES = frozenset({"ConnectionError", "TimeoutError", "OperationalError", "InterfaceError", "PoolTimeout"})
-_DRIVERS = ("redis", "psycopg", "psycopg_pool", "sqlite3")
+# Not psycopg_pool's PoolTimeout: the pool already waited its whole timeout, reconnecting meanwhile.
+_TRANSIENT_NAMES = frozenset({"ConnectionError", "TimeoutError", "OperationalError", "InterfaceError"})
+_DRIVERS = ("redis", "psycopg", "sqlite3")
 
 
 def is_transient(exc: BaseException) -> bool:
