@@ -3,14 +3,13 @@
 A turn write that fails on a dropped connection is retried once in place (the pool's next
 connection is usually a fresh one after a server restart); any other failure, or a second one,
 becomes :class:`SessionWriteError` carrying the completed turn. A read failure becomes
-:class:`SessionStoreError` before the model is called. The drivers are never imported here: a
+:class:`SessionStoreError` (:func:`read_failed`) before the model is called. The drivers are never imported here: a
 transient error is recognised by its class's name and module.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ChatClientError
@@ -20,7 +19,7 @@ from .log import AppendResult, NewEvent, VersionConflict
 if TYPE_CHECKING:
     from ..advisor import ChatClientResponse
 
-__all__ = ["append_turn", "aappend_turn", "reading", "is_transient"]
+__all__ = ["aappend_turn", "append_turn", "is_transient", "read_failed"]
 
 # Not psycopg_pool's PoolTimeout: the pool already waited its whole timeout, reconnecting meanwhile.
 _TRANSIENT_NAMES = frozenset({"ConnectionError", "TimeoutError", "OperationalError", "InterfaceError"})
@@ -100,7 +99,9 @@ async def aappend_turn(
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def _read_error(exc: Exception, conversation_id: str, repository: Any) -> SessionStoreError:
+def read_failed(exc: Exception, repository: Any, conversation_id: str) -> SessionStoreError:
+    """The error for a driver's failure while reading the history (the advisor raises it from
+    ``exc``; a chatclient error is re-raised as it is, before this is reached)."""
     backend = type(repository).__name__
     return SessionStoreError(
         f"Could not read conversation {conversation_id!r} from {backend} ({type(exc).__name__}: {exc}); "
@@ -108,15 +109,3 @@ def _read_error(exc: Exception, conversation_id: str, repository: Any) -> Sessio
         conversation_id=conversation_id,
         backend=backend,
     )
-
-
-@contextmanager
-def reading(repository: Any, conversation_id: str) -> Iterator[None]:
-    """Around a read of the history (sync or awaited inside): a driver's failure becomes
-    :class:`SessionStoreError`."""
-    try:
-        yield
-    except ChatClientError:
-        raise
-    except Exception as exc:
-        raise _read_error(exc, conversation_id, repository) from exc

@@ -27,14 +27,14 @@ from ..advisor import (
     ContextKeys,
     StreamNext,
 )
-from ..errors import ConfigurationError
+from ..errors import ChatClientError, ConfigurationError
 from ..events import StreamEvent, TurnFinished
 from ..messages import Message, SystemMessage, UserMessage
 from ..prompt import Prompt
 from ..turn import Turn, new_turn_id
 from ._compacting import acompact, aread_log, compact, read_log, view_after
 from ._pause import paused_event_in, paused_in
-from ._store_calls import aappend_turn, append_turn, reading
+from ._store_calls import aappend_turn, append_turn, read_failed
 from .compaction import Compaction, view_of
 from .lease import AsyncSessionLease, SessionLease, aacquire, acquire, new_token
 from .log import CONVERSATION_ID, AppendResult, NewEvent, SessionEvent, check_session_id, turn_events
@@ -197,11 +197,15 @@ class SessionMemoryAdvisor:
             return self._plan(request, None)
         repository = self._sync_repository()
         conversation_id = self.conversation_of(request)
-        with reading(repository, conversation_id):
+        try:
             if self.compaction is not None:
                 boundary, events = read_log(repository, conversation_id, self.window)
                 return self._plan(request, events, boundary)
             events = repository.events(conversation_id, last=read_size(self.window))
+        except ChatClientError:
+            raise
+        except Exception as exc:  # the driver's failure: a memory error, before the model is called
+            raise read_failed(exc, repository, conversation_id) from exc
         return self._plan(request, events, None, conversation_id)
 
     def _after(self, plan: _Plan, response: ChatClientResponse) -> ChatClientResponse:
@@ -262,11 +266,15 @@ class SessionMemoryAdvisor:
             return self._plan(request, None)
         conversation_id = self.conversation_of(request)
         repository = self._async_repository()
-        with reading(self.repository, conversation_id):
+        try:
             if self.compaction is not None:
                 boundary, events = await aread_log(repository, conversation_id, self.window)
                 return self._plan(request, events, boundary)
             events = await repository.events(conversation_id, last=read_size(self.window))
+        except ChatClientError:
+            raise
+        except Exception as exc:  # the driver's failure: a memory error, before the model is called
+            raise read_failed(exc, self.repository, conversation_id) from exc
         return self._plan(request, events, None, conversation_id)
 
     async def _aafter(self, plan: _Plan, response: ChatClientResponse) -> ChatClientResponse:

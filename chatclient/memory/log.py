@@ -11,9 +11,9 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-from .._keys import check_key
+from .._keys import key_check
 from ..errors import ChatClientError, ConfigurationError
 from ..messages import AssistantMessage, Message, SystemMessage, ToolResponseMessage, UserMessage
 from ._frozen import frozen
@@ -169,9 +169,8 @@ def turn_events(turn_id: str, messages: Iterable[Message]) -> list[NewEvent]:
     return [NewEvent(f"{turn_id}:{n}", turn_id, encode_message(m)) for n, m in enumerate(messages)]
 
 
-def check_session_id(session_id: Any) -> str:
-    """The id if every backend can store it (non-blank, no NUL, at most 512 bytes of UTF-8)."""
-    return check_key(session_id, "A conversation id")
+check_session_id = key_check("A conversation id")
+"""The id if every backend can store it (non-blank, no NUL, at most 512 bytes of UTF-8)."""
 
 
 def plan_append(

@@ -238,6 +238,15 @@ class AsyncPendingToolCallStoreContract(_ForcedIds):
             await astore.save(sample_pending())
         assert await astore.take(fixed_state_id) == first, "a save never overwrites"
 
+    @pytest.mark.parametrize("bad", [None, "a\x00b", "x" * 513])
+    async def test_an_id_no_store_could_hold_is_refused_the_same_everywhere(self, astore: Any, bad: Any) -> None:
+        pending = sample_pending()
+        kept = await astore.save(pending)
+        for operation in (astore.take, astore.peek, astore.discard):
+            with pytest.raises(ConfigurationError):
+                await operation(bad)
+        assert await astore.peek(kept) == pending
+
     async def test_discard_drops_a_state_once(self, astore: Any) -> None:
         state_id = await astore.save(sample_pending())
         assert await astore.discard(state_id) is True

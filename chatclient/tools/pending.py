@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Protocol, TypeVar, runtime_checkable
 
 from pydantic import ValidationError
 
-from .._keys import check_key
+from .._keys import key_check
 from ..errors import (
     ConfigurationError,
     PendingStateExpiredError,
@@ -144,10 +144,9 @@ class StoredPendingToolCalls:
         return self.store  # type: ignore[return-value]  # is_async checked the shape
 
 
-def check_state_id(state_id: object) -> str:
-    """A state id every store can look up (non-blank, no NUL, at most 512 bytes of UTF-8); anything
-    else is refused with ``ConfigurationError`` rather than by the driver."""
-    return check_key(state_id, "A pending state id")
+check_state_id = key_check("A pending state id")
+"""A state id every store can look up (non-blank, no NUL, at most 512 bytes of UTF-8); anything
+else is refused with ``ConfigurationError`` rather than by the driver."""
 
 
 def _new_id() -> str:
