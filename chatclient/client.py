@@ -281,8 +281,9 @@ class ChatClientRequestSpec:
                 f"{type(store).__name__} has no peek(state_id): resume_from reads the state before it takes it, "
                 "so the store must implement PendingToolCallStore.peek"
             )
-        from .tools.pending import StoredPendingToolCalls
+        from .tools.pending import StoredPendingToolCalls, check_state_id
 
+        check_state_id(state_id)
         return replace(self, resume_state=(StoredPendingToolCalls(store, state_id), decisions))
 
     # ------------------------------------------------------------------ terminals (lazy)
@@ -346,6 +347,10 @@ class ChatClientRequestSpec:
             messages: Sequence[Message] = pending.turn_request
             resumed_usage = pending.usage
             context[ContextKeys.RESUME] = self.resume_state
+            if pending.conversation_id:  # paused under a memory advisor: resumed in that conversation only
+                from .memory._pause import bind_resume
+
+                bind_resume(context, pending)
         else:
             messages = self._messages()
         if self.extension_list:

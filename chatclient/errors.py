@@ -75,6 +75,7 @@ __all__ = [
     "ToolExecutionError",
     "UnknownToolError",
     "UnknownModelPriceError",
+    "PendingConversationMismatchError",
 ]
 
 
@@ -308,3 +309,15 @@ class UnknownModelPriceError(ChatClientError, LookupError):
     def __init__(self, message: str, model: str | None) -> None:
         self.model = model
         super().__init__(message)
+
+
+class PendingConversationMismatchError(PendingStateError, ValueError):
+    """A paused state was resumed under another conversation id than the one it paused in.
+    Raised before anything runs: the state is kept and may be resumed in its own conversation."""
+
+    def __init__(self, paused_in: str, resumed_in: str) -> None:
+        self.paused_in, self.resumed_in = paused_in, resumed_in
+        super().__init__(
+            f"This pending state paused in conversation {paused_in!r}, not {resumed_in!r}; nothing ran "
+            f"and the state is kept: resume it with .conversation({paused_in!r}) (or name no conversation)"
+        )

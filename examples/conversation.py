@@ -28,10 +28,11 @@ def stores(url: str | None) -> tuple[Any, Any, Any]:
     """The session log, the pending-state store and the nonce ledger for ``url``."""
     if url is None or url.startswith("sqlite:"):
         from chatclient.memory.sqlite import SqliteSessionRepository
-        from chatclient.tools.pending import InMemoryNonceLedger, SqlitePendingToolCallStore
+        from chatclient.tools.pending import SqlitePendingToolCallStore
+        from chatclient.tools.pending_sqlite import SqliteNonceLedger
 
         path = Path(url[len("sqlite:") :]) if url else Path(tempfile.mkdtemp()) / "conversation.db"
-        return SqliteSessionRepository(path), SqlitePendingToolCallStore(path), InMemoryNonceLedger()
+        return SqliteSessionRepository(path), SqlitePendingToolCallStore(path), SqliteNonceLedger(path)
     prefix = f"example_{uuid.uuid4().hex[:8]}_"
     if url.startswith("redis"):
         from chatclient.memory.redis import RedisSessionRepository

@@ -27,6 +27,7 @@ from .compaction import (
     TurnWindow,
     any_of,
 )
+from .errors import ConcurrentTurnError, SessionStoreError, SessionWriteError
 from .log import (
     CONVERSATION_ID,
     AppendResult,
@@ -82,6 +83,9 @@ __all__ = [
     "turn_events",
     "session_usage",
     "asession_usage",
+    "ConcurrentTurnError",
+    "SessionStoreError",
+    "SessionWriteError",
 ]
 
 _LAZY = {

@@ -28,12 +28,14 @@ from ..advisor import (
     ContextKeys,
     StreamNext,
 )
-from ..errors import ConfigurationError
+from ..errors import ChatClientError, ConfigurationError
 from ..events import StreamEvent, TurnFinished
 from ..messages import Message, SystemMessage, UserMessage
 from ..prompt import Prompt
 from ..turn import Turn, new_turn_id
 from ._compacting import acompact, aread_log, compact, read_log, view_after
+from ._pause import paused_event_in, paused_in
+from ._store_calls import aappend_turn, append_turn, read_failed
 from .compaction import Compaction, view_of
 from .lease import (
     AsyncLeaseKeeper,
@@ -45,7 +47,7 @@ from .lease import (
     acquire,
     new_token,
 )
-from .log import CONVERSATION_ID, AppendResult, NewEvent, SessionEvent, turn_events
+from .log import CONVERSATION_ID, AppendResult, NewEvent, SessionEvent, check_session_id, turn_events
 from .repository import AsyncSessionRepository, SessionRepository, ThreadedSessionRepository
 from .usage import usage_event
 from .window import WindowViews, messages_of, read_size
@@ -140,7 +142,7 @@ class SessionMemoryAdvisor:
                 "SessionMemoryAdvisor needs a conversation id: call spec.conversation(id) "
                 f"(or pass advisors(params={{{CONVERSATION_ID!r}: id}}))"
             )
-        return conversation_id
+        return check_session_id(conversation_id)  # the same ids on every backend, before the model runs
 
     def _plan(
         self,
@@ -216,20 +218,27 @@ class SessionMemoryAdvisor:
             return self._plan(request, None)
         repository = self._sync_repository()
         conversation_id = self.conversation_of(request)
-        if self.compaction is not None:
-            boundary, events = read_log(repository, conversation_id, self.window)
-            return self._plan(request, events, boundary)
-        events = repository.events(conversation_id, last=read_size(self.window))
+        try:
+            if self.compaction is not None:
+                boundary, events = read_log(repository, conversation_id, self.window)
+                return self._plan(request, events, boundary)
+            events = repository.events(conversation_id, last=read_size(self.window))
+        except ChatClientError:
+            raise
+        except Exception as exc:  # the driver's failure: a memory error, before the model is called
+            raise read_failed(exc, repository, conversation_id) from exc
         return self._plan(request, events, None, conversation_id)
 
     def _after(
         self, plan: _Plan, response: ChatClientResponse, keeper: LeaseKeeper | None = None
     ) -> ChatClientResponse:
         events = self._to_store(plan, response)
+        if not events and response.is_paused:
+            return paused_in(response, plan.conversation_id)
         lost = keeper is not None and bool(events) and not keeper.still_held()  # the fence, before the write
         if events:
             repository = self._sync_repository()
-            result = repository.append(plan.conversation_id, events, expected_version=self._expected(plan))
+            result = append_turn(repository, plan.conversation_id, events, self._expected(plan), response)
             if self.compaction is not None and result.appended:
                 view = view_after(plan.read, plan.boundary, events, result)
                 if view is None:  # another turn landed meanwhile: compact what is there now
@@ -270,8 +279,9 @@ class SessionMemoryAdvisor:
             request, plan = self._before(request)
             for event in next_(request):
                 if isinstance(event, TurnFinished):
-                    event = TurnFinished(self._after(plan, event.response, keeper))
-                yield event
+                    yield TurnFinished(self._after(plan, event.response, keeper))
+                else:
+                    yield paused_event_in(event, plan.conversation_id)
 
     # ------------------------------------------------------------------ async drivers
 
@@ -285,10 +295,15 @@ class SessionMemoryAdvisor:
             return self._plan(request, None)
         conversation_id = self.conversation_of(request)
         repository = self._async_repository()
-        if self.compaction is not None:
-            boundary, events = await aread_log(repository, conversation_id, self.window)
-            return self._plan(request, events, boundary)
-        events = await repository.events(conversation_id, last=read_size(self.window))
+        try:
+            if self.compaction is not None:
+                boundary, events = await aread_log(repository, conversation_id, self.window)
+                return self._plan(request, events, boundary)
+            events = await repository.events(conversation_id, last=read_size(self.window))
+        except ChatClientError:
+            raise
+        except Exception as exc:  # the driver's failure: a memory error, before the model is called
+            raise read_failed(exc, self.repository, conversation_id) from exc
         return self._plan(request, events, None, conversation_id)
 
     async def _aafter(
@@ -296,16 +311,18 @@ class SessionMemoryAdvisor:
     ) -> ChatClientResponse:
         events = self._to_store(plan, response)
         if not events:
-            return response
+            return paused_in(response, plan.conversation_id) if response.is_paused else response
         lost = keeper is not None and not await keeper.still_held()  # the fence, before the write
-        await _shielded(self._awrite(plan, events))
+        await _shielded(self._awrite(plan, events, response))
         if lost:
             raise SessionLeaseLostError(plan.conversation_id, self.lease_ttl, response)
         return response
 
-    async def _awrite(self, plan: _Plan, events: list[NewEvent]) -> None:
+    async def _awrite(self, plan: _Plan, events: list[NewEvent], response: ChatClientResponse) -> None:
         repository = self._async_repository()
-        result = await repository.append(plan.conversation_id, events, expected_version=self._expected(plan))
+        result = await aappend_turn(
+            repository, plan.conversation_id, events, self._expected(plan), response, owner=self.repository
+        )
         if self.compaction is not None and result.appended:
             view = view_after(plan.read, plan.boundary, events, result)
             if view is None:
@@ -339,6 +356,8 @@ class SessionMemoryAdvisor:
             async for event in next_(request):
                 if isinstance(event, TurnFinished):
                     event = TurnFinished(await self._aafter(plan, event.response, keeper))
+                else:
+                    event = paused_event_in(event, plan.conversation_id)
                 yield event
 
 

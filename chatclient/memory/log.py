@@ -12,8 +12,9 @@ import threading
 from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 from operator import itemgetter
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
+from .._keys import key_check
 from ..errors import ChatClientError, ConfigurationError
 from ..messages import AssistantMessage, Message, SystemMessage, ToolResponseMessage, UserMessage
 from ._frozen import frozen
@@ -174,10 +175,8 @@ _tuple_new = tuple.__new__
 _event_id = itemgetter(0)  # NewEvent.event_id
 
 
-def check_session_id(session_id: Any) -> str:
-    if not isinstance(session_id, str) or not session_id.strip():
-        raise ConfigurationError(f"A conversation id must be a non-empty string, got {session_id!r}")
-    return session_id
+check_session_id = key_check("A conversation id")
+"""The id if every backend can store it (non-blank, no NUL, at most 512 bytes of UTF-8)."""
 
 
 def plan_append(

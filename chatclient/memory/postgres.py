@@ -36,11 +36,28 @@ def require_psycopg() -> None:
         ) from exc
 
 
-def pool_kwargs(prepare_threshold: int | None) -> dict[str, Any]:
+CONNECT_TIMEOUT = 5.0
+"""Seconds to connect, and to wait for a pooled connection, before the store gives up (the pool's
+own default of 30 s would hold a turn that long when the server is down)."""
+
+
+def pool_kwargs(
+    prepare_threshold: int | None, connect_timeout: float = CONNECT_TIMEOUT, *, asynchronous: bool = False
+) -> dict[str, Any]:
     # ``prepare_threshold=None`` disables server-side prepared statements (needed behind pgbouncer).
     # Autocommit: a one-statement read or take is one round trip; writes open their transaction.
-    kwargs = {"prepare_threshold": prepare_threshold, "autocommit": True}
-    return {"kwargs": kwargs, "min_size": 1, "max_size": 8, "open": True}
+    # ``check``: a connection the server dropped (a restart) is replaced before it is handed out.
+    from psycopg_pool import AsyncConnectionPool, ConnectionPool
+
+    if connect_timeout <= 0:
+        raise ConfigurationError(f"connect_timeout must be a positive number of seconds, got {connect_timeout}")
+    kwargs = {
+        "prepare_threshold": prepare_threshold,
+        "autocommit": True,
+        "connect_timeout": max(1, round(connect_timeout)),
+    }
+    check = AsyncConnectionPool.check_connection if asynchronous else ConnectionPool.check_connection
+    return {"kwargs": kwargs, "min_size": 1, "max_size": 8, "open": True, "timeout": connect_timeout, "check": check}
 
 
 def run_on(conn: Connection[Any], flow: Flow[T], *, transaction: bool = True) -> T:
@@ -68,7 +85,8 @@ async def arun_on(conn: AsyncConnection[Any], flow: Flow[T], *, transaction: boo
 class PostgresSessionRepository:
     """Sessions in PostgreSQL at ``url``; tables ``{prefix}session`` and ``{prefix}session_event``.
 
-    Give ``pool`` to share a ``psycopg_pool.ConnectionPool``; otherwise one is opened (``close()``).
+    Give ``pool`` to share a ``psycopg_pool.ConnectionPool``; otherwise one is opened (``close()``),
+    which checks each connection before handing it out and gives up after ``connect_timeout`` seconds.
     """
 
     def __init__(
@@ -80,6 +98,7 @@ class PostgresSessionRepository:
         prepare_threshold: int | None = 5,
         clock: Callable[[], float] = time.time,
         ttl: float | None = None,
+        connect_timeout: float = CONNECT_TIMEOUT,
     ) -> None:
         require_psycopg()
         from psycopg_pool import ConnectionPool
@@ -89,7 +108,7 @@ class PostgresSessionRepository:
         if pool is None:
             if url is None:
                 raise ConfigurationError("PostgresSessionRepository needs a url or a pool")
-            pool = ConnectionPool(url, **pool_kwargs(prepare_threshold))
+            pool = ConnectionPool(url, **pool_kwargs(prepare_threshold, connect_timeout))
         self._pool: ConnectionPool[Any] = pool
         self._sql = SessionSql(prefix, POSTGRES)
         self._clock = clock
@@ -175,13 +194,14 @@ class AsyncPostgresSessionRepository:
         prepare_threshold: int | None = 5,
         clock: Callable[[], float] = time.time,
         ttl: float | None = None,
+        connect_timeout: float = CONNECT_TIMEOUT,
     ) -> None:
         require_psycopg()
         self.ttl = check_ttl(ttl)
         if pool is None and url is None:
             raise ConfigurationError("AsyncPostgresSessionRepository needs a url or a pool")
         self._url, self._pool, self._own_pool = url, pool, pool is None
-        self._prepare_threshold = prepare_threshold
+        self._prepare_threshold, self._connect_timeout = prepare_threshold, connect_timeout
         self._sql = SessionSql(prefix, POSTGRES)
         self._clock = clock
 
@@ -189,7 +209,7 @@ class AsyncPostgresSessionRepository:
         if self._pool is None:
             from psycopg_pool import AsyncConnectionPool
 
-            kwargs = pool_kwargs(self._prepare_threshold) | {"open": False}
+            kwargs = pool_kwargs(self._prepare_threshold, self._connect_timeout, asynchronous=True) | {"open": False}
             assert self._url is not None  # checked in __init__
             self._pool = AsyncConnectionPool(self._url, **kwargs)
             await self._pool.open()

@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 
 import pytest
 
+from ..errors import ConfigurationError
 from ..memory.expiry import Session
 from ..memory.log import (
     AppendResult,
@@ -209,6 +210,16 @@ class SessionRepositoryContract:
         with pytest.raises(IdempotencyMismatch):
             await repository.append(session, [*_batch("t2", 1), *_batch("t2", 1)])
         assert await repository.version(session) == 1
+
+    @pytest.mark.parametrize("bad", ["", " ", "a\x00b", "x" * 513, "é" * 257])
+    async def test_an_id_no_backend_could_hold_is_refused_the_same_everywhere(
+        self, repository: AsyncSessionRepository, bad: str
+    ) -> None:
+        with pytest.raises(ConfigurationError):
+            await repository.append(bad, _batch("t1", 1))
+        longest = "x" * 512  # the documented limit, in UTF-8 bytes, is accepted
+        assert (await repository.append(longest, _batch("t1", 1))).appended == 1
+        await repository.delete(longest)
 
     async def test_a_stale_expected_version_writes_nothing(
         self, repository: AsyncSessionRepository, session: str

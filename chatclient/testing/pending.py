@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 
 import pytest
 
-from ..errors import PendingStateError, PendingStateExpiredError, PendingStateNotFoundError
+from ..errors import ConfigurationError, PendingStateError, PendingStateExpiredError, PendingStateNotFoundError
 from ..messages import AssistantMessage, ToolCall, UserMessage
 from ..tools.confirmation import PendingCall, PendingToolCalls
 from ..tools.pending import AsyncNonceLedger, AsyncPendingToolCallStore, NonceLedger, PendingToolCallStore
@@ -170,6 +170,15 @@ class PeekablePendingStoreContract(PendingToolCallStoreContract):
         with pytest.raises(PendingStateNotFoundError):
             expiring_store.take(state_id)
 
+    @pytest.mark.parametrize("bad", [None, "", "a\x00b", "x" * 513, "é" * 257])
+    def test_an_id_no_store_could_hold_is_refused_the_same_everywhere(self, store: Any, bad: Any) -> None:
+        pending = sample_pending()
+        kept = store.save(pending)
+        for operation in (store.take, store.peek, store.discard):
+            with pytest.raises(ConfigurationError):
+                operation(bad)
+        assert store.peek(kept) == pending
+
     def test_peek_of_an_expired_state_is_refused(self, expiring_store: Any) -> None:
         state_id = expiring_store.save(sample_pending())
         time.sleep(0.3)  # past the store's 0.1 s ttl
@@ -236,6 +245,15 @@ class AsyncPendingToolCallStoreContract(_ForcedIds):
         with pytest.raises(PendingStateError):
             await astore.save(sample_pending())
         assert await astore.take(fixed_state_id) == first, "a save never overwrites"
+
+    @pytest.mark.parametrize("bad", [None, "a\x00b", "x" * 513])
+    async def test_an_id_no_store_could_hold_is_refused_the_same_everywhere(self, astore: Any, bad: Any) -> None:
+        pending = sample_pending()
+        kept = await astore.save(pending)
+        for operation in (astore.take, astore.peek, astore.discard):
+            with pytest.raises(ConfigurationError):
+                await operation(bad)
+        assert await astore.peek(kept) == pending
 
     async def test_discard_drops_a_state_once(self, astore: Any) -> None:
         state_id = await astore.save(sample_pending())

@@ -32,7 +32,13 @@ from typing import Any, Final
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
-from ..errors import ChatClientError, PendingStateExpiredError, PendingStateTamperedError, ToolCallDecisionError
+from ..errors import (
+    ChatClientError,
+    PendingConversationMismatchError,
+    PendingStateExpiredError,
+    PendingStateTamperedError,
+    ToolCallDecisionError,
+)
 from ..messages import AssistantMessage, Message, ToolCall, UserMessage
 from ..responses import ChatResponse, Usage
 from ._limits import canonical_arguments
@@ -265,6 +271,10 @@ class PendingToolCalls(BaseModel):
     round: int = 1
     usage: Usage | None = None
     nonce: str = ""
+    conversation_id: str = ""
+    """The conversation the turn paused in (set by the memory advisor; in the digest): a resume
+    under another conversation id is refused, one that names none is resumed in this one. Empty
+    in states paused without memory, or sealed before it existed."""
     metadata: dict[str, str] = Field(default_factory=dict)
     """Added by observers at the pause (e.g. the W3C ``traceparent`` a resume links to). Not in
     the digest: nothing that runs depends on it, so observers may add to a state already bound."""
@@ -327,11 +337,21 @@ class PendingToolCalls(BaseModel):
             usage=usage,
         )
 
+    def in_conversation(self, conversation_id: str) -> PendingToolCalls:
+        """This state bound to ``conversation_id`` (same nonce, digest recomputed over it)."""
+        if self.conversation_id == conversation_id:
+            return self
+        if self.conversation_id:
+            raise PendingConversationMismatchError(self.conversation_id, conversation_id)
+        turn = _Turn(self.turn_id, self.turn_start, self.round, self.nonce, conversation_id)
+        digest = _digest(self.reply_id, self.calls, turn)
+        return self.model_copy(update={"conversation_id": conversation_id, "digest": digest})
+
     def verify(self, *, now: float | None = None) -> None:
         """Raise unless the state is intact (calls match the reply and the digest) and not expired."""
         reply_calls = [(c.id, c.name, canonical_arguments(c.arguments)) for c in self.reply.tool_calls]
         listed = [(c.id, c.name, canonical_arguments(c.arguments)) for c in self.calls]
-        turn = _Turn(self.turn_id, self.turn_start, self.round, self.nonce)
+        turn = _Turn(self.turn_id, self.turn_start, self.round, self.nonce, self.conversation_id)
         if reply_calls != listed or _digest(self.reply_id, self.calls, turn) != self.digest:
             raise PendingStateTamperedError("The pending tool calls were altered; nothing ran")
         if not 0 <= self.turn_start < len(self.conversation):
@@ -380,6 +400,7 @@ class _Turn:
     start: int
     round: int
     nonce: str
+    conversation_id: str = ""
 
 
 def _digest(reply_id: str, calls: Sequence[PendingCall], turn: _Turn) -> str:
@@ -391,7 +412,7 @@ def _digest(reply_id: str, calls: Sequence[PendingCall], turn: _Turn) -> str:
                 + ([c.tool_identity] if c.tool_identity else [])
                 for c in calls
             ],
-            [turn.id, turn.start, turn.round, turn.nonce],
+            [turn.id, turn.start, turn.round, turn.nonce] + ([turn.conversation_id] if turn.conversation_id else []),
         ],
         separators=(",", ":"),
         ensure_ascii=False,

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Protocol, TypeVar, runtime_checkable
 
 from pydantic import ValidationError
 
+from .._keys import key_check
 from ..errors import (
     ConfigurationError,
     PendingStateExpiredError,
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
     from ..messages import Message
 
 __all__ = [
+    "check_state_id",
     "AsyncInMemoryNonceLedger",
     "AsyncInMemoryPendingToolCallStore",
     "AsyncNonceLedger",
@@ -142,6 +144,11 @@ class StoredPendingToolCalls:
         return self.store  # type: ignore[return-value]  # is_async checked the shape
 
 
+check_state_id = key_check("A pending state id")
+"""A state id every store can look up (non-blank, no NUL, at most 512 bytes of UTF-8); anything
+else is refused with ``ConfigurationError`` rather than by the driver."""
+
+
 def _new_id() -> str:
     import secrets
 
@@ -185,6 +192,7 @@ class InMemoryPendingToolCallStore:
         return state_id
 
     def take(self, state_id: str) -> PendingToolCalls:
+        check_state_id(state_id)
         with self._lock:
             entry = self._states.pop(state_id, None)
         if entry is None:
@@ -193,6 +201,7 @@ class InMemoryPendingToolCallStore:
         return entry[0]
 
     def peek(self, state_id: str) -> PendingToolCalls:
+        check_state_id(state_id)
         with self._lock:
             entry = self._states.get(state_id)
         if entry is None:
@@ -203,6 +212,7 @@ class InMemoryPendingToolCallStore:
     def discard(self, state_id: str) -> bool:
         """Drop a state nobody will resume; ``True`` when a live one was there (an expired state
         is dropped too but answers ``False``, as on every backend: Redis has already forgotten it)."""
+        check_state_id(state_id)
         with self._lock:
             entry = self._states.pop(state_id, None)
         return entry is not None and _live(entry[1])
@@ -303,6 +313,7 @@ class SqlitePendingToolCallStore:
         return state_id
 
     def take(self, state_id: str) -> PendingToolCalls:
+        check_state_id(state_id)
         row = (
             self._connect()
             .execute(f"DELETE FROM {self._table} WHERE id = ? RETURNING state, expires_at", (state_id,))
@@ -314,6 +325,7 @@ class SqlitePendingToolCallStore:
         return PendingToolCalls.model_validate_json(row[0])
 
     def peek(self, state_id: str) -> PendingToolCalls:
+        check_state_id(state_id)
         row = (
             self._connect().execute(f"SELECT state, expires_at FROM {self._table} WHERE id = ?", (state_id,)).fetchone()
         )
@@ -324,6 +336,7 @@ class SqlitePendingToolCallStore:
 
     def discard(self, state_id: str) -> bool:
         """Drop a state nobody will resume; ``True`` when a live one was there (expired: ``False``)."""
+        check_state_id(state_id)
         sql = f"DELETE FROM {self._table} WHERE id = ? RETURNING expires_at"
         row = self._connect().execute(sql, (state_id,)).fetchone()
         return row is not None and _live(row[0])

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ConfigurationError, PendingStateExpiredError, PendingStateNotFoundError
 from . import pending as _pending
 from .confirmation import PendingToolCalls
-from .pending import _expires_at
+from .pending import _expires_at, check_state_id
 
 if TYPE_CHECKING:
     from psycopg_pool import AsyncConnectionPool, ConnectionPool
@@ -63,14 +63,17 @@ class _PendingSql:
         return state_id, (sql, (state_id, pending.model_dump_json(), seconds))
 
     def take(self, state_id: str) -> Statement:
-        return (f"DELETE FROM {self.table} WHERE id = %s RETURNING state, expires_at > now()", (state_id,))
+        return (
+            f"DELETE FROM {self.table} WHERE id = %s RETURNING state, expires_at > now()",
+            (check_state_id(state_id),),
+        )
 
     def peek(self, state_id: str) -> Statement:
-        return (f"SELECT state, expires_at > now() FROM {self.table} WHERE id = %s", (state_id,))
+        return (f"SELECT state, expires_at > now() FROM {self.table} WHERE id = %s", (check_state_id(state_id),))
 
     def discard(self, state_id: str) -> Statement:
         live = "expires_at IS NULL OR expires_at > now()"
-        return (f"DELETE FROM {self.table} WHERE id = %s RETURNING {live}", (state_id,))
+        return (f"DELETE FROM {self.table} WHERE id = %s RETURNING {live}", (check_state_id(state_id),))
 
     def purge(self) -> Statement:
         return (f"DELETE FROM {self.table} WHERE expires_at <= now()", ())
@@ -116,7 +119,7 @@ class _NonceSql:
         return (f"DELETE FROM {self.table} WHERE nonce = %s", (nonce,))
 
 
-def _pool(url: str | None, pool: Any, name: str, schema: list[str]) -> Any:
+def _pool(url: str | None, pool: Any, name: str, schema: list[str], connect_timeout: float) -> Any:
     from ..memory.postgres import pool_kwargs, require_psycopg
 
     require_psycopg()
@@ -125,7 +128,7 @@ def _pool(url: str | None, pool: Any, name: str, schema: list[str]) -> Any:
     if pool is None:
         if url is None:
             raise ConfigurationError(f"{name} needs a url or a pool")
-        pool = ConnectionPool(url, **pool_kwargs(5))
+        pool = ConnectionPool(url, **pool_kwargs(5, connect_timeout))
     with pool.connection() as conn, conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (schema[0],))
         for statement in schema:
@@ -136,13 +139,14 @@ def _pool(url: str | None, pool: Any, name: str, schema: list[str]) -> Any:
 class _AsyncPool:
     """An async pool opened on first use (``await open()``), its schema created under a lock."""
 
-    def __init__(self, url: str | None, pool: Any, name: str, schema: list[str]) -> None:
+    def __init__(self, url: str | None, pool: Any, name: str, schema: list[str], connect_timeout: float) -> None:
         from ..memory.postgres import require_psycopg
 
         require_psycopg()
         if url is None and pool is None:
             raise ConfigurationError(f"{name} needs a url or a pool")
         self._url, self.pool, self.own, self._schema, self._name = url, pool, pool is None, schema, name
+        self._connect_timeout = connect_timeout
 
     async def open(self) -> None:
         if self.pool is None:
@@ -150,7 +154,8 @@ class _AsyncPool:
 
             from ..memory.postgres import pool_kwargs
 
-            self.pool = AsyncConnectionPool(self._url, **(pool_kwargs(5) | {"open": False}))  # type: ignore[arg-type]
+            kwargs = pool_kwargs(5, self._connect_timeout, asynchronous=True) | {"open": False}
+            self.pool = AsyncConnectionPool(self._url, **kwargs)  # type: ignore[arg-type]
             await self.pool.open()
         async with self.pool.connection() as conn, conn.transaction():
             await conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (self._schema[0],))
@@ -177,12 +182,13 @@ class PostgresPendingToolCallStore:
         url: str | None = None,
         *,
         pool: ConnectionPool[Any] | None = None,
+        connect_timeout: float = 5.0,
         prefix: str = "chatclient_",
         ttl: float | None = 3600.0,
     ) -> None:
         self._sql = _PendingSql(prefix)
         self._own = pool is None
-        self._pool = _pool(url, pool, type(self).__name__, self._sql.schema)
+        self._pool = _pool(url, pool, type(self).__name__, self._sql.schema, connect_timeout)
         self._ttl = ttl
 
     def _one(self, statement: Statement) -> Any:
@@ -220,11 +226,12 @@ class AsyncPostgresPendingToolCallStore:
         url: str | None = None,
         *,
         pool: AsyncConnectionPool[Any] | None = None,
+        connect_timeout: float = 5.0,
         prefix: str = "chatclient_",
         ttl: float | None = 3600.0,
     ) -> None:
         self._sql = _PendingSql(prefix)
-        self._db = _AsyncPool(url, pool, type(self).__name__, self._sql.schema)
+        self._db = _AsyncPool(url, pool, type(self).__name__, self._sql.schema, connect_timeout)
         self._ttl = ttl
 
     async def open(self) -> None:
@@ -259,12 +266,13 @@ class PostgresNonceLedger:
         url: str | None = None,
         *,
         pool: ConnectionPool[Any] | None = None,
+        connect_timeout: float = 5.0,
         prefix: str = "chatclient_",
         retention: float = _WEEK,
     ) -> None:
         self._sql = _NonceSql(prefix)
         self._own = pool is None
-        self._pool = _pool(url, pool, type(self).__name__, self._sql.schema)
+        self._pool = _pool(url, pool, type(self).__name__, self._sql.schema, connect_timeout)
         self._retention = retention
 
     def redeem(self, nonce: str, expires_at: float | None) -> bool:
@@ -288,11 +296,12 @@ class AsyncPostgresNonceLedger:
         url: str | None = None,
         *,
         pool: AsyncConnectionPool[Any] | None = None,
+        connect_timeout: float = 5.0,
         prefix: str = "chatclient_",
         retention: float = _WEEK,
     ) -> None:
         self._sql = _NonceSql(prefix)
-        self._db = _AsyncPool(url, pool, type(self).__name__, self._sql.schema)
+        self._db = _AsyncPool(url, pool, type(self).__name__, self._sql.schema, connect_timeout)
         self._retention = retention
 
     async def open(self) -> None:

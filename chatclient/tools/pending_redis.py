@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ConfigurationError, PendingStateExpiredError, PendingStateNotFoundError
 from . import pending as _pending
 from .confirmation import PendingToolCalls
-from .pending import _expires_at
+from .pending import _expires_at, check_state_id
 
 if TYPE_CHECKING:
     import redis
@@ -86,14 +86,17 @@ class RedisPendingToolCallStore:
         return _saved(state_id, self._redis.set(self._prefix + state_id, state, nx=True, px=px))
 
     def take(self, state_id: str) -> PendingToolCalls:
+        check_state_id(state_id)
         return _taken(self._redis.getdel(self._prefix + state_id))
 
     def peek(self, state_id: str) -> PendingToolCalls:
         """The state, left in place (for UIs and approver checks); raises as ``take`` does once it
         is taken or expired (Redis expires it, so both read as not found)."""
+        check_state_id(state_id)
         return _taken(self._redis.get(self._prefix + state_id))
 
     def discard(self, state_id: str) -> bool:
+        check_state_id(state_id)
         return bool(self._redis.delete(self._prefix + state_id))
 
     def purge_expired(self) -> int:
@@ -124,12 +127,15 @@ class AsyncRedisPendingToolCallStore:
         return _saved(state_id, await self._redis.set(self._prefix + state_id, state, nx=True, px=px))
 
     async def take(self, state_id: str) -> PendingToolCalls:
+        check_state_id(state_id)
         return _taken(await self._redis.getdel(self._prefix + state_id))
 
     async def peek(self, state_id: str) -> PendingToolCalls:
+        check_state_id(state_id)
         return _taken(await self._redis.get(self._prefix + state_id))
 
     async def discard(self, state_id: str) -> bool:
+        check_state_id(state_id)
         return bool(await self._redis.delete(self._prefix + state_id))
 
     async def purge_expired(self) -> int:

@@ -1,0 +1,111 @@
+"""The memory advisor's calls to its store, with the driver's failures made chatclient errors.
+
+A turn write that fails on a dropped connection is retried once in place (the pool's next
+connection is usually a fresh one after a server restart); any other failure, or a second one,
+becomes :class:`SessionWriteError` carrying the completed turn. A read failure becomes
+:class:`SessionStoreError` (:func:`read_failed`) before the model is called. The drivers are never imported here: a
+transient error is recognised by its class's name and module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ChatClientError
+from .errors import ConcurrentTurnError, SessionStoreError, SessionWriteError
+from .log import AppendResult, NewEvent, VersionConflict
+
+if TYPE_CHECKING:
+    from ..advisor import ChatClientResponse
+
+__all__ = ["aappend_turn", "append_turn", "is_transient", "read_failed"]
+
+# Not psycopg_pool's PoolTimeout: the pool already waited its whole timeout, reconnecting meanwhile.
+_TRANSIENT_NAMES = frozenset({"ConnectionError", "TimeoutError", "OperationalError", "InterfaceError"})
+_DRIVERS = ("redis", "psycopg", "sqlite3")
+
+
+def is_transient(exc: BaseException) -> bool:
+    """A lost or refused connection (worth one more attempt), not a refusal of the data."""
+    if isinstance(exc, ChatClientError):
+        return False
+    if isinstance(exc, (ConnectionError, TimeoutError)):
+        return True
+    for cls in type(exc).__mro__:
+        if cls.__name__ in _TRANSIENT_NAMES and cls.__module__.split(".")[0] in _DRIVERS:
+            return True
+    return False
+
+
+def _wrapped(
+    exc: Exception, conversation_id: str, events: Sequence[NewEvent], response: ChatClientResponse, repository: Any
+) -> ChatClientError:
+    if isinstance(exc, VersionConflict):
+        return ConcurrentTurnError(exc, events, response, repository)
+    return SessionWriteError(conversation_id, events, response, repository, exc)
+
+
+def append_turn(
+    repository: Any,
+    conversation_id: str,
+    events: Sequence[NewEvent],
+    expected_version: int | None,
+    response: ChatClientResponse,
+    *,
+    owner: Any = None,
+) -> AppendResult:
+    """Append the turn (one in-place retry on a dropped connection); a failure carries the turn.
+    ``owner``: the repository the application gave (the error's ``retry()`` uses it)."""
+    owner = repository if owner is None else owner
+    for attempt in (1, 2):
+        try:
+            result: AppendResult = repository.append(conversation_id, events, expected_version=expected_version)
+            return result
+        except ChatClientError as exc:
+            if isinstance(exc, VersionConflict):
+                raise _wrapped(exc, conversation_id, events, response, owner) from exc
+            raise
+        except Exception as exc:
+            if attempt == 1 and is_transient(exc):
+                continue
+            raise _wrapped(exc, conversation_id, events, response, owner) from exc
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+async def aappend_turn(
+    repository: Any,
+    conversation_id: str,
+    events: Sequence[NewEvent],
+    expected_version: int | None,
+    response: ChatClientResponse,
+    *,
+    owner: Any = None,
+) -> AppendResult:
+    """:func:`append_turn` on an async repository."""
+    owner = repository if owner is None else owner
+    for attempt in (1, 2):
+        try:
+            result: AppendResult = await repository.append(conversation_id, events, expected_version=expected_version)
+            return result
+        except ChatClientError as exc:
+            if isinstance(exc, VersionConflict):
+                raise _wrapped(exc, conversation_id, events, response, owner) from exc
+            raise
+        except Exception as exc:
+            if attempt == 1 and is_transient(exc):
+                continue
+            raise _wrapped(exc, conversation_id, events, response, owner) from exc
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def read_failed(exc: Exception, repository: Any, conversation_id: str) -> SessionStoreError:
+    """The error for a driver's failure while reading the history (the advisor raises it from
+    ``exc``; a chatclient error is re-raised as it is, before this is reached)."""
+    backend = type(repository).__name__
+    return SessionStoreError(
+        f"Could not read conversation {conversation_id!r} from {backend} ({type(exc).__name__}: {exc}); "
+        "the model was not called",
+        conversation_id=conversation_id,
+        backend=backend,
+    )
