@@ -39,7 +39,7 @@ from chatclient.responses import (
 )
 from chatclient.tools.definition import ToolDefinition
 from providers._extras import apply_extra_body
-from providers._http import ErrorDetails, error_from_event, event_status
+from providers._http import ErrorDetails, all_ints, error_from_event, event_status
 from providers._media import unsupported_media
 from providers._tool_rendering import TOOL_RENDERINGS
 
@@ -376,7 +376,7 @@ def parse_usage(usage: Mapping[str, Any]) -> Usage:
         "cache_write_tokens": cache_write,
         "reasoning_tokens": thinking,  # a part of output_tokens, as OpenAI's reasoning_tokens
     }
-    if all(type(count) is int for count in counts.values()):
+    if all_ints(counts):
         return trusted(Usage, counts)  # checked: built without validating again (chatclient._trusted)
     return Usage(**counts)
 
