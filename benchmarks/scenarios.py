@@ -362,14 +362,27 @@ def s5(ctx: Context) -> Result:
                f"raw's CPU {TIMES} this"]  # fmt: skip
     table = Table("S5", f"{c.s5_concurrency} concurrent async calls over loopback HTTP", columns)
     budgets = []
-    # Per process: its median batch's calls/s and CPU per call; per generation, each library against
-    # the raw process of the same generation (run side by side, so the same load on the machine).
+    # Per process: its median batch's calls/s and CPU per call. Against raw httpx2, batch by batch: a
+    # round's batches run one after the other, so each library's batch is paired with raw's batch of
+    # the same round of the same generation (the same load on the machine, within a second or two).
     rates: list[dict[tuple[str, str], float]] = []
     cpus: list[dict[tuple[str, str], float]] = []
     for workers in generations:
         ok = {key: w for key, w in workers.items() if w.error is None and w.samples}
         rates.append({key: c.s5_concurrency / (median(w.samples) / 1e9) for key, w in ok.items()})
         cpus.append({key: median(w.cpu_samples) / c.s5_concurrency / 1e3 for key, w in ok.items()})
+
+    def paired(key: tuple[str, str], samples: str) -> list[list[float]]:
+        """Per generation: raw's batch over this library's, round by round (a time ratio: calls/s over raw's)."""
+        out = []
+        for workers in generations:
+            mine, raw = workers.get(key), workers.get((key[0], "raw"))
+            if mine is None or raw is None or mine.error is not None or raw.error is not None:
+                continue
+            pairs = zip(getattr(raw, samples), getattr(mine, samples), strict=False)
+            out.append([r / m for r, m in pairs if r and m])
+        return [g for g in out if g]
+
     medians: dict[tuple[str, str], float] = {}
     for wire, lib in ctx.pairs():
         label = libs.LABELS[lib]
@@ -382,12 +395,14 @@ def s5(ctx: Context) -> Result:
             continue
         rate = medians[key] = median([r[key] for r in rates])
         worst = c.s5_concurrency / (p90([s for w in runs for s in w.samples]) / 1e9)
-        ratios = [r[key] / r[(wire, "raw")] for r in rates if r.get((wire, "raw"))]
-        cpu_ratios = [u[(wire, "raw")] / u[key] for u in cpus if (wire, "raw") in u and u.get(key)]
+        by_generation = paired(key, "samples")
+        ratios = [x for g in by_generation for x in g]
+        cpu_ratios = [x for g in paired(key, "cpu_samples") for x in g]
         ratio = median(ratios) if ratios else None
         rss = max(w.max_rss_kb for w in runs)
         table.rows.append([wire, label, f"{rate:,.0f}", f"{worst:,.0f}", f"{rss / 1024:.0f}" if rss else "?",
-                           fmt_ratio(ratio), _spread(ratios), f"{median([u[key] for u in cpus]):,.0f}",
+                           fmt_ratio(ratio), _spread([median(g) for g in by_generation]),
+                           f"{median([u[key] for u in cpus]):,.0f}",
                            fmt_ratio(median(cpu_ratios) if cpu_ratios else None)])  # fmt: skip
         if lib == "chatclient":
             budgets.append(Budget("S5", f"throughput, {wire}", f"\u2265 0.95{TIMES} raw", fmt_ratio(ratio),
@@ -396,9 +411,10 @@ def s5(ctx: Context) -> Result:
     table.notes.append(f"{c.s5_processes} generations of fresh processes, one per library and wire in each (peak "
                        "RSS = the highest VmHWM of them, imports included); in each, a warm-up batch then "
                        f"{c.s5_rounds} interleaved batches; the server runs in another process.")  # fmt: skip
-    table.notes.append(f"{TIMES} raw: per generation, the library's median batch against raw httpx2's in the same "
-                       "generation; the figure is the median over generations, the range its spread. calls/s: "
-                       "the median over processes of each one's median batch.")  # fmt: skip
+    table.notes.append(f"{TIMES} raw: each batch against raw httpx2's batch of the same round and generation (run "
+                       "next to it, under the same load); the figure is the median of those pairs, the range the "
+                       "spread of the generations' medians. calls/s: the median over processes of each one's "
+                       "median batch. raw's CPU: the same pairing, on each batch's CPU time.")  # fmt: skip
     table.notes.append("CPU \u00b5s per call: the worker's own CPU time per measured batch (median) over the "
                        "calls; on a loaded machine it moves far less than calls/s, which also counts waiting for "
                        "a core. Instructions per call, which do not depend on the load: "
