@@ -67,7 +67,8 @@ def header(config: Config, selected: Sequence[str], started: dt.datetime) -> str
     lines.append(
         f"- **method**: libraries interleaved round-robin, {config.rounds} rounds of ≤ {config.ops} ops or "
         f"≤ {config.seconds:g} s per library (S3: {config.s3_rounds}, S4: {config.s4_rounds}, "
-        f"S5: {config.s5_rounds} rounds, S6: {config.s6_runs} processes) after a warm-up; medians and p90 of "
+        f"S5: {config.s5_processes} {TIMES} {config.s5_rounds} rounds in fresh processes, S6: {config.s6_runs} "
+        "processes) after a warm-up; medians and p90 of "
         f"per-op times; {TIMES} raw httpx2 is the ratio of medians (lower is better, except S5)."
     )
     return "\n".join(lines) + "\n"

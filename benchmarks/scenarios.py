@@ -58,6 +58,8 @@ class Config:
     s3_rounds: int = 10
     s4_rounds: int = 20
     s5_rounds: int = 7
+    s5_processes: int = 5
+    """Generations of fresh S5 worker processes (see ``_run_workers``)."""
     s5_concurrency: int = 300
     s5_warmup: int = 300
     s6_runs: int = 15
@@ -66,12 +68,12 @@ class Config:
     @classmethod
     def quick(cls) -> Config:
         return cls(rounds=5, ops=60, seconds=0.04, warmup=8, s3_rounds=3, s4_rounds=5, s5_rounds=3, s5_warmup=100,
-                   s6_runs=3, name="quick")  # fmt: skip
+                   s5_processes=3, s6_runs=3, name="quick")  # fmt: skip
 
     @classmethod
     def smoke(cls) -> Config:
         return cls(rounds=2, ops=5, seconds=0.05, warmup=2, s3_rounds=1, s4_rounds=1, s5_rounds=1, s5_warmup=10,
-                   s6_runs=1, name="smoke")  # fmt: skip
+                   s5_processes=1, s6_runs=1, name="smoke")  # fmt: skip
 
 
 @dataclass
@@ -310,73 +312,113 @@ def _python() -> str:
     return sys.executable
 
 
-def _run_workers(ctx: Context, pairs: list[tuple[str, str]]) -> dict[tuple[str, str], Any]:
-    """One worker process per library and wire; warm-up, then interleaved rounds of one batch each."""
+def _run_workers(ctx: Context, pairs: list[tuple[str, str]]) -> list[dict[tuple[str, str], Any]]:
+    """``s5_processes`` generations of fresh worker processes, one per library and wire in each; in a
+    generation: warm-up, then interleaved rounds of one batch each. A process's own speed varies by
+    more than the 5 % being judged (its heap layout, its connections' ports, where the scheduler puts
+    it), so each library is measured in several processes, and a generation's libraries side by side."""
     from .server import running
     from .worker import Worker
 
     c = ctx.config
-    bound = (c.s5_rounds + 2) * c.s5_concurrency * len(pairs) + 1000
-    workers: dict[tuple[str, str], Worker] = {}
-    with running(max_requests=bound, max_seconds=600) as port:
-        try:
-            for wire, lib in pairs:
-                workers[(wire, lib)] = Worker(_python(), lib, wire, port, c.s5_concurrency)
-            for w in workers.values():
-                w.wait_ready()
-                if w.error is None:
-                    w.run(c.s5_warmup)  # warm-up: opens the pool's connections
-            live = [w for w in workers.values() if w.error is None]
-            for r in range(c.s5_rounds):
-                shift = r % len(live) if live else 0
-                for w in live[shift:] + live[:shift]:
+    bound = c.s5_processes * ((c.s5_rounds + 2) * c.s5_concurrency + c.s5_warmup) * len(pairs) + 1000
+    generations: list[dict[tuple[str, str], Any]] = []
+    with running(max_requests=bound, max_seconds=900) as port:
+        for g in range(c.s5_processes):
+            order = pairs[g % len(pairs) :] + pairs[: g % len(pairs)] if pairs else []
+            workers: dict[tuple[str, str], Worker] = {}
+            try:
+                for wire, lib in order:
+                    workers[(wire, lib)] = Worker(_python(), lib, wire, port, c.s5_concurrency)
+                for w in workers.values():
+                    w.wait_ready()
                     if w.error is None:
-                        w.samples.append(w.run())
-                        w.cpu_samples.append(w.last_cpu)
-            for w in workers.values():
-                w.finish()
-        finally:
-            for w in workers.values():
-                w.kill()
-    return workers
+                        w.run(c.s5_warmup)  # warm-up: opens the pool's connections
+                live = [w for w in workers.values() if w.error is None]
+                for r in range(c.s5_rounds):
+                    shift = r % len(live) if live else 0
+                    for w in live[shift:] + live[:shift]:
+                        if w.error is None:
+                            w.samples.append(w.run())
+                            w.cpu_samples.append(w.last_cpu)
+                for w in workers.values():
+                    w.finish()
+            finally:
+                for w in workers.values():
+                    w.kill()
+            generations.append(workers)
+    return generations
+
+
+def _spread(values: list[float]) -> str:
+    return f"{min(values):.2f}\u2013{max(values):.2f}" if values else DASH
 
 
 def s5(ctx: Context) -> Result:
     c = ctx.config
-    workers = _run_workers(ctx, [(wire, lib) for wire, lib in ctx.pairs() if libs.supports_wire(lib, wire)])
+    generations = _run_workers(ctx, [(wire, lib) for wire, lib in ctx.pairs() if libs.supports_wire(lib, wire)])
     columns = ["wire", "library", "calls/s (median)", "calls/s (worst 10%)", "peak RSS MB",
-               f"{TIMES} raw httpx2 (calls/s)", "CPU \u00b5s per call", f"raw's CPU {TIMES} this"]  # fmt: skip
+               f"{TIMES} raw httpx2 (calls/s)", f"{TIMES} raw, range over processes", "CPU \u00b5s per call",
+               f"raw's CPU {TIMES} this"]  # fmt: skip
     table = Table("S5", f"{c.s5_concurrency} concurrent async calls over loopback HTTP", columns)
     budgets = []
-    rates = {
-        key: c.s5_concurrency / (median(w.samples) / 1e9) for key, w in workers.items() if w.error is None and w.samples
-    }
-    cpu = {key: median(w.cpu_samples) / c.s5_concurrency / 1e3 for key, w in workers.items() if key in rates}
+    # Per process: its median batch's calls/s and CPU per call. Against raw httpx2, batch by batch: a
+    # round's batches run one after the other, so each library's batch is paired with raw's batch of
+    # the same round of the same generation (the same load on the machine, within a second or two).
+    rates: list[dict[tuple[str, str], float]] = []
+    cpus: list[dict[tuple[str, str], float]] = []
+    for workers in generations:
+        ok = {key: w for key, w in workers.items() if w.error is None and w.samples}
+        rates.append({key: c.s5_concurrency / (median(w.samples) / 1e9) for key, w in ok.items()})
+        cpus.append({key: median(w.cpu_samples) / c.s5_concurrency / 1e3 for key, w in ok.items()})
+
+    def paired(key: tuple[str, str], samples: str) -> list[list[float]]:
+        """Per generation: raw's batch over this library's, round by round (a time ratio: calls/s over raw's)."""
+        out = []
+        for workers in generations:
+            mine, raw = workers.get(key), workers.get((key[0], "raw"))
+            if mine is None or raw is None or mine.error is not None or raw.error is not None:
+                continue
+            pairs = zip(getattr(raw, samples), getattr(mine, samples), strict=False)
+            out.append([r / m for r, m in pairs if r and m])
+        return [g for g in out if g]
+
+    medians: dict[tuple[str, str], float] = {}
     for wire, lib in ctx.pairs():
         label = libs.LABELS[lib]
-        worker = workers.get((wire, lib))
-        if worker is None or (wire, lib) not in rates:
-            table.rows.append([wire, label, "n/a (OpenAI wire only)" if worker is None else worker.error or "n/a"])
-            table.rows[-1] += [""] * 5
+        key = (wire, lib)
+        runs = [g[key] for g in generations if key in g]
+        failed = next((w.error for w in runs if w.error is not None), None)
+        if not runs or failed is not None:
+            table.rows.append([wire, label, "n/a (OpenAI wire only)" if not runs else failed or "n/a"])
+            table.rows[-1] += [""] * (len(columns) - 3)
             continue
-        rate = rates[(wire, lib)]
-        worst = c.s5_concurrency / (p90(worker.samples) / 1e9)
-        raw = rates.get((wire, "raw"))
-        ratio = rate / raw if raw else None
-        rss = f"{worker.max_rss_kb / 1024:.0f}" if worker.max_rss_kb else "?"
-        raw_cpu = cpu.get((wire, "raw"))
-        cpu_ratio = raw_cpu / cpu[(wire, lib)] if raw_cpu and cpu[(wire, lib)] else None
-        table.rows.append([wire, label, f"{rate:,.0f}", f"{worst:,.0f}", rss, fmt_ratio(ratio),
-                           f"{cpu[(wire, lib)]:,.0f}", fmt_ratio(cpu_ratio)])  # fmt: skip
+        rate = medians[key] = median([r[key] for r in rates])
+        worst = c.s5_concurrency / (p90([s for w in runs for s in w.samples]) / 1e9)
+        by_generation = paired(key, "samples")
+        ratios = [x for g in by_generation for x in g]
+        cpu_ratios = [x for g in paired(key, "cpu_samples") for x in g]
+        ratio = median(ratios) if ratios else None
+        rss = max(w.max_rss_kb for w in runs)
+        table.rows.append([wire, label, f"{rate:,.0f}", f"{worst:,.0f}", f"{rss / 1024:.0f}" if rss else "?",
+                           fmt_ratio(ratio), _spread([median(g) for g in by_generation]),
+                           f"{median([u[key] for u in cpus]):,.0f}",
+                           fmt_ratio(median(cpu_ratios) if cpu_ratios else None)])  # fmt: skip
         if lib == "chatclient":
             budgets.append(Budget("S5", f"throughput, {wire}", f"\u2265 0.95{TIMES} raw", fmt_ratio(ratio),
                                   None if ratio is None else ratio >= 0.95))  # fmt: skip
-    budgets.append(_s5_peers(rates))
-    table.notes.append("Each library runs in its own fresh process (peak RSS = VmHWM of that process, imports "
-                       "included); the server runs in another process.")  # fmt: skip
+    budgets.append(_s5_peers(medians))
+    table.notes.append(f"{c.s5_processes} generations of fresh processes, one per library and wire in each (peak "
+                       "RSS = the highest VmHWM of them, imports included); in each, a warm-up batch then "
+                       f"{c.s5_rounds} interleaved batches; the server runs in another process.")  # fmt: skip
+    table.notes.append(f"{TIMES} raw: each batch against raw httpx2's batch of the same round and generation (run "
+                       "next to it, under the same load); the figure is the median of those pairs, the range the "
+                       "spread of the generations' medians. calls/s: the median over processes of each one's "
+                       "median batch. raw's CPU: the same pairing, on each batch's CPU time.")  # fmt: skip
     table.notes.append("CPU \u00b5s per call: the worker's own CPU time per measured batch (median) over the "
                        "calls; on a loaded machine it moves far less than calls/s, which also counts waiting for "
-                       "a core.")  # fmt: skip
+                       "a core. Instructions per call, which do not depend on the load: "
+                       "`python -m benchmarks.s5_instructions`.")  # fmt: skip
     return [table], budgets
 
 

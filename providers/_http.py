@@ -69,6 +69,7 @@ __all__ = [
     "RedactedHeaders",
     "RetryPolicy",
     "Secret",
+    "all_ints",
     "check_base_url",
     "error_from_event",
     "error_from_response",
@@ -127,6 +128,13 @@ class RedactedHeaders(httpx2.Headers):
         shown = [(key, "[secure]" if key.lower() in self._secret_names else value) for key, value in self.multi_items()]
         as_dict = dict(shown)
         return f"Headers({as_dict!r})" if len(as_dict) == len(shown) else f"Headers({shown!r})"
+
+
+def _redact(headers: httpx2.Headers, secret_names: frozenset[str]) -> None:
+    """Make the request's own (just built) ``headers`` a :class:`RedactedHeaders` in place: the same
+    object, the same values, the masking repr, without copying them once more per request."""
+    headers.__class__ = RedactedHeaders
+    headers._secret_names = secret_names  # type: ignore[attr-defined]
 
 
 def check_base_url(url: str, *, provider: str) -> str:
@@ -188,6 +196,22 @@ def _each_within(timeout: httpx2.Timeout, seconds: float) -> bool:
     return all(part is not None and part <= seconds for part in parts)
 
 
+_last_within: tuple[httpx2.Timeout, float] | None = None
+"""The last (client timeout, deadline) found :func:`_each_within`: every request of a model asks the
+same question of the same two values, so it is answered once (one tuple: a thread reads all or none)."""
+
+
+def _within(timeout: httpx2.Timeout, seconds: float) -> bool:
+    global _last_within
+    last = _last_within
+    if last is not None and last[0] is timeout and last[1] == seconds:
+        return True
+    if not _each_within(timeout, seconds):
+        return False
+    _last_within = (timeout, seconds)
+    return True
+
+
 class _Deadline:
     """The time one request may still take, across its attempts and the waits between them.
 
@@ -220,7 +244,7 @@ class _Deadline:
     def cut_timeouts(self, timeout: httpx2.Timeout) -> dict[str, float] | None:
         """Like :meth:`attempt_timeouts`, but ``None`` for a first attempt whose own timeouts all end
         within the deadline already (a numeric model ``timeout``: the common case pays for no cut)."""
-        if self.attempts == 0 and _each_within(timeout, self.seconds):
+        if self.attempts == 0 and _within(timeout, self.seconds):
             self.attempts = 1
             return None
         return self.attempt_timeouts(timeout)
@@ -286,6 +310,15 @@ def parse_json(data: bytes | str, *, provider: str) -> Any:
     except ValueError as exc:
         preview = data[:200] if isinstance(data, str) else data[:200].decode("utf-8", "replace")
         raise MalformedResponseError(f"The reply is not valid JSON: {preview!r}", provider=provider) from exc
+
+
+def all_ints(counts: Mapping[str, Any]) -> bool:
+    """Whether every value is an ``int`` (not a ``bool``, ``float`` or ``str``), so a reply's token
+    counts can be trusted as they are: a loop, not a generator, as every reply asks."""
+    for count in counts.values():  # noqa: SIM110 (a generator costs a frame and a resume per value)
+        if type(count) is not int:
+            return False
+    return True
 
 
 def _retry_after(headers: httpx2.Headers) -> float | None:
@@ -769,7 +802,19 @@ class ProviderHttp:
         try:
             return self._send(path, body, headers, deadline, stream=stream)
         except ProviderError as error:
-            failed = error
+            return self._retried(error, path, body, headers, deadline, stream=stream)
+
+    def _retried(
+        self,
+        failed: ProviderError,
+        path: str,
+        body: Any,
+        headers: Mapping[str, str] | None,
+        deadline: _Deadline | None,
+        *,
+        stream: bool,
+    ) -> httpx2.Response:
+        """The retries after a first attempt failed with ``failed``."""
         attempt = 1
         while True:
             time.sleep(self._next_wait(failed, attempt, deadline))
@@ -779,13 +824,19 @@ class ProviderHttp:
             except ProviderError as error:
                 failed = error
 
-    async def _asend_retried(
-        self, path: str, body: Any, headers: Mapping[str, str] | None, deadline: _Deadline | None, *, stream: bool
+    async def _aretried(
+        self,
+        failed: ProviderError,
+        path: str,
+        body: Any,
+        headers: Mapping[str, str] | None,
+        deadline: _Deadline | None,
+        *,
+        stream: bool,
     ) -> httpx2.Response:
-        try:
-            return await self._asend(path, body, headers, deadline, stream=stream)
-        except ProviderError as error:
-            failed = error
+        """As :meth:`_retried`. The hot paths await :meth:`_asend` themselves and this only after it
+        failed: every coroutine between a caller and the socket is resumed at each of the request's
+        awaits, and 300 requests in flight resume a chain thousands of times."""
         import asyncio
 
         attempt = 1
@@ -814,9 +865,10 @@ class ProviderHttp:
         request = client.build_request(
             "POST", self._url(path), content=pydantic_core.to_json(body), headers=request_headers
         )
-        request.headers = RedactedHeaders(request.headers, self._secret_names)
+        _redact(request.headers, self._secret_names)
         if deadline is not None:
-            if deadline.left() <= 0:
+            # A first attempt starts as its deadline does: only a deadline of (next to) no time is past.
+            if (deadline.attempts or deadline.seconds <= _TIMER_SLACK) and deadline.left() <= 0:
                 raise deadline.exceeded(self.provider, "no time was left for another attempt")
             timeouts = deadline.cut_timeouts(client.timeout)
             if timeouts is not None:
@@ -876,7 +928,11 @@ class ProviderHttp:
     async def apost_json(
         self, path: str, body: Any, headers: Mapping[str, str] | None = None, *, timeout: float | None = None
     ) -> tuple[Any, httpx2.Headers]:
-        response = await self._asend_retried(path, body, headers, self._deadline(timeout), stream=False)
+        deadline = self._deadline(timeout)
+        try:
+            response = await self._asend(path, body, headers, deadline, stream=False)
+        except ProviderError as error:
+            response = await self._aretried(error, path, body, headers, deadline, stream=False)
         return parse_json(response.content, provider=self.provider), response.headers
 
     @contextmanager
@@ -905,7 +961,10 @@ class ProviderHttp:
         self, path: str, body: Any, headers: Mapping[str, str] | None = None, *, timeout: float | None = None
     ) -> AsyncIterator[httpx2.Response]:
         deadline = self._deadline(timeout)
-        response = await self._asend_retried(path, body, headers, deadline, stream=True)
+        try:
+            response = await self._asend(path, body, headers, deadline, stream=True)
+        except ProviderError as error:
+            response = await self._aretried(error, path, body, headers, deadline, stream=True)
         if deadline is not None:
             response.stream = _AsyncDeadlineStream(response.stream, deadline, self.provider)
         try:

@@ -267,9 +267,13 @@ class ProviderModel(ModelLifecycle, ChatModel, Generic[OptionsT]):
             import asyncio
 
             return await asyncio.to_thread(self.call, prompt)
-        body, headers, timeout = self._request(prompt, stream=False)
-        data, reply_headers = await self._transport.apost_json(self.wire.path, body, headers, timeout=timeout)
-        return self.wire.parse_response(data, reply_headers)
+        options = self.options_for(prompt)  # as _request(), inline: the async call path is the busiest
+        body = self.build_body(prompt, options, stream=False)
+        wire = self.wire
+        data, reply_headers = await self._transport.apost_json(
+            wire.path, body, self.request_headers(options), timeout=options.timeout
+        )
+        return wire.parse_response(data, reply_headers)
 
     async def astream(self, prompt: Prompt) -> AsyncIterator[ModelEvent]:
         if self._async_via_sync:

@@ -39,7 +39,7 @@ from chatclient.responses import (
 )
 from chatclient.tools.definition import ToolDefinition
 from providers._extras import apply_extra_body
-from providers._http import ErrorDetails, error_from_event, event_status
+from providers._http import ErrorDetails, all_ints, error_from_event, event_status
 from providers._media import unsupported_media
 from providers._tool_rendering import TOOL_RENDERINGS
 
@@ -365,18 +365,22 @@ def _int(value: Any) -> int:
 def parse_usage(usage: Mapping[str, Any]) -> Usage:
     """Anthropic's ``input_tokens`` excludes the cached part; ``prompt_tokens`` is the whole input
     (``input + cache_creation + cache_read``), so the cache counts are subsets of it as with OpenAI."""
-    cache_write = _int(usage.get("cache_creation_input_tokens"))
-    cache_read = _int(usage.get("cache_read_input_tokens"))
+    # ``_int`` written out: every reply reads these four counts.
+    cache_write = usage.get("cache_creation_input_tokens")
+    cache_write = cache_write if isinstance(cache_write, int) else 0
+    cache_read = usage.get("cache_read_input_tokens")
+    cache_read = cache_read if isinstance(cache_read, int) else 0
     details = usage.get("output_tokens_details")
     thinking = _int(details.get("thinking_tokens")) if isinstance(details, dict) else 0
+    given, produced = usage.get("input_tokens"), usage.get("output_tokens")
     counts = {
-        "prompt_tokens": _int(usage.get("input_tokens")) + cache_write + cache_read,
-        "completion_tokens": _int(usage.get("output_tokens")),
+        "prompt_tokens": (given if isinstance(given, int) else 0) + cache_write + cache_read,
+        "completion_tokens": produced if isinstance(produced, int) else 0,
         "cache_read_tokens": cache_read,
         "cache_write_tokens": cache_write,
         "reasoning_tokens": thinking,  # a part of output_tokens, as OpenAI's reasoning_tokens
     }
-    if all(type(count) is int for count in counts.values()):
+    if all_ints(counts):
         return trusted(Usage, counts)  # checked: built without validating again (chatclient._trusted)
     return Usage(**counts)
 

@@ -45,6 +45,8 @@ class AnthropicChatModel(ProviderModel[AnthropicChatOptions]):
     """
 
     wire = WIRE
+    _no_extra_headers: ChatOptions | None = None
+    """The last merged options whose request needs no headers of its own (held, so ``is`` is safe)."""
 
     def __init__(
         self,
@@ -87,11 +89,15 @@ class AnthropicChatModel(ProviderModel[AnthropicChatOptions]):
     def request_headers(self, options: ChatOptions) -> dict[str, str] | None:
         """The version/beta headers when this request's differ from the model's (always through the
         SDK, whose newer default version this mapping does not speak), then the extra headers."""
+        if options is self._no_extra_headers:  # the same merged options as a request before, which needed none
+            return None
         key = _header_key(options)
         headers = None if key == self._default_headers and not self.via_sdk else _version_headers(key)
         extra = extra_headers(options)
         if extra:
             headers = {**(headers or {}), **extra}
+        if headers is None:
+            self._no_extra_headers = options  # options are frozen: the answer holds for this object
         return headers
 
     def no_sync_sdk_client(self) -> None:

@@ -40,7 +40,7 @@ from chatclient.responses import (
 )
 from chatclient.tools.definition import ToolDefinition
 from providers._extras import apply_extra_body
-from providers._http import ErrorDetails, error_from_event
+from providers._http import ErrorDetails, all_ints, error_from_event
 from providers._media import unsupported_media
 from providers._tool_rendering import TOOL_RENDERINGS
 
@@ -320,7 +320,7 @@ def parse_usage(data: Any) -> Usage | None:
             "cache_write_tokens": 0,
             "reasoning_tokens": completion_details.get("reasoning_tokens") or 0,
         }
-        if all(type(count) is int for count in counts.values()):
+        if all_ints(counts):
             return trusted(Usage, counts)
         return Usage(**counts)  # a server that sends "12" or 12.0: validated (and converted) as before
     except (AttributeError, ValueError) as exc:
@@ -461,7 +461,7 @@ def parse_response(data: Any, headers: Mapping[str, str] | None = None) -> ChatR
         reply_id, model = data.get("id"), data.get("model")
         usage = parse_usage(data.get("usage"))
         response_extra = _response_extra(data, headers)
-        if _str_or_missing(reply_id) and _str_or_missing(model):
+        if (reply_id is None or type(reply_id) is str) and (model is None or type(model) is str):
             metadata = trusted(
                 ChatResponseMetadata, {"id": reply_id, "model": model, "usage": usage, "extra": response_extra}
             )
@@ -474,10 +474,6 @@ def parse_response(data: Any, headers: Mapping[str, str] | None = None) -> ChatR
             f"Unexpected Chat Completions reply: {type(exc).__name__}: {exc}", provider=PROVIDER
         ) from exc
     return trusted(ChatResponse, {"generations": tuple(generations), "metadata": metadata})
-
-
-def _str_or_missing(value: Any) -> bool:
-    return value is None or type(value) is str
 
 
 # ---------------------------------------------------------------------- errors
