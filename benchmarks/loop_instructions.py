@@ -54,8 +54,11 @@ def _script(name: str) -> Callable[[Prompt], Any]:
     return reply
 
 
-class _Prebuilt(ChatModel):
-    """Two replies built once: asks for the tool, then answers once it sees the result."""
+class Prebuilt(ChatModel):
+    """Two replies built once: asks for the tool, then answers "5" once it sees the result "5" (any other
+    result gets a reply saying so, built then). The loop still does all of its own work each round;
+    only the test double's reply building (a script call, a ``json.dumps``, a ``ToolCall``, the reply
+    models) is left out."""
 
     def __init__(self, name: str) -> None:
         ask = AssistantMessage(None, tool_calls=[tool_call(name, {"a": 2, "b": 3})])
@@ -63,7 +66,11 @@ class _Prebuilt(ChatModel):
         self.answer = ChatResponse.of("5", finish_reason=FinishReason.STOP)
 
     def call(self, prompt: Prompt) -> ChatResponse:
-        return self.answer if isinstance(prompt.messages[-1], ToolResponseMessage) else self.ask
+        last = prompt.messages[-1]
+        if not isinstance(last, ToolResponseMessage):
+            return self.ask
+        result = last.responses[0].response_data
+        return self.answer if result == "5" else ChatResponse.of(f"unexpected tool result {result!r}")
 
     async def acall(self, prompt: Prompt) -> ChatResponse:
         return self.call(prompt)
@@ -107,9 +114,9 @@ def _ops() -> dict[str, Callable[[int], object]]:
     plain = ChatClient.create(ScriptedChatModel(lambda prompt: "hello"))
     return {
         "round": _acalls(loop, scripted.prompt("2+3?").tools(_add)),
-        "round-loop": _acalls(loop, ChatClient.create(_Prebuilt("add")).prompt("2+3?").tools(_add)),
-        "round-provider": _acalls(loop, ChatClient.create(_Prebuilt("add")).prompt("2+3?").tools(_Provider(_add))),
-        "round-sync-tool": _acalls(loop, ChatClient.create(_Prebuilt("add")).prompt("2+3?").tools(_add_sync)),
+        "round-loop": _acalls(loop, ChatClient.create(Prebuilt("add")).prompt("2+3?").tools(_add)),
+        "round-provider": _acalls(loop, ChatClient.create(Prebuilt("add")).prompt("2+3?").tools(_Provider(_add))),
+        "round-sync-tool": _acalls(loop, ChatClient.create(Prebuilt("add")).prompt("2+3?").tools(_add_sync)),
         "round-sync": _calls(scripted.prompt("2+3?").tools(_add_sync)),
         "call": lambda n: [plain.prompt("hi").call().content() for _ in range(n)],
         "acall": _acalls(loop, plain.prompt("hi")),

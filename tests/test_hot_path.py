@@ -19,8 +19,12 @@ from chatclient import (
     ChatOptions,
     ChatResponse,
     FinishReason,
+    JsonPart,
     Prompt,
+    TextPart,
+    ToolResponse,
     ToolResponseMessage,
+    ToolResult,
     Usage,
     UserMessage,
     tool,
@@ -319,6 +323,30 @@ async def test_a_tool_round_builds_no_model_by_validation_once_its_tools_are_mer
         "UserMessage", "AssistantMessage", "ToolResponseMessage", "AssistantMessage"]  # fmt: skip
     if source == "provider":
         assert provider.asked == 4, "a provider is still asked once per request"
+
+
+_STRUCTURED = ToolResult([TextPart("5"), JsonPart({"sum": 5})], metadata={"source": "adder"})
+
+
+@tool(name="add", description="Add two numbers")
+async def _add_structured(a: int, b: int) -> ToolResult:
+    return _STRUCTURED
+
+
+async def test_a_structured_result_becomes_the_validated_tool_response_without_validating_it_again(
+    validations: list[str],
+) -> None:
+    client = ChatClient.create(_Replies())
+    spec = client.prompt("2+3?").tools(_add_structured)
+    await spec.acall().chat_client_response()
+    validations.clear()
+    response = await spec.acall().chat_client_response()
+    assert validations == ["_add_structured_arguments"], "the ToolResult's parts and metadata were checked already"
+    (sent,) = next(m for m in turn_messages(response) if isinstance(m, ToolResponseMessage)).responses
+    long_way = ToolResponse(id=sent.id, name="add", response_data='5\n{"sum":5}', parts=_STRUCTURED.parts,
+                            result_metadata={"source": "adder"})  # fmt: skip
+    assert sent == long_way and sent.model_dump() == long_way.model_dump()
+    assert sent.result_metadata is not _STRUCTURED.metadata, "the response keeps its own copy"
 
 
 def test_a_request_with_its_own_tools_merges_its_options_once_per_tool_set(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -318,26 +318,37 @@ class McpSession:
             ) from exc  # fmt: skip
 
     async def call_tool(self, name: str, arguments: dict[str, Any], meta: dict[str, Any] | None) -> Any:
-        """``tools/call`` with the connection's timeout; errors mapped to chatclient's tool errors."""
-        import mcp
-
+        """``tools/call`` with the connection's timeout (the SDK's own per-request clock, which also
+        tells the server the call was abandoned); errors mapped to chatclient's tool errors."""
         client = self.client
         if client is None or self.lost:
             raise McpCallInterruptedError(self.name, ConnectionError("the connection is closed"), tool_name=name)
         timeout = self.connection.call_timeout_s
         try:
             return await client.call_tool(name, arguments, read_timeout_seconds=timeout, meta=meta)
-        except mcp.MCPError as exc:
+        except Exception as exc:  # mapped here, so a call that succeeds runs no import or isinstance
+            mapped = self._call_error(name, exc)
+            if mapped is None:
+                raise
+            raise mapped from exc
+
+    def _call_error(self, name: str, exc: Exception) -> Exception | None:
+        """What a failed ``tools/call`` raises (``None``: the exception as it is)."""
+        import mcp
+
+        if isinstance(exc, mcp.MCPError):
             if _connection_lost(exc):
                 self._lost = True
-                raise McpCallInterruptedError(self.name, exc, tool_name=name) from exc
+                return McpCallInterruptedError(self.name, exc, tool_name=name)
             if exc.code == _REQUEST_TIMEOUT:
-                raise ToolExecutionError(
+                timeout = self.connection.call_timeout_s
+                return ToolExecutionError(
                     f"MCP tool {name!r} of server {self.name!r} timed out after {timeout:g} s", tool_name=name
-                ) from exc
-            raise McpProtocolError(
+                )
+            return McpProtocolError(
                 f"MCP server {self.name!r} answered {name!r} with protocol error {exc.code}: {exc.message}",
                 tool_name=name, server_name=self.name, code=exc.code,
-            ) from exc  # fmt: skip
-        except RuntimeError as exc:  # the SDK's output-schema validation of a successful call
-            raise ToolExecutionError(f"MCP tool {name!r} of server {self.name!r}: {exc}", tool_name=name) from exc
+            )  # fmt: skip
+        if isinstance(exc, RuntimeError):  # the SDK's output-schema validation of a successful call
+            return ToolExecutionError(f"MCP tool {name!r} of server {self.name!r}: {exc}", tool_name=name)
+        return None

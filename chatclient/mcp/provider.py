@@ -63,8 +63,11 @@ class _Catalog:
     def cached(self) -> tuple[McpToolCallback, ...] | None:
         """The tool set, when it is listed and every connection is up (safe from any thread)."""
         callbacks = self.callbacks
-        if callbacks is None or any(s.lost for s in self.sessions):
+        if callbacks is None:
             return None
+        for session in self.sessions:  # a loop, not any(): no generator per request
+            if session.lost:
+                return None
         return callbacks
 
     async def tool_callbacks(
@@ -191,7 +194,8 @@ class AsyncMcpToolCallbackProvider:
         self._catalog.protocol_errors_to_model = protocol_errors_to_model
 
     async def tool_callbacks(self) -> tuple[McpToolCallback, ...]:
-        return await self._catalog.tool_callbacks(_loop_bound)
+        cached = self._catalog.cached()  # the usual request: the listed set, no coroutine of the catalog's
+        return cached if cached is not None else await self._catalog.tool_callbacks(_loop_bound)
 
     async def fresh_tool_callbacks(self) -> tuple[McpToolCallback, ...]:
         """The tools listed again past the cache (what a resume checks the paused calls against)."""
@@ -232,12 +236,43 @@ def _loop_bound(session: McpSession) -> dict[str, Any]:
     return {"invoke": invoke}
 
 
-def _abandon(started: list[asyncio.Task[Any]]) -> None:
+def _abandon(started: list[asyncio.Task[Any]], coro: Coroutine[Any, Any, Any]) -> None:
     """Cancel a runtime task nobody waits for any more; an error it still ends with is not logged
-    as never retrieved (its caller has already been told it gave up)."""
+    as never retrieved (its caller has already been told it gave up), and a call cancelled before
+    it began is closed (not reported as never awaited)."""
     task = started[0]
     task.cancel()
-    task.add_done_callback(lambda t: t.cancelled() or t.exception())
+
+    def finished(task: asyncio.Task[Any]) -> None:
+        task.cancelled() or task.exception()
+        coro.close()
+
+    task.add_done_callback(finished)
+
+
+async def _relay(coro: Coroutine[Any, Any, Any], settle: Callable[[Any, BaseException | None], None]) -> None:
+    """Run ``coro`` and hand its outcome to ``settle`` from inside the task, as soon as it ends. A
+    cancellation is handed on too, then ends the task as cancelled; an error ends it quietly (its
+    caller has it)."""
+    try:
+        result = await coro
+    except BaseException as exc:
+        settle(None, exc)
+        if not isinstance(exc, Exception):
+            raise
+        return
+    settle(result, None)
+
+
+def _settle_waiter(waiter: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
+    if waiter.done():  # a cancelled caller's future stays cancelled
+        return
+    if isinstance(error, asyncio.CancelledError):
+        waiter.cancel()
+    elif error is not None:
+        waiter.set_exception(error)
+    else:
+        waiter.set_result(result)
 
 
 class _Runtime:
@@ -253,15 +288,19 @@ class _Runtime:
 
     def run(self, coro: Coroutine[Any, Any, T], timeout: float) -> T:
         """Run ``coro`` on the runtime and block until it ends: one wake-up each way, with a bare
-        lock as the signal (no ``concurrent.futures.Future``, condition or chained callbacks)."""
+        lock as the signal (no ``concurrent.futures.Future``, condition or chained callbacks), released
+        from inside the runtime's task (no done callback: one loop iteration less a call)."""
         done = threading.Lock()
         done.acquire()
-        started: list[asyncio.Task[T]] = []
+        outcome: list[tuple[Any, BaseException | None]] = []
+        started: list[asyncio.Task[None]] = []
+
+        def settle(result: Any, error: BaseException | None) -> None:
+            outcome.append((result, error))
+            done.release()
 
         def start() -> None:
-            task = self.loop.create_task(coro)
-            started.append(task)
-            task.add_done_callback(lambda _: done.release())
+            started.append(self.loop.create_task(_relay(coro, settle)))
 
         self.loop.call_soon_threadsafe(start)
         try:
@@ -271,38 +310,33 @@ class _Runtime:
             # a timeout or an interrupt must not leave the remote call running; ``start`` ran first
             # (the loop runs its callbacks in order), so the task exists by then
             with contextlib.suppress(RuntimeError):  # the runtime was shut down meanwhile
-                self.loop.call_soon_threadsafe(_abandon, started)
+                self.loop.call_soon_threadsafe(_abandon, started, coro)
             raise
-        return started[0].result()
+        result, error = outcome[0]
+        if error is not None:
+            raise error
+        return result  # type: ignore[no-any-return]
 
     async def arun(self, coro: Coroutine[Any, Any, T]) -> T:
         """Await ``coro`` run on the runtime from another event loop: one wake-up each way (the
         runtime's task settles the caller's future directly); cancelling the caller cancels it."""
         caller = asyncio.get_running_loop()
         waiter: asyncio.Future[T] = caller.create_future()
-        started: list[asyncio.Task[T]] = []
+        started: list[asyncio.Task[None]] = []
 
-        def settle(task: asyncio.Task[T]) -> None:
-            if waiter.cancelled():
-                return
-            if task.cancelled():
-                waiter.cancel()
-            elif (error := task.exception()) is not None:
-                waiter.set_exception(error)
-            else:
-                waiter.set_result(task.result())
+        def settle(result: Any, error: BaseException | None) -> None:
+            with contextlib.suppress(RuntimeError):  # the caller's loop closed: nobody waits
+                caller.call_soon_threadsafe(_settle_waiter, waiter, result, error)
 
         def start() -> None:
-            task = self.loop.create_task(coro)
-            started.append(task)
-            task.add_done_callback(lambda t: caller.is_closed() or caller.call_soon_threadsafe(settle, t))
+            started.append(self.loop.create_task(_relay(coro, settle)))
 
         self.loop.call_soon_threadsafe(start)
         try:
             return await waiter
         except asyncio.CancelledError:
             with contextlib.suppress(RuntimeError):  # the runtime was shut down meanwhile
-                self.loop.call_soon_threadsafe(_abandon, started)
+                self.loop.call_soon_threadsafe(_abandon, started, coro)
             raise
 
     def shutdown(self, catalog: _Catalog, timeout: float = 10.0) -> None:

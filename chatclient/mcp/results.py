@@ -6,6 +6,7 @@ from typing import Any
 
 from pydantic import JsonValue
 
+from .._trusted import trusted
 from ..messages import FilePart, ImagePart, JsonPart, TextPart, ToolResult, ToolResultPart
 
 __all__ = ["to_tool_result"]
@@ -17,22 +18,25 @@ def to_tool_result(result: Any, *, server_name: str, tool_name: str) -> ToolResu
     Structured content becomes a ``JsonPart`` when the result has no text; with text (servers send
     both, the text a rendering of the same value) it is kept in the metadata, so the model reads the
     value once. ``is_error`` results stay errors: the model is told and the loop continues.
+
+    Built from checked values (the SDK validated the result; text parts are built from its strings, the
+    others validated as usual), so a tool call does not validate its result a second time.
     """
-    parts: list[ToolResultPart] = [_part(block) for block in result.content]
+    parts = tuple(_part(block) for block in result.content)
     metadata: dict[str, JsonValue] = {"mcp_server": server_name, "mcp_tool": tool_name}
     structured = result.structured_content
     if structured is not None:
         if any(isinstance(part, TextPart) for part in parts):
             metadata["structured_content"] = structured
         else:
-            parts.append(JsonPart(structured))
-    return ToolResult(parts, metadata=metadata, is_error=bool(result.is_error))
+            parts = (*parts, JsonPart(structured))
+    return trusted(ToolResult, {"parts": parts, "metadata": metadata, "is_error": bool(result.is_error)})
 
 
 def _part(block: Any) -> ToolResultPart:
     kind = getattr(block, "type", None)
     if kind == "text":
-        return TextPart(block.text)
+        return _text(block.text)
     if kind == "image":
         return ImagePart(data=block.data, media_type=block.mime_type)
     if kind == "audio":
@@ -47,8 +51,13 @@ def _part(block: Any) -> ToolResultPart:
 def _resource(resource: Any) -> ToolResultPart:
     text = getattr(resource, "text", None)
     if text is not None:
-        return TextPart(text)
+        return _text(text)
     media_type = resource.mime_type or "application/octet-stream"
     if media_type.startswith("image/"):
         return ImagePart(data=resource.blob, media_type=media_type)
     return FilePart(data=resource.blob, media_type=media_type, filename=str(resource.uri))
+
+
+def _text(text: str) -> TextPart:
+    """A text part from the SDK's own validated string."""
+    return trusted(TextPart, {"type": "text", "text": text})

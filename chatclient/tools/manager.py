@@ -593,6 +593,10 @@ def _success(
     if isinstance(result, str):
         return ToolResponse(id=call.id, name=call.name, response_data=note + result, metadata=metadata)
     parts = (TextPart(note.rstrip("\n")), *result.parts) if note else result.parts
+    if type(result) is ToolResult:  # its parts and metadata were checked when it was made
+        return trusted(ToolResponse, {"id": call.id, "name": call.name, "response_data": note + result.text,
+                                      "is_error": result.is_error, "metadata": metadata, "parts": parts,
+                                      "result_metadata": dict(result.metadata)})  # fmt: skip
     return ToolResponse(
         id=call.id,
         name=call.name,

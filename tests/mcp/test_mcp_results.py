@@ -97,3 +97,14 @@ def test_the_parts_reach_the_next_prompt(mode: str, provider: McpToolCallbackPro
     (response,) = message.responses
     assert response.parts is not None
     assert_mapped(ToolResult(list(response.parts), metadata={"mcp_tool": "everything"}))
+
+
+def test_the_mapped_result_is_the_one_validation_builds(provider: McpToolCallbackProvider) -> None:
+    """The mapping builds text parts and the result from the SDK's checked values, not validating them again:
+    what it builds equals, field for field, the result built the long way."""
+    (callback,) = provider.get_tool_callbacks()
+    result = callback.call("{}")
+    assert isinstance(result, ToolResult)
+    long_way = ToolResult(list(result.parts), metadata=dict(result.metadata), is_error=result.is_error)
+    assert result == long_way and result.model_dump() == long_way.model_dump()
+    assert ToolResult.model_validate(result.model_dump()) == result
