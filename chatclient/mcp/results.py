@@ -7,16 +7,18 @@ from typing import Any
 from pydantic import JsonValue
 
 from ..messages import FilePart, ImagePart, JsonPart, TextPart, ToolResult, ToolResultPart
+from .limits import ResultLimits, limit_result
 
 __all__ = ["to_tool_result"]
 
 
-def to_tool_result(result: Any, *, server_name: str, tool_name: str) -> ToolResult:
+def to_tool_result(result: Any, *, server_name: str, tool_name: str, limits: ResultLimits | None = None) -> ToolResult:
     """Text blocks as text, images as images, audio and blobs as files, resources inline or as links.
 
     Structured content becomes a ``JsonPart`` when the result has no text; with text (servers send
     both, the text a rendering of the same value) it is kept in the metadata, so the model reads the
     value once. ``is_error`` results stay errors: the model is told and the loop continues.
+    ``limits`` bound what reaches the prompt (:func:`~chatclient.mcp.limits.limit_result`).
     """
     parts: list[ToolResultPart] = [_part(block) for block in result.content]
     metadata: dict[str, JsonValue] = {"mcp_server": server_name, "mcp_tool": tool_name}
@@ -26,7 +28,8 @@ def to_tool_result(result: Any, *, server_name: str, tool_name: str) -> ToolResu
             metadata["structured_content"] = structured
         else:
             parts.append(JsonPart(structured))
-    return ToolResult(parts, metadata=metadata, is_error=bool(result.is_error))
+    converted = ToolResult(parts, metadata=metadata, is_error=bool(result.is_error))
+    return converted if limits is None else limit_result(converted, limits)
 
 
 def _part(block: Any) -> ToolResultPart:

@@ -17,7 +17,7 @@ from ..errors import ConfigurationError, ToolArgumentsError
 from ._results import normalize_arguments
 from .definition import ToolContext
 
-__all__ = ["SchemaSignature"]
+__all__ = ["SchemaSignature", "input_schema_problem"]
 
 _MAX_REPORTED_ERRORS = 8
 
@@ -100,6 +100,31 @@ class SchemaSignature:
                 raise ConfigurationError(f"The input_schema is not a valid JSON schema: {exc.message}") from exc
             self._validator = cls(self._schema)
         return self._validator
+
+
+def input_schema_problem(schema: Any) -> str | None:
+    """What makes ``schema`` unusable as a tool's input schema, or ``None``: it must be a JSON object
+    of ``type`` ``object`` (when it says) that its own metaschema accepts. A schema that fails here
+    would make the provider reject every request offering the tool, with an error that names none."""
+    if not isinstance(schema, Mapping):
+        return f"the input schema is a {type(schema).__name__}, not a JSON object"
+    if schema.get("type", "object") != "object":
+        return f"the input schema's type is {schema.get('type')!r}, not 'object' (a tool's arguments are one object)"
+    try:
+        from jsonschema import validators
+        from jsonschema.exceptions import SchemaError
+    except ImportError as exc:
+        raise ConfigurationError(
+            "Checking a tool's input schema needs the 'jsonschema' package: pip install 'chatclient[jsonschema]'"
+        ) from exc
+    try:
+        validators.validator_for(schema).check_schema(dict(schema))
+    except SchemaError as exc:
+        where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in exc.absolute_path).lstrip(".")
+        return f"{where}: {exc.message}" if where else exc.message
+    except Exception as exc:  # e.g. a ``$schema`` that is not a string: still a bad schema
+        return f"{type(exc).__name__}: {exc}"
+    return None
 
 
 def _describe(error: Any) -> str:
