@@ -16,6 +16,7 @@ from ..errors import ToolArgumentsError, ToolExecutionError
 from ..messages import ToolResult
 from ..tools.callback import ToolCallback
 from ..tools.definition import ToolContext, ToolDefinition, ToolMetadata
+from .arguments import ArgumentsCheck
 from .errors import McpProtocolError, McpUnsafeWarning
 from .limits import ResultLimits
 from .results import to_tool_result
@@ -71,6 +72,7 @@ class McpToolCallback(ToolCallback):
         self._meta_from_context = meta_from_context
         self._protocol_errors_to_model = protocol_errors_to_model
         self._result_limits = result_limits
+        self._arguments_check = ArgumentsCheck(schema)
 
     @property
     def is_async(self) -> bool:  # type: ignore[override]  # a plain attribute on the base class
@@ -128,9 +130,10 @@ class McpToolCallback(ToolCallback):
         except json.JSONDecodeError as exc:
             raise ToolArgumentsError(f"Arguments are not JSON: {exc}", tool_name=self.name) from exc
         if parsed is None:
-            return {}
+            parsed = {}
         if not isinstance(parsed, dict):
             raise ToolArgumentsError("Arguments must be a JSON object", tool_name=self.name)
+        self._arguments_check.check(parsed, self.name)
         return parsed
 
     def _meta(self, context: ToolContext | None) -> dict[str, Any] | None:

@@ -17,7 +17,7 @@ from ..errors import ConfigurationError, ToolArgumentsError
 from ._results import normalize_arguments
 from .definition import ToolContext
 
-__all__ = ["SchemaSignature", "input_schema_problem"]
+__all__ = ["SchemaSignature", "input_schema_problem", "raise_invalid_arguments"]
 
 _MAX_REPORTED_ERRORS = 8
 
@@ -68,13 +68,7 @@ class SchemaSignature:
             raise ToolArgumentsError(
                 f"Invalid arguments for tool '{tool_name}': the arguments must be a JSON object", tool_name=tool_name
             )
-        errors = sorted(self._compile().iter_errors(value), key=lambda e: list(e.absolute_path))
-        if errors:
-            parts = [_describe(error) for error in errors[:_MAX_REPORTED_ERRORS]]
-            if len(errors) > _MAX_REPORTED_ERRORS:
-                parts.append(f"and {len(errors) - _MAX_REPORTED_ERRORS} more errors")
-            message = f"Invalid arguments for tool '{tool_name}': {'; '.join(parts)}"
-            raise ToolArgumentsError(message, tool_name=tool_name)
+        raise_invalid_arguments(self._compile(), value, tool_name)
         return value
 
     def call_args(self, parsed: Any, context: ToolContext) -> tuple[list[Any], dict[str, Any]]:
@@ -125,6 +119,18 @@ def input_schema_problem(schema: Any) -> str | None:
     except Exception as exc:  # e.g. a ``$schema`` that is not a string: still a bad schema
         return f"{type(exc).__name__}: {exc}"
     return None
+
+
+def raise_invalid_arguments(validator: Any, value: Any, tool_name: str) -> None:
+    """Raise ``ToolArgumentsError`` listing what ``validator`` (a compiled ``jsonschema`` validator)
+    finds wrong with ``value``, in the words the model reads for every schema-checked tool."""
+    errors = sorted(validator.iter_errors(value), key=lambda e: list(e.absolute_path))
+    if errors:
+        parts = [_describe(error) for error in errors[:_MAX_REPORTED_ERRORS]]
+        if len(errors) > _MAX_REPORTED_ERRORS:
+            parts.append(f"and {len(errors) - _MAX_REPORTED_ERRORS} more errors")
+        message = f"Invalid arguments for tool '{tool_name}': {'; '.join(parts)}"
+        raise ToolArgumentsError(message, tool_name=tool_name)
 
 
 def _describe(error: Any) -> str:

@@ -242,3 +242,82 @@ def test_tools_whose_names_sanitise_alike_stay_distinct_and_each_calls_its_own(n
     unchanged = {c.original_name: c.name for c in callbacks if c.original_name in ("a_b", "ok")}
     prefix = "" if naming.description == "as_is()" else "low_"
     assert unchanged == {"a_b": f"{prefix}a_b", "ok": f"{prefix}ok"}
+
+
+# ----------------------------------------------------------------------------------------- arguments
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_arguments_that_do_not_fit_the_schema_go_back_to_the_model_and_never_to_the_server(
+    mode: str, url: str
+) -> None:
+    connection = McpServerConnection.http(url, name="low")
+    with McpToolCallbackProvider(connection) as provider, warnings.catch_warnings():
+        warnings.simplefilter("ignore", McpUnsafeWarning)
+        model = ScriptedChatModel(calling("ok", {"n": "not-int"}))
+        run_spec(mode, ChatClient.create(model).prompt("x").tools(provider))
+    response = tool_response(model)
+    assert response.is_error
+    assert "Invalid arguments for tool 'ok': n: 'not-int' is not of type 'integer'" in response.response_data
+    assert CALLS == {}
+
+
+QUICK_CASES: list[tuple[dict[str, Any], list[Any]]] = [
+    (GOOD, [{"n": 1}, {"n": True}, {"n": 1.0}, {"n": "1"}, {}, {"n": 1, "extra": [1]}]),
+    (
+        {
+            "type": "object",
+            "properties": {
+                "q": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None, "title": "Q"},
+                "tags": {"type": "array", "items": {"type": "string"}},
+                "mode": {"enum": ["a", 1, True]},
+                "x": {"type": ["number", "boolean"]},
+                "inner": {"type": "object", "properties": {"k": {"type": "integer"}}, "required": ["k"]},
+            },
+            "additionalProperties": False,
+        },
+        [
+            {"q": None, "tags": ["a"], "mode": "a", "x": 1.5, "inner": {"k": 1}},
+            {"q": 3},
+            {"tags": ["a", 2]},
+            {"mode": 1},
+            {"mode": 1.0},
+            {"mode": False},
+            {"x": True},
+            {"x": "no"},
+            {"inner": {}},
+            {"inner": {"k": True}},
+            {"other": 1},
+        ],
+    ),
+]
+
+
+@pytest.mark.parametrize(("schema", "values"), QUICK_CASES)
+def test_the_quick_argument_check_agrees_with_jsonschema(schema: dict[str, Any], values: list[Any]) -> None:
+    from jsonschema import validators
+
+    from chatclient.errors import ToolArgumentsError
+    from chatclient.mcp.arguments import ArgumentsCheck
+
+    check = ArgumentsCheck(schema)
+    assert check.is_quick
+    reference = validators.validator_for(schema)(schema)
+    for value in values:
+        try:
+            check.check(value, "t")
+        except ToolArgumentsError:
+            assert not reference.is_valid(value), value
+        else:
+            assert reference.is_valid(value), value
+
+
+def test_a_schema_beyond_the_quick_subset_is_checked_by_jsonschema_alone() -> None:
+    from chatclient.errors import ToolArgumentsError
+    from chatclient.mcp.arguments import ArgumentsCheck
+
+    check = ArgumentsCheck({"type": "object", "properties": {"n": {"type": "integer", "minimum": 3}}})
+    assert not check.is_quick
+    check.check({"n": 3}, "t")
+    with pytest.raises(ToolArgumentsError, match="n: 2 is less than the minimum of 3"):
+        check.check({"n": 2}, "t")
