@@ -16,7 +16,9 @@ from ..errors import ToolArgumentsError, ToolExecutionError
 from ..messages import ToolResult
 from ..tools.callback import ToolCallback
 from ..tools.definition import ToolContext, ToolDefinition, ToolMetadata
+from .arguments import ArgumentsCheck
 from .errors import McpProtocolError, McpUnsafeWarning
+from .limits import ResultLimits
 from .results import to_tool_result
 
 __all__ = ["McpMeta", "McpToolCallback", "schema_hash"]
@@ -52,6 +54,7 @@ class McpToolCallback(ToolCallback):
         requires_confirmation: bool = False,
         meta_from_context: MetaFromContext | None = None,
         protocol_errors_to_model: bool = False,
+        result_limits: ResultLimits | None = None,
     ) -> None:
         schema: dict[str, JsonValue] = dict(tool.input_schema or {})
         schema.setdefault("type", "object")
@@ -68,6 +71,8 @@ class McpToolCallback(ToolCallback):
         self._call_sync = call_sync
         self._meta_from_context = meta_from_context
         self._protocol_errors_to_model = protocol_errors_to_model
+        self._result_limits = result_limits
+        self._arguments_check = ArgumentsCheck(schema)
 
     @property
     def is_async(self) -> bool:  # type: ignore[override]  # a plain attribute on the base class
@@ -96,7 +101,9 @@ class McpToolCallback(ToolCallback):
             result = await self._invoke(self.original_name, self._arguments(arguments), self._meta(context))
         except McpProtocolError as exc:
             raise self._protocol_error(exc) from exc
-        return to_tool_result(result, server_name=self.server_name, tool_name=self.original_name)
+        return to_tool_result(
+            result, server_name=self.server_name, tool_name=self.original_name, limits=self._result_limits
+        )
 
     def _protocol_error(self, error: McpProtocolError) -> Exception:
         if self._protocol_errors_to_model:
@@ -113,7 +120,9 @@ class McpToolCallback(ToolCallback):
             result = self._call_sync(self.original_name, self._arguments(arguments), self._meta(context))
         except McpProtocolError as exc:
             raise self._protocol_error(exc) from exc
-        return to_tool_result(result, server_name=self.server_name, tool_name=self.original_name)
+        return to_tool_result(
+            result, server_name=self.server_name, tool_name=self.original_name, limits=self._result_limits
+        )
 
     def _arguments(self, arguments: str) -> dict[str, Any]:
         try:
@@ -121,9 +130,10 @@ class McpToolCallback(ToolCallback):
         except json.JSONDecodeError as exc:
             raise ToolArgumentsError(f"Arguments are not JSON: {exc}", tool_name=self.name) from exc
         if parsed is None:
-            return {}
+            parsed = {}
         if not isinstance(parsed, dict):
             raise ToolArgumentsError("Arguments must be a JSON object", tool_name=self.name)
+        self._arguments_check.check(parsed, self.name)
         return parsed
 
     def _meta(self, context: ToolContext | None) -> dict[str, Any] | None:

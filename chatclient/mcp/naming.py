@@ -1,8 +1,10 @@
 """The names the model sees for MCP tools: valid everywhere, deterministic, never silently merged.
 
-MCP allows 128 characters and dots; providers allow ``[A-Za-z0-9_-]{1,64}``. A name is sanitised
-and, when too long, cut to a prefix plus 8 hex digits of a hash of the full name, so two instances
-(and a resumed turn) always agree. The callback still calls the tool by its original name.
+MCP allows 128 characters and dots; providers allow ``[A-Za-z0-9_-]{1,64}``. A name that needs no
+change is kept as it is. Otherwise it is sanitised and gets ``_`` plus 8 hex digits of a hash of the
+full original name (so ``"東京"`` and ``"大阪"``, or ``a.b`` and ``a_b``, stay distinct), cut to 64
+characters before that suffix when too long; two instances (and a resumed turn) always agree. The
+callback still calls the tool by its original name.
 """
 
 from __future__ import annotations
@@ -21,10 +23,11 @@ _INVALID = re.compile(r"[^A-Za-z0-9_-]")
 
 
 def sanitise_name(name: str) -> str:
-    """``name`` with every character providers reject replaced by ``_``, at most 64 characters."""
-    clean = _INVALID.sub("_", name) or "_"
-    if len(clean) <= MAX_NAME_LENGTH:
-        return clean
+    """``name`` itself when providers accept it; else with every character they reject replaced by
+    ``_``, at most 64 characters, ending in a hash of ``name`` (replacing alone would merge names)."""
+    clean = _INVALID.sub("_", name)
+    if clean == name and 0 < len(name) <= MAX_NAME_LENGTH:
+        return name
     digest = hashlib.sha256(name.encode()).hexdigest()[:8]
     return f"{clean[: MAX_NAME_LENGTH - 9]}_{digest}"
 

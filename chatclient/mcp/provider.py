@@ -16,13 +16,16 @@ import asyncio
 import concurrent.futures
 import contextlib
 import threading
+import warnings
 import weakref
 from collections.abc import Callable, Collection, Coroutine, Sequence
 from typing import Any, TypeVar
 
+from ..tools._json_schema import input_schema_problem
 from .callback import McpToolCallback, MetaFromContext
 from .connection import McpServerConnection, McpSession
-from .errors import McpConnectionError
+from .errors import McpConnectionError, McpUnsafeWarning
+from .limits import DEFAULT_MAX_MEDIA_BYTES, DEFAULT_MAX_RESULT_CHARS, ResultLimits
 from .naming import McpToolNaming, check_no_collisions
 
 __all__ = ["AsyncMcpToolCallbackProvider", "McpToolCallbackProvider", "McpToolFilter", "RequireConfirmation"]
@@ -56,6 +59,7 @@ class _Catalog:
         self.require_confirmation = require_confirmation
         self.meta_from_context = meta_from_context
         self.protocol_errors_to_model = False
+        self.result_limits = ResultLimits()
         self.sessions: list[McpSession] = []
         self.callbacks: tuple[McpToolCallback, ...] | None = None
         self._lock: asyncio.Lock | None = None
@@ -123,6 +127,8 @@ class _Catalog:
             for tool in tools:
                 if self.tool_filter is not None and not self.tool_filter(session.name, tool):
                     continue
+                if not _usable_schema(session.name, tool):
+                    continue
                 callbacks.append(
                     McpToolCallback(
                         exposed_name=self.naming(session.name, tool.name),
@@ -131,6 +137,7 @@ class _Catalog:
                         requires_confirmation=self._gated(session.name, tool),
                         meta_from_context=self.meta_from_context,
                         protocol_errors_to_model=self.protocol_errors_to_model,
+                        result_limits=self.result_limits,
                         **bind(session),
                     )
                 )
@@ -171,6 +178,20 @@ class _Catalog:
         await asyncio.gather(*(s.close() for s in sessions))
 
 
+def _usable_schema(server_name: str, tool: Any) -> bool:
+    """Whether a listed tool's input schema is one a provider accepts; a bad one is dropped with a
+    warning (offered, it would make the provider refuse every request with an error naming no tool)."""
+    problem = input_schema_problem(tool.input_schema if tool.input_schema is not None else {})
+    if problem is None:
+        return True
+    warnings.warn(
+        f"MCP tool {tool.name!r} of server {server_name!r} is left out: its input schema is invalid ({problem})",
+        McpUnsafeWarning,
+        stacklevel=2,
+    )
+    return False
+
+
 class AsyncMcpToolCallbackProvider:
     """MCP tools for async code, on the loop that first asks for them; ``async with`` closes them.
 
@@ -178,7 +199,11 @@ class AsyncMcpToolCallbackProvider:
     servers is an error); ``tool_filter`` keeps tools; ``require_confirmation`` gates them (see
     :data:`RequireConfirmation`); ``meta_from_context`` picks the tool-context entries sent as
     ``_meta`` (default: none; see ``McpMeta``); ``protocol_errors_to_model`` tells the model about a
-    server's protocol error instead of raising :class:`McpProtocolError`.
+    server's protocol error instead of raising :class:`McpProtocolError`. ``max_result_chars``
+    (100,000) bounds the text of one result the model reads, cut with a marker saying how much
+    was left out, and ``max_result_media_bytes`` (5 MB) its images and files, replaced by a note
+    past it; the full sizes go into the result's metadata (``result_cut``); ``None``: no bound.
+    Tools whose input schema is invalid are left out with an :class:`McpUnsafeWarning`.
     """
 
     def __init__(
@@ -189,9 +214,12 @@ class AsyncMcpToolCallbackProvider:
         require_confirmation: RequireConfirmation = None,
         meta_from_context: MetaFromContext | None = None,
         protocol_errors_to_model: bool = False,
+        max_result_chars: int | None = DEFAULT_MAX_RESULT_CHARS,
+        max_result_media_bytes: int | None = DEFAULT_MAX_MEDIA_BYTES,
     ) -> None:
         self._catalog = _Catalog(connections, naming, tool_filter, require_confirmation, meta_from_context)
         self._catalog.protocol_errors_to_model = protocol_errors_to_model
+        self._catalog.result_limits = ResultLimits(max_result_chars, max_result_media_bytes)
 
     async def tool_callbacks(self) -> tuple[McpToolCallback, ...]:
         cached = self._catalog.cached()  # the usual request: the listed set, no coroutine of the catalog's
@@ -365,9 +393,12 @@ class McpToolCallbackProvider:
         require_confirmation: RequireConfirmation = None,
         meta_from_context: MetaFromContext | None = None,
         protocol_errors_to_model: bool = False,
+        max_result_chars: int | None = DEFAULT_MAX_RESULT_CHARS,
+        max_result_media_bytes: int | None = DEFAULT_MAX_MEDIA_BYTES,
     ) -> None:
         self._catalog = _Catalog(connections, naming, tool_filter, require_confirmation, meta_from_context)
         self._catalog.protocol_errors_to_model = protocol_errors_to_model
+        self._catalog.result_limits = ResultLimits(max_result_chars, max_result_media_bytes)
         self._runtime: _Runtime | None = None
         self._start_lock = threading.Lock()
 

@@ -8,11 +8,12 @@ from pydantic import JsonValue
 
 from .._trusted import trusted
 from ..messages import FilePart, ImagePart, JsonPart, TextPart, ToolResult, ToolResultPart
+from .limits import ResultLimits, limit_result
 
 __all__ = ["to_tool_result"]
 
 
-def to_tool_result(result: Any, *, server_name: str, tool_name: str) -> ToolResult:
+def to_tool_result(result: Any, *, server_name: str, tool_name: str, limits: ResultLimits | None = None) -> ToolResult:
     """Text blocks as text, images as images, audio and blobs as files, resources inline or as links.
 
     Structured content becomes a ``JsonPart`` when the result has no text; with text (servers send
@@ -20,7 +21,8 @@ def to_tool_result(result: Any, *, server_name: str, tool_name: str) -> ToolResu
     value once. ``is_error`` results stay errors: the model is told and the loop continues.
 
     Built from checked values (the SDK validated the result; text parts are built from its strings, the
-    others validated as usual), so a tool call does not validate its result a second time.
+    others validated as usual), so a tool call does not validate its result a second time. ``limits``
+    bound what reaches the prompt (:func:`~chatclient.mcp.limits.limit_result`).
     """
     parts = tuple(_part(block) for block in result.content)
     metadata: dict[str, JsonValue] = {"mcp_server": server_name, "mcp_tool": tool_name}
@@ -30,7 +32,8 @@ def to_tool_result(result: Any, *, server_name: str, tool_name: str) -> ToolResu
             metadata["structured_content"] = structured
         else:
             parts = (*parts, JsonPart(structured))
-    return trusted(ToolResult, {"parts": parts, "metadata": metadata, "is_error": bool(result.is_error)})
+    converted = trusted(ToolResult, {"parts": parts, "metadata": metadata, "is_error": bool(result.is_error)})
+    return converted if limits is None else limit_result(converted, limits)
 
 
 def _part(block: Any) -> ToolResultPart:

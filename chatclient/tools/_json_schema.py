@@ -17,7 +17,7 @@ from ..errors import ConfigurationError, ToolArgumentsError
 from ._results import normalize_arguments
 from .definition import ToolContext
 
-__all__ = ["SchemaSignature"]
+__all__ = ["SchemaSignature", "input_schema_problem", "raise_invalid_arguments"]
 
 _MAX_REPORTED_ERRORS = 8
 
@@ -68,13 +68,7 @@ class SchemaSignature:
             raise ToolArgumentsError(
                 f"Invalid arguments for tool '{tool_name}': the arguments must be a JSON object", tool_name=tool_name
             )
-        errors = sorted(self._compile().iter_errors(value), key=lambda e: list(e.absolute_path))
-        if errors:
-            parts = [_describe(error) for error in errors[:_MAX_REPORTED_ERRORS]]
-            if len(errors) > _MAX_REPORTED_ERRORS:
-                parts.append(f"and {len(errors) - _MAX_REPORTED_ERRORS} more errors")
-            message = f"Invalid arguments for tool '{tool_name}': {'; '.join(parts)}"
-            raise ToolArgumentsError(message, tool_name=tool_name)
+        raise_invalid_arguments(self._compile(), value, tool_name)
         return value
 
     def call_args(self, parsed: Any, context: ToolContext) -> tuple[list[Any], dict[str, Any]]:
@@ -100,6 +94,43 @@ class SchemaSignature:
                 raise ConfigurationError(f"The input_schema is not a valid JSON schema: {exc.message}") from exc
             self._validator = cls(self._schema)
         return self._validator
+
+
+def input_schema_problem(schema: Any) -> str | None:
+    """What makes ``schema`` unusable as a tool's input schema, or ``None``: it must be a JSON object
+    of ``type`` ``object`` (when it says) that its own metaschema accepts. A schema that fails here
+    would make the provider reject every request offering the tool, with an error that names none."""
+    if not isinstance(schema, Mapping):
+        return f"the input schema is a {type(schema).__name__}, not a JSON object"
+    if schema.get("type", "object") != "object":
+        return f"the input schema's type is {schema.get('type')!r}, not 'object' (a tool's arguments are one object)"
+    try:
+        from jsonschema import validators
+        from jsonschema.exceptions import SchemaError
+    except ImportError as exc:
+        raise ConfigurationError(
+            "Checking a tool's input schema needs the 'jsonschema' package: pip install 'chatclient[jsonschema]'"
+        ) from exc
+    try:
+        validators.validator_for(schema).check_schema(dict(schema))
+    except SchemaError as exc:
+        where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in exc.absolute_path).lstrip(".")
+        return f"{where}: {exc.message}" if where else exc.message
+    except Exception as exc:  # e.g. a ``$schema`` that is not a string: still a bad schema
+        return f"{type(exc).__name__}: {exc}"
+    return None
+
+
+def raise_invalid_arguments(validator: Any, value: Any, tool_name: str) -> None:
+    """Raise ``ToolArgumentsError`` listing what ``validator`` (a compiled ``jsonschema`` validator)
+    finds wrong with ``value``, in the words the model reads for every schema-checked tool."""
+    errors = sorted(validator.iter_errors(value), key=lambda e: list(e.absolute_path))
+    if errors:
+        parts = [_describe(error) for error in errors[:_MAX_REPORTED_ERRORS]]
+        if len(errors) > _MAX_REPORTED_ERRORS:
+            parts.append(f"and {len(errors) - _MAX_REPORTED_ERRORS} more errors")
+        message = f"Invalid arguments for tool '{tool_name}': {'; '.join(parts)}"
+        raise ToolArgumentsError(message, tool_name=tool_name)
 
 
 def _describe(error: Any) -> str:
