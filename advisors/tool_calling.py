@@ -267,7 +267,9 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
         extra = context.get(ContextKeys.TOOL_LOOP_EXTENSIONS)
         hooks = _hooks_of((self, *self.extensions, *extra)) if extra else self._hooks
         state = LoopState(streaming=streaming, observers=observers)
-        return self._flow(request, state, hooks)
+        if hooks.initialize or ContextKeys.RESUME in context:
+            return self._flow(request, state, hooks)
+        return self._new_turn(request, state, hooks)  # the rounds' own generator: one frame less per step
 
     def _flow(self, request: ChatClientRequest, state: LoopState, hooks: _Hooks) -> _Flow:
         if hooks.initialize:
@@ -275,12 +277,16 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
         resume = request.context.get(ContextKeys.RESUME)
         if resume is not None:
             return (yield from self._resume(request, state, hooks, *resume))
+        return (yield from self._new_turn(request, state, hooks))
+
+    def _new_turn(self, request: ChatClientRequest, state: LoopState, hooks: _Hooks) -> _Flow:
+        """The rounds of a turn that starts with ``request``."""
         messages = request.prompt.messages
         state.history = messages
         state.initial_length = len(messages)
         state.turn_start = _turn_start(messages)
         state.turn_id = request.context.get(ContextKeys.TURN_ID) or new_turn_id()
-        return (yield from self._rounds(request, state, hooks, messages))
+        return self._rounds(request, state, hooks, messages)
 
     def _redeem(self, pending: PendingToolCalls) -> Generator[_Step, Any, None]:
         """Redeem the state's nonce once; an async ledger is awaited (the sync drivers run it)."""
@@ -790,7 +796,7 @@ def _counted(response: ChatClientResponse, state: LoopState) -> ChatResponse | N
     if chat is not None:
         usage = chat.metadata.usage
         if usage is not None:
-            state.usage += usage
+            state.usage = state.usage + usage if state.saw_usage else usage  # the first is the sum as it is
             state.saw_usage = True
     return chat
 
