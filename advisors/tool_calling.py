@@ -247,6 +247,10 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
         self._order = order
         self._name = name
         self._hooks = _hooks_of((self, *self.extensions))
+        hooks = self._hooks
+        self._hookless = not (
+            hooks.initialize or hooks.before_call or hooks.after_call or hooks.next_instructions or hooks.finalize
+        )
 
     @property
     def name(self) -> str:
@@ -263,7 +267,9 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
         extra = context.get(ContextKeys.TOOL_LOOP_EXTENSIONS)
         hooks = _hooks_of((self, *self.extensions, *extra)) if extra else self._hooks
         state = LoopState(streaming=streaming, observers=observers)
-        return self._flow(request, state, hooks)
+        if hooks.initialize or ContextKeys.RESUME in context:
+            return self._flow(request, state, hooks)
+        return self._new_turn(request, state, hooks)  # the rounds' own generator: one frame less per step
 
     def _flow(self, request: ChatClientRequest, state: LoopState, hooks: _Hooks) -> _Flow:
         if hooks.initialize:
@@ -271,12 +277,16 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
         resume = request.context.get(ContextKeys.RESUME)
         if resume is not None:
             return (yield from self._resume(request, state, hooks, *resume))
+        return (yield from self._new_turn(request, state, hooks))
+
+    def _new_turn(self, request: ChatClientRequest, state: LoopState, hooks: _Hooks) -> _Flow:
+        """The rounds of a turn that starts with ``request``."""
         messages = request.prompt.messages
         state.history = messages
         state.initial_length = len(messages)
         state.turn_start = _turn_start(messages)
         state.turn_id = request.context.get(ContextKeys.TURN_ID) or new_turn_id()
-        return (yield from self._rounds(request, state, hooks, messages))
+        return self._rounds(request, state, hooks, messages)
 
     def _redeem(self, pending: PendingToolCalls) -> Generator[_Step, Any, None]:
         """Redeem the state's nonce once; an async ledger is awaited (the sync drivers run it)."""
@@ -507,16 +517,61 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
     def _applies(request: ChatClientRequest) -> bool:
         return isinstance(request.prompt.options, ToolCallingChatOptions)
 
+    # ------------------------------------------------------------------ the short path of a plain call
+
+    def _is_plain(self, request: ChatClientRequest) -> bool:
+        """No tools, no hooks, nothing to resume: the turn is one round, and the flow (its state, its
+        generators) is not needed unless the reply asks for tools all the same."""
+        options = request.prompt.options
+        assert isinstance(options, ToolCallingChatOptions)
+        if options.tool_callbacks or not self._hookless:
+            return False
+        context = request.context
+        return ContextKeys.RESUME not in context and not context.get(ContextKeys.TOOL_LOOP_EXTENSIONS)
+
+    @staticmethod
+    def _plain_turn(request: ChatClientRequest, response: ChatClientResponse) -> ChatClientResponse | None:
+        """The final response of a plain call's one round: what the flow's ``_stamp`` makes of it
+        (round 1, no tools ran, so the reply is unchanged). ``None`` when the reply asks for tools:
+        then the flow takes over from this reply (see :meth:`_replay`)."""
+        chat = response.chat_response
+        if chat is not None and chat.has_tool_calls:
+            return None
+        messages = request.prompt.messages
+        answer = _first_output(response)
+        turn_messages = messages[_turn_start(messages) :]
+        turn_id = request.context.get(ContextKeys.TURN_ID) or new_turn_id()
+        turn = Turn(turn_id, turn_messages if answer is None else (*turn_messages, answer), 1)
+        return ChatClientResponse(chat, {**response.context, ContextKeys.TURN: turn})
+
+    def _replay(
+        self, request: ChatClientRequest, streaming: bool, observers: Observers, first: ChatClientResponse
+    ) -> tuple[_Flow, _Step]:
+        """The flow, its first round answered with ``first`` (a plain call's reply that asked for
+        tools): the flow goes on exactly as if it had sent the round itself."""
+        flow = self._start(request, streaming, observers)
+        step = next(flow)
+        assert step is request  # no hooks: the first round sends the request as it is
+        return flow, flow.send(first)
+
     # ------------------------------------------------------------------ drivers
 
     def advise_call(self, request: ChatClientRequest, next_: CallNext) -> ChatClientResponse:
         if not self._applies(request):
             return next_(request)
         manager = self.tool_calling_manager
-        observers = _observers_of(request)
-        flow = self._start(request, False, observers)
         try:
-            step = next(flow)
+            if self._is_plain(request):
+                first = next_(request)
+                final = self._plain_turn(request, first)
+                if final is not None:
+                    return final
+                observers = _observers_of(request)
+                flow, step = self._replay(request, False, observers, first)
+            else:
+                observers = _observers_of(request)
+                flow = self._start(request, False, observers)
+                step = next(flow)
             while True:
                 try:
                     if isinstance(step, ChatClientRequest):
@@ -539,10 +594,18 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
         if not self._applies(request):
             return await next_(request)
         manager = self.tool_calling_manager
-        observers = _observers_of(request)
-        flow = self._start(request, False, observers)
         try:
-            step = next(flow)
+            if self._is_plain(request):
+                first = await next_(request)
+                final = self._plain_turn(request, first)
+                if final is not None:
+                    return final
+                observers = _observers_of(request)
+                flow, step = self._replay(request, False, observers, first)
+            else:
+                observers = _observers_of(request)
+                flow = self._start(request, False, observers)
+                step = next(flow)
             while True:
                 try:
                     if isinstance(step, ChatClientRequest):
@@ -561,15 +624,34 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
             result: ChatClientResponse = stop.value
             return result
 
-    def advise_stream(self, request: ChatClientRequest, next_: StreamNext) -> Iterator[StreamEvent]:
+    def advise_stream(  # noqa: C901 (the short path and the driver inline: no generator layer per event)
+        self, request: ChatClientRequest, next_: StreamNext
+    ) -> Iterator[StreamEvent]:
         if not self._applies(request):
             yield from next_(request)
             return
         manager = self.tool_calling_manager
-        observers = _observers_of(request)
-        flow = self._start(request, True, observers)
         try:
-            step = next(flow)
+            if self._is_plain(request):
+                first: ChatClientResponse | None = None
+                for event in next_(request):
+                    if isinstance(event, TurnFinished):
+                        first = event.response
+                    else:
+                        yield event
+                _check_finished(first)
+                assert first is not None
+                final = self._plain_turn(request, first)
+                if final is not None:
+                    yield RoundFinished(1, first)
+                    yield TurnFinished(final)
+                    return
+                observers = _observers_of(request)
+                flow, step = self._replay(request, True, observers, first)
+            else:
+                observers = _observers_of(request)
+                flow = self._start(request, True, observers)
+                step = next(flow)
             while True:
                 try:
                     if isinstance(step, ChatClientRequest):
@@ -596,16 +678,35 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
         except StopIteration as stop:
             yield TurnFinished(stop.value)
 
-    async def aadvise_stream(self, request: ChatClientRequest, next_: AsyncStreamNext) -> AsyncIterator[StreamEvent]:
+    async def aadvise_stream(  # noqa: C901 (as advise_stream)
+        self, request: ChatClientRequest, next_: AsyncStreamNext
+    ) -> AsyncIterator[StreamEvent]:
         if not self._applies(request):
             async for event in next_(request):
                 yield event
             return
         manager = self.tool_calling_manager
-        observers = _observers_of(request)
-        flow = self._start(request, True, observers)
         try:
-            step = next(flow)
+            if self._is_plain(request):
+                first: ChatClientResponse | None = None
+                async for event in next_(request):
+                    if isinstance(event, TurnFinished):
+                        first = event.response
+                    else:
+                        yield event
+                _check_finished(first)
+                assert first is not None
+                final = self._plain_turn(request, first)
+                if final is not None:
+                    yield RoundFinished(1, first)
+                    yield TurnFinished(final)
+                    return
+                observers = _observers_of(request)
+                flow, step = self._replay(request, True, observers, first)
+            else:
+                observers = _observers_of(request)
+                flow = self._start(request, True, observers)
+                step = next(flow)
             while True:
                 try:
                     if isinstance(step, ChatClientRequest):
@@ -695,7 +796,7 @@ def _counted(response: ChatClientResponse, state: LoopState) -> ChatResponse | N
     if chat is not None:
         usage = chat.metadata.usage
         if usage is not None:
-            state.usage += usage
+            state.usage = state.usage + usage if state.saw_usage else usage  # the first is the sum as it is
             state.saw_usage = True
     return chat
 

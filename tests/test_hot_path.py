@@ -13,6 +13,7 @@ import httpx2
 import pytest
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
+from advisors.tool_calling import ToolCallingAdvisor, ToolLoopExtension
 from chatclient import (
     AssistantMessage,
     ChatClient,
@@ -35,7 +36,8 @@ from chatclient.client import ChatClientRequestSpec
 from chatclient.errors import MalformedResponseError
 from chatclient.model import ChatModel
 from chatclient.responses import ChatResponseMetadata, Generation, GenerationMetadata
-from chatclient.testing import ScriptedChatModel, tool_call
+from chatclient.testing import MODES, ScriptedChatModel, tool_call
+from chatclient.testing.advisor_kit import run_spec
 from chatclient.tools import ToolCallback
 from chatclient.tools._execution import off_the_loop
 from chatclient.tools.resolve import split_tools
@@ -442,3 +444,106 @@ async def test_a_caller_cancelled_while_the_sync_call_runs_is_cancelled_and_the_
     finally:
         loop.set_exception_handler(None)
         pool.shutdown()
+
+
+# ------------------------------------------------------------------------------------------- the plain call
+
+
+class _LongWay(ToolLoopExtension):
+    """A hook that changes nothing but keeps the loop on its full flow: the reference for the short path."""
+
+    def do_finalize_loop(self, response: Any, state: Any) -> Any:
+        return response
+
+
+def _counting_flows(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    started: list[int] = []
+    start = ToolCallingAdvisor._start
+
+    def counting(self: ToolCallingAdvisor, *args: Any) -> Any:
+        started.append(1)
+        return start(self, *args)
+
+    monkeypatch.setattr(ToolCallingAdvisor, "_start", counting)
+    return started
+
+
+class _Fixed(ChatModel):
+    """The same prebuilt replies in order, so two runs get equal replies."""
+
+    def __init__(self, *replies: ChatResponse) -> None:
+        self.replies = list(replies)
+
+    def call(self, prompt: Prompt) -> ChatResponse:
+        return self.replies.pop(0)
+
+
+def _same_turn(short: Any, long: Any) -> None:
+    """Equal replies and contexts (the long way's context also holds its extension)."""
+    assert short.chat_response == long.chat_response
+    context = {k: v for k, v in long.context.items() if k != ContextKeys.TOOL_LOOP_EXTENSIONS}
+    assert short.context == context
+
+
+def _shape(events: list[Any]) -> list[tuple[str, Any]]:
+    return [(type(e).__name__, getattr(e, "text", None) or getattr(e, "round", None)) for e in events]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_plain_call_skips_the_loops_flow_and_ends_the_turn_the_flow_would(
+    mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    started = _counting_flows(monkeypatch)
+    reply = ChatResponse.of("Paris.", finish_reason=FinishReason.STOP, usage=Usage(prompt_tokens=2))
+    client = ChatClient.create(_Fixed(reply, reply))
+    spec = client.prompt().system("Be brief.").messages(UserMessage("hi"), AssistantMessage("hello")).user("Capital?")
+    short, short_events = run_spec(mode, spec.advisors(params={ContextKeys.TURN_ID: "t-1"}))
+    assert started == [], "no tools, no hooks: the flow is not started"
+    long, long_events = run_spec(
+        mode, spec.advisors(params={ContextKeys.TURN_ID: "t-1"}).tool_loop_extensions(_LongWay())
+    )
+    assert started == [1]
+    _same_turn(short, long)
+    assert _shape(short_events) == _shape(long_events)
+    turn = turn_of(short)
+    assert turn is not None and (turn.id, turn.rounds, turn.paused) == ("t-1", 1, False)
+    assert [getattr(m, "text", None) for m in turn.messages] == ["Capital?", "Paris."]
+    fresh = turn_of(run_spec(mode, ChatClient.create(ScriptedChatModel(["a", "b"])).prompt("q"))[0])
+    other = turn_of(run_spec(mode, ChatClient.create(ScriptedChatModel(["a"])).prompt("q"))[0])
+    assert fresh is not None and other is not None and fresh.id != other.id, "each turn has a new id"
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_plain_call_whose_reply_asks_for_tools_goes_on_as_the_flow_does(
+    mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    started = _counting_flows(monkeypatch)
+
+    ask = ChatResponse.of(AssistantMessage(None, tool_calls=[tool_call("nowhere", {}, id="c1")]),
+                          finish_reason=FinishReason.TOOL_CALLS, usage=Usage(prompt_tokens=3))  # fmt: skip
+    answer = ChatResponse.of("Sorry.", finish_reason=FinishReason.STOP, usage=Usage(prompt_tokens=4))
+
+    def script() -> ChatModel:
+        return _Fixed(ask, answer)
+
+    spec = ChatClient.create(script()).prompt("q").advisors(params={ContextKeys.TURN_ID: "t-2"})
+    short, short_events = run_spec(mode, spec)
+    assert started == [1], "the flow takes over from the reply it was given"
+    long_spec = ChatClient.create(script()).prompt("q").advisors(params={ContextKeys.TURN_ID: "t-2"})
+    long, long_events = run_spec(mode, long_spec.tool_loop_extensions(_LongWay()))
+    _same_turn(short, long)
+    assert _shape(short_events) == _shape(long_events)
+    turn = turn_of(short)
+    assert turn is not None and turn.rounds == 2
+    assert [type(m).__name__ for m in turn.messages] == [
+        "UserMessage", "AssistantMessage", "ToolResponseMessage", "AssistantMessage"]  # fmt: skip
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_plain_call_that_fails_raises_what_the_flow_raises(mode: str) -> None:
+    class Broken(ChatModel):
+        def call(self, prompt: Prompt) -> ChatResponse:
+            raise MalformedResponseError("bad reply")
+
+    with pytest.raises(MalformedResponseError, match="bad reply"):
+        run_spec(mode, ChatClient.create(Broken()).prompt("q"))
