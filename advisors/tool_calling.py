@@ -405,7 +405,7 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
         try:
             result: ToolExecutionResult = yield _RunTools(_with_messages(round_request.prompt, state.history), chat)
         except ToolCallConfirmationRequired as pause:
-            response = yield from self._paused(response, pause, state)
+            response = yield from self._paused(response, pause, state, round_request)
             return response, state.pending.reply if state.pending is not None else None, None
         if state.streaming:
             yield from self._emit_results(result, state)
@@ -457,12 +457,17 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
 
     @staticmethod
     def _paused(
-        response: ChatClientResponse, pause: ToolCallConfirmationRequired, state: LoopState
+        response: ChatClientResponse, pause: ToolCallConfirmationRequired, state: LoopState, request: ChatClientRequest
     ) -> Generator[_Step, Any, ChatClientResponse]:
         """End the turn normally, the pending state (placed in its turn) in the metadata and context."""
         pending = pause.pending.for_turn(
             state.turn_id, state.turn_start, state.round, state.usage if state.saw_usage else None
         )
+        from chatclient.memory.log import CONVERSATION_ID
+
+        conversation = request.context.get(CONVERSATION_ID)
+        if isinstance(conversation, str) and conversation:  # bound before observers see it, as it is stored
+            pending = pending.in_conversation(conversation)
         if state.observers:
             pending = state.observers.turn_paused(pending)
         state.pending = pending

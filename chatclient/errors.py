@@ -76,6 +76,7 @@ __all__ = [
     "UnknownToolError",
     "UnknownModelPriceError",
     "PendingConversationMismatchError",
+    "PendingStoreError",
 ]
 
 
@@ -321,3 +322,13 @@ class PendingConversationMismatchError(PendingStateError, ValueError):
             f"This pending state paused in conversation {paused_in!r}, not {resumed_in!r}; nothing ran "
             f"and the state is kept: resume it with .conversation({paused_in!r}) (or name no conversation)"
         )
+
+
+class PendingStoreError(PendingStateError):
+    """The pending-state store or nonce ledger failed (unreachable, restarted, timed out); ``store``
+    names it and the driver's error is the cause. Nothing ran: a resume may be retried once the
+    store is back."""
+
+    def __init__(self, message: str, *, store: str) -> None:
+        self.store = store
+        super().__init__(message)

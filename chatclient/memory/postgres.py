@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..errors import ConfigurationError
 from ._sql import POSTGRES, Flow, Rows, SessionSql, Statement, arun_flow, run_flow
+from .errors import SessionStoreError
 from .expiry import Session, check_ttl, session_of, session_to_create
 from .log import AppendResult, NewEvent, SessionEvent, check_session_id
 
@@ -58,6 +59,33 @@ def pool_kwargs(
     }
     check = AsyncConnectionPool.check_connection if asynchronous else ConnectionPool.check_connection
     return {"kwargs": kwargs, "min_size": 1, "max_size": 8, "open": True, "timeout": connect_timeout, "check": check}
+
+
+def server_address(url: str | None, pool: Any = None) -> str:
+    """``user@host:port/dbname`` of ``url`` (or of the pool's conninfo): never the password."""
+    from psycopg.conninfo import conninfo_to_dict
+
+    try:
+        info = conninfo_to_dict(url if url is not None else getattr(pool, "conninfo", ""))
+    except Exception:  # not parseable: the driver reports that itself when it connects
+        return "the configured server"
+    user, dbname = info.get("user"), info.get("dbname")
+    address = f"{info.get('host') or 'localhost'}:{info.get('port') or 5432}"
+    return f"{f'{user}@' if user else ''}{address}{f'/{dbname}' if dbname else ''}"
+
+
+def unreachable(name: str, url: str | None, pool: Any, connect_timeout: float, exc: BaseException) -> str:
+    """Why ``name`` could not start: the server, without the password, and the timeout waited."""
+    return (
+        f"{name} could not reach PostgreSQL at {server_address(url, pool)} within "
+        f"connect_timeout={connect_timeout:g} s ({type(exc).__name__}: {exc}); is the server running "
+        "and the address right? A slow network may need a larger connect_timeout"
+    )
+
+
+def is_driver_error(exc: BaseException) -> bool:
+    """Raised by psycopg or its pool (a timeout, a refused connection), not by chatclient."""
+    return any(cls.__module__.split(".")[0] in ("psycopg", "psycopg_pool") for cls in type(exc).__mro__)
 
 
 def run_on(conn: Connection[Any], flow: Flow[T], *, transaction: bool = True) -> T:
@@ -112,7 +140,14 @@ class PostgresSessionRepository:
         self._pool: ConnectionPool[Any] = pool
         self._sql = SessionSql(prefix, POSTGRES)
         self._clock = clock
-        self._run(self._sql.all_schema())
+        try:
+            self._run(self._sql.all_schema())
+        except Exception as exc:
+            if not is_driver_error(exc):
+                raise
+            self.close()  # our pool would go on reconnecting in its threads
+            message = unreachable(type(self).__name__, url, pool, connect_timeout, exc)
+            raise SessionStoreError(message, conversation_id="", backend=type(self).__name__) from exc
 
     def _run(self, flow: Flow[T], *, transaction: bool = True) -> T:
         with self._pool.connection() as conn:
@@ -139,10 +174,12 @@ class PostgresSessionRepository:
     def events(
         self, session_id: str, *, after_seq: int = 0, last: int | None = None, types: Sequence[str] | None = None
     ) -> list[SessionEvent]:
+        check_session_id(session_id)
         events = self._run(self._sql.events(session_id, after_seq, last, types), transaction=False)
         return [] if events and self._expired(session_id) else events
 
     def version(self, session_id: str) -> int:
+        check_session_id(session_id)
         return 0 if self._expired(session_id) else self._run(self._sql.version(session_id), transaction=False)
 
     def _expired(self, session_id: str) -> bool:
@@ -167,6 +204,7 @@ class PostgresSessionRepository:
         return None if found is None else session_of(session_id, *found)
 
     def delete(self, session_id: str) -> None:
+        check_session_id(session_id)
         self._run(self._sql.delete_session(session_id))
 
     def try_lease(self, session_id: str, token: str, ttl: float) -> bool:
@@ -174,6 +212,7 @@ class PostgresSessionRepository:
         return self._run(self._sql.try_lease(session_id, token, ttl, 0.0))
 
     def release_lease(self, session_id: str, token: str) -> bool:
+        check_session_id(session_id)
         return self._run(self._sql.release_lease(session_id, token))
 
     def close(self) -> None:
@@ -213,7 +252,16 @@ class AsyncPostgresSessionRepository:
             assert self._url is not None  # checked in __init__
             self._pool = AsyncConnectionPool(self._url, **kwargs)
             await self._pool.open()
-        await self._run(self._sql.all_schema())
+        try:
+            await self._run(self._sql.all_schema())
+        except Exception as exc:
+            if not is_driver_error(exc):
+                raise
+            message = unreachable(type(self).__name__, self._url, self._pool, self._connect_timeout, exc)
+            if self._own_pool:  # closed and forgotten: a later open() starts afresh
+                pool, self._pool = self._pool, None
+                await pool.close()
+            raise SessionStoreError(message, conversation_id="", backend=type(self).__name__) from exc
 
     async def _run(self, flow: Flow[T], *, transaction: bool = True) -> T:
         if self._pool is None:
@@ -244,10 +292,12 @@ class AsyncPostgresSessionRepository:
     async def events(
         self, session_id: str, *, after_seq: int = 0, last: int | None = None, types: Sequence[str] | None = None
     ) -> list[SessionEvent]:
+        check_session_id(session_id)
         events = await self._run(self._sql.events(session_id, after_seq, last, types), transaction=False)
         return [] if events and await self._expired(session_id) else events
 
     async def version(self, session_id: str) -> int:
+        check_session_id(session_id)
         if await self._expired(session_id):
             return 0
         return await self._run(self._sql.version(session_id), transaction=False)
@@ -275,6 +325,7 @@ class AsyncPostgresSessionRepository:
         return None if found is None else session_of(session_id, *found)
 
     async def delete(self, session_id: str) -> None:
+        check_session_id(session_id)
         await self._run(self._sql.delete_session(session_id))
 
     async def try_lease(self, session_id: str, token: str, ttl: float) -> bool:
@@ -282,6 +333,7 @@ class AsyncPostgresSessionRepository:
         return await self._run(self._sql.try_lease(session_id, token, ttl, 0.0))
 
     async def release_lease(self, session_id: str, token: str) -> bool:
+        check_session_id(session_id)
         return await self._run(self._sql.release_lease(session_id, token))
 
     async def close(self) -> None:

@@ -153,18 +153,21 @@ class InMemorySessionRepository:
     def events(
         self, session_id: str, *, after_seq: int = 0, last: int | None = None, types: Sequence[str] | None = None
     ) -> list[SessionEvent]:
+        check_session_id(session_id)
         with self._lock:
             if self.ttl is not None and self._expired(session_id, self._clock()):
                 return []
             return select(self._logs.get(session_id, []), after_seq, last, types, self._base.get(session_id, 0))
 
     def version(self, session_id: str) -> int:
+        check_session_id(session_id)
         with self._lock:
             if self.ttl is not None and self._expired(session_id, self._clock()):
                 return 0
             return self._base.get(session_id, 0) + len(self._logs.get(session_id, ()))
 
     def delete(self, session_id: str) -> None:
+        check_session_id(session_id)
         with self._lock:
             self._forget(session_id)
 
@@ -177,6 +180,7 @@ class InMemorySessionRepository:
             return len(gone)
 
     def prune(self, session_id: str, below_seq: int) -> int:
+        check_session_id(session_id)
         with self._lock:
             log = [] if self._expired(session_id, self._clock()) else self._logs.get(session_id, [])
             limit = prune_limit(session_id, below_seq, [e for e in log if e.type == "compaction"][-1:])
@@ -205,6 +209,7 @@ class InMemorySessionRepository:
             return known
 
     def get(self, session_id: str) -> Session | None:
+        check_session_id(session_id)
         with self._lock:
             return None if self._expired(session_id, self._clock()) else self._session(session_id)
 
@@ -237,6 +242,7 @@ class InMemorySessionRepository:
             return True
 
     def release_lease(self, session_id: str, token: str) -> bool:
+        check_session_id(session_id)
         with self._lock:
             held = self._leases.get(session_id)
             if held is None or held[0] != token:

@@ -289,6 +289,7 @@ class SqliteSessionRepository:
     def events(
         self, session_id: str, *, after_seq: int = 0, last: int | None = None, types: Sequence[str] | None = None
     ) -> list[SessionEvent]:
+        check_session_id(session_id)
         if self.ttl is not None:
             return self._live(session_id, self._events(session_id, after_seq, last, types), types)
         return self._events(session_id, after_seq, last, types)
@@ -324,11 +325,13 @@ class SqliteSessionRepository:
             created[session_id] = created_at
 
     def version(self, session_id: str) -> int:
+        check_session_id(session_id)
         if self.ttl is not None and self._db.read(self._sql.expired(session_id, self.ttl, self._clock())):
             return 0
         return self._db.read(self._sql.version(session_id))
 
     def delete(self, session_id: str) -> None:
+        check_session_id(session_id)
         self._tails.drop(session_id)
         self._created.pop(session_id, None)
         self._db.write(self._sql.delete_session(session_id))
@@ -338,6 +341,7 @@ class SqliteSessionRepository:
         return self._db.write(self._sql.try_lease(session_id, token, ttl, self._clock()))
 
     def release_lease(self, session_id: str, token: str) -> bool:
+        check_session_id(session_id)
         return self._db.write(self._sql.release_lease(session_id, token))
 
     def close(self) -> None:

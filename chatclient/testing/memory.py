@@ -217,6 +217,18 @@ class SessionRepositoryContract:
     ) -> None:
         with pytest.raises(ConfigurationError):
             await repository.append(bad, _batch("t1", 1))
+        entries: list[Callable[[], Awaitable[object]]] = [
+            lambda: repository.events(bad),
+            lambda: repository.events(bad, types=["message"]),
+            lambda: repository.version(bad),
+            lambda: repository.delete(bad),
+            lambda: repository.get(bad),
+            lambda: repository.prune(bad, 1),
+            lambda: repository.create(bad),
+        ]
+        for entry in entries:  # reads too: a driver's own refusal (or an empty answer) is not the contract
+            with pytest.raises(ConfigurationError):
+                await entry()
         longest = "x" * 512  # the documented limit, in UTF-8 bytes, is accepted
         assert (await repository.append(longest, _batch("t1", 1))).appended == 1
         await repository.delete(longest)
@@ -650,6 +662,13 @@ class LeaseContract:
         assert not await repository.release_lease(session, holder)
         assert await repository.try_lease(session, other, 60.0), "free again once released"
         assert await repository.try_lease(f"{session}-other", holder, 60.0), "leases are per session"
+
+    @pytest.mark.parametrize("bad", ["", "a\x00b", "x" * 513])
+    async def test_a_lease_on_an_id_no_backend_could_hold_is_refused(self, repository: Any, bad: str) -> None:
+        with pytest.raises(ConfigurationError):
+            await repository.try_lease(bad, "token", 60.0)
+        with pytest.raises(ConfigurationError):
+            await repository.release_lease(bad, "token")
 
     async def test_an_expired_lease_is_taken_over(self, repository: Any, session: str) -> None:
         assert await repository.try_lease(session, "crashed", 0.01)

@@ -14,10 +14,11 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ConfigurationError, PendingStateExpiredError, PendingStateNotFoundError
+from ..errors import ConfigurationError, PendingStateExpiredError, PendingStateNotFoundError, PendingStoreError
 from . import pending as _pending
 from .confirmation import PendingToolCalls
 from .pending import _expires_at, check_state_id
+from .pending_outage import store_call
 
 if TYPE_CHECKING:
     from psycopg_pool import AsyncConnectionPool, ConnectionPool
@@ -120,7 +121,7 @@ class _NonceSql:
 
 
 def _pool(url: str | None, pool: Any, name: str, schema: list[str], connect_timeout: float) -> Any:
-    from ..memory.postgres import pool_kwargs, require_psycopg
+    from ..memory.postgres import is_driver_error, pool_kwargs, require_psycopg, unreachable
 
     require_psycopg()
     from psycopg_pool import ConnectionPool
@@ -128,12 +129,19 @@ def _pool(url: str | None, pool: Any, name: str, schema: list[str], connect_time
     if pool is None:
         if url is None:
             raise ConfigurationError(f"{name} needs a url or a pool")
-        pool = ConnectionPool(url, **pool_kwargs(5, connect_timeout))
-    with pool.connection() as conn, conn.transaction():
-        conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (schema[0],))
-        for statement in schema:
-            conn.execute(statement)
-    return pool
+        own = ConnectionPool(url, **pool_kwargs(5, connect_timeout))
+    try:
+        with (pool or own).connection() as conn, conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (schema[0],))
+            for statement in schema:
+                conn.execute(statement)
+    except Exception as exc:
+        if not is_driver_error(exc):
+            raise
+        if pool is None:
+            own.close()  # it would go on reconnecting in its threads
+        raise PendingStoreError(unreachable(name, url, pool, connect_timeout, exc), store=name) from exc
+    return pool or own
 
 
 class _AsyncPool:
@@ -157,10 +165,21 @@ class _AsyncPool:
             kwargs = pool_kwargs(5, self._connect_timeout, asynchronous=True) | {"open": False}
             self.pool = AsyncConnectionPool(self._url, **kwargs)  # type: ignore[arg-type]
             await self.pool.open()
-        async with self.pool.connection() as conn, conn.transaction():
-            await conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (self._schema[0],))
-            for statement in self._schema:
-                await conn.execute(statement)
+        try:
+            async with self.pool.connection() as conn, conn.transaction():
+                await conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (self._schema[0],))
+                for statement in self._schema:
+                    await conn.execute(statement)
+        except Exception as exc:
+            from ..memory.postgres import is_driver_error, unreachable
+
+            if not is_driver_error(exc):
+                raise
+            message = unreachable(self._name, self._url, self.pool, self._connect_timeout, exc)
+            if self.own:  # closed and forgotten: a later open() starts afresh
+                pool, self.pool = self.pool, None
+                await pool.close()
+            raise PendingStoreError(message, store=self._name) from exc
 
     async def fetchone(self, statement: Statement) -> Any:
         if self.pool is None:
@@ -197,20 +216,24 @@ class PostgresPendingToolCallStore:
 
     def save(self, pending: PendingToolCalls) -> str:
         state_id, statement = self._sql.save(pending, self._ttl)
-        return self._sql.saved(state_id, self._one(statement))
+        with store_call(self, "save"):
+            return self._sql.saved(state_id, self._one(statement))
 
     def take(self, state_id: str) -> PendingToolCalls:
-        return self._sql.state(self._one(self._sql.take(state_id)))
+        with store_call(self, "take"):
+            return self._sql.state(self._one(self._sql.take(state_id)))
 
     def peek(self, state_id: str) -> PendingToolCalls:
         """The state, left in place; raises as ``take`` does once it is taken or expired."""
-        return self._sql.state(self._one(self._sql.peek(state_id)))
+        with store_call(self, "peek"):
+            return self._sql.state(self._one(self._sql.peek(state_id)))
 
     def discard(self, state_id: str) -> bool:
-        return self._sql.discarded(self._one(self._sql.discard(state_id)))
+        with store_call(self, "discard"):
+            return self._sql.discarded(self._one(self._sql.discard(state_id)))
 
     def purge_expired(self) -> int:
-        with self._pool.connection() as conn:
+        with store_call(self, "purge_expired"), self._pool.connection() as conn:
             return int(conn.execute(*self._sql.purge()).rowcount)
 
     def close(self) -> None:
@@ -239,19 +262,24 @@ class AsyncPostgresPendingToolCallStore:
 
     async def save(self, pending: PendingToolCalls) -> str:
         state_id, statement = self._sql.save(pending, self._ttl)
-        return self._sql.saved(state_id, await self._db.fetchone(statement))
+        with store_call(self, "save"):
+            return self._sql.saved(state_id, await self._db.fetchone(statement))
 
     async def take(self, state_id: str) -> PendingToolCalls:
-        return self._sql.state(await self._db.fetchone(self._sql.take(state_id)))
+        with store_call(self, "take"):
+            return self._sql.state(await self._db.fetchone(self._sql.take(state_id)))
 
     async def peek(self, state_id: str) -> PendingToolCalls:
-        return self._sql.state(await self._db.fetchone(self._sql.peek(state_id)))
+        with store_call(self, "peek"):
+            return self._sql.state(await self._db.fetchone(self._sql.peek(state_id)))
 
     async def discard(self, state_id: str) -> bool:
-        return self._sql.discarded(await self._db.fetchone(self._sql.discard(state_id)))
+        with store_call(self, "discard"):
+            return self._sql.discarded(await self._db.fetchone(self._sql.discard(state_id)))
 
     async def purge_expired(self) -> int:
-        return int(await self._db.fetchone(self._sql.purge()))
+        with store_call(self, "purge_expired"):
+            return int(await self._db.fetchone(self._sql.purge()))
 
     async def close(self) -> None:
         await self._db.close()
@@ -276,11 +304,11 @@ class PostgresNonceLedger:
         self._retention = retention
 
     def redeem(self, nonce: str, expires_at: float | None) -> bool:
-        with self._pool.connection() as conn:
+        with store_call(self, "redeem"), self._pool.connection() as conn:
             return conn.execute(*self._sql.redeem(nonce, expires_at, self._retention)).fetchone() is not None
 
     def release(self, nonce: str) -> None:
-        with self._pool.connection() as conn:
+        with store_call(self, "release"), self._pool.connection() as conn:
             conn.execute(*self._sql.release(nonce))
 
     def close(self) -> None:
@@ -308,10 +336,12 @@ class AsyncPostgresNonceLedger:
         await self._db.open()
 
     async def redeem(self, nonce: str, expires_at: float | None) -> bool:
-        return await self._db.fetchone(self._sql.redeem(nonce, expires_at, self._retention)) is not None
+        with store_call(self, "redeem"):
+            return await self._db.fetchone(self._sql.redeem(nonce, expires_at, self._retention)) is not None
 
     async def release(self, nonce: str) -> None:
-        await self._db.fetchone(self._sql.release(nonce))
+        with store_call(self, "release"):
+            await self._db.fetchone(self._sql.release(nonce))
 
     async def close(self) -> None:
         await self._db.close()

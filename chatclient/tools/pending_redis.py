@@ -17,6 +17,7 @@ from ..errors import ConfigurationError, PendingStateExpiredError, PendingStateN
 from . import pending as _pending
 from .confirmation import PendingToolCalls
 from .pending import _expires_at, check_state_id
+from .pending_outage import store_call
 
 if TYPE_CHECKING:
     import redis
@@ -83,21 +84,25 @@ class RedisPendingToolCallStore:
 
     def save(self, pending: PendingToolCalls) -> str:
         state_id, state, px = _to_save(pending, self._ttl)
-        return _saved(state_id, self._redis.set(self._prefix + state_id, state, nx=True, px=px))
+        with store_call(self, "save"):
+            return _saved(state_id, self._redis.set(self._prefix + state_id, state, nx=True, px=px))
 
     def take(self, state_id: str) -> PendingToolCalls:
         check_state_id(state_id)
-        return _taken(self._redis.getdel(self._prefix + state_id))
+        with store_call(self, "take"):
+            return _taken(self._redis.getdel(self._prefix + state_id))
 
     def peek(self, state_id: str) -> PendingToolCalls:
         """The state, left in place (for UIs and approver checks); raises as ``take`` does once it
         is taken or expired (Redis expires it, so both read as not found)."""
         check_state_id(state_id)
-        return _taken(self._redis.get(self._prefix + state_id))
+        with store_call(self, "peek"):
+            return _taken(self._redis.get(self._prefix + state_id))
 
     def discard(self, state_id: str) -> bool:
         check_state_id(state_id)
-        return bool(self._redis.delete(self._prefix + state_id))
+        with store_call(self, "discard"):
+            return bool(self._redis.delete(self._prefix + state_id))
 
     def purge_expired(self) -> int:
         """Nothing to do: the server expires keys itself."""
@@ -124,19 +129,23 @@ class AsyncRedisPendingToolCallStore:
 
     async def save(self, pending: PendingToolCalls) -> str:
         state_id, state, px = _to_save(pending, self._ttl)
-        return _saved(state_id, await self._redis.set(self._prefix + state_id, state, nx=True, px=px))
+        with store_call(self, "save"):
+            return _saved(state_id, await self._redis.set(self._prefix + state_id, state, nx=True, px=px))
 
     async def take(self, state_id: str) -> PendingToolCalls:
         check_state_id(state_id)
-        return _taken(await self._redis.getdel(self._prefix + state_id))
+        with store_call(self, "take"):
+            return _taken(await self._redis.getdel(self._prefix + state_id))
 
     async def peek(self, state_id: str) -> PendingToolCalls:
         check_state_id(state_id)
-        return _taken(await self._redis.get(self._prefix + state_id))
+        with store_call(self, "peek"):
+            return _taken(await self._redis.get(self._prefix + state_id))
 
     async def discard(self, state_id: str) -> bool:
         check_state_id(state_id)
-        return bool(await self._redis.delete(self._prefix + state_id))
+        with store_call(self, "discard"):
+            return bool(await self._redis.delete(self._prefix + state_id))
 
     async def purge_expired(self) -> int:
         return 0
@@ -162,10 +171,12 @@ class RedisNonceLedger:
         self._prefix, self._retention = f"{prefix}nonce:", retention
 
     def redeem(self, nonce: str, expires_at: float | None) -> bool:
-        return bool(self._redis.set(self._prefix + nonce, b"1", nx=True, px=_ttl_ms(expires_at, self._retention)))
+        with store_call(self, "redeem"):
+            return bool(self._redis.set(self._prefix + nonce, b"1", nx=True, px=_ttl_ms(expires_at, self._retention)))
 
     def release(self, nonce: str) -> None:
-        self._redis.delete(self._prefix + nonce)
+        with store_call(self, "release"):
+            self._redis.delete(self._prefix + nonce)
 
     def close(self) -> None:
         if self._own:
@@ -188,10 +199,12 @@ class AsyncRedisNonceLedger:
 
     async def redeem(self, nonce: str, expires_at: float | None) -> bool:
         px = _ttl_ms(expires_at, self._retention)
-        return bool(await self._redis.set(self._prefix + nonce, b"1", nx=True, px=px))
+        with store_call(self, "redeem"):
+            return bool(await self._redis.set(self._prefix + nonce, b"1", nx=True, px=px))
 
     async def release(self, nonce: str) -> None:
-        await self._redis.delete(self._prefix + nonce)
+        with store_call(self, "release"):
+            await self._redis.delete(self._prefix + nonce)
 
     async def close(self) -> None:
         if self._own:

@@ -41,6 +41,7 @@ from chatclient.tools.definition import ToolDefinition
 from providers._extras import apply_extra_body
 from providers._http import ErrorDetails, all_ints, error_from_event, event_status
 from providers._media import unsupported_media
+from providers._reply_shape import as_object, optional_object
 from providers._tool_rendering import TOOL_RENDERINGS
 
 from .options import AnthropicChatOptions
@@ -428,7 +429,8 @@ def parse_response(data: Any, headers: Mapping[str, str] | httpx2.Headers | None
             saw_text = True
             texts.append(_str(block, "text", data))
         elif kind == "tool_use":
-            arguments = pydantic_core.to_json(block.get("input") or {}).decode()
+            given = as_object(block.get("input") or {}, "a tool_use block's 'input'", PROVIDER, data)
+            arguments = pydantic_core.to_json(given).decode()
             calls.append(ToolCall(id=_str(block, "id", data), name=_str(block, "name", data), arguments=arguments))
         elif kind in ("thinking", "redacted_thinking"):
             thinking.append(block)
@@ -448,13 +450,13 @@ def parse_response(data: Any, headers: Mapping[str, str] | httpx2.Headers | None
         Generation,
         {"output": message, "metadata": trusted(GenerationMetadata, {"finish_reason": reason, "extra": extra})},
     )
-    usage = data.get("usage")
+    usage = optional_object(data.get("usage"), "'usage'", PROVIDER, data)
     request_id = headers.get("request-id") if headers is not None else None
     reply_id, model = data.get("id"), data.get("model")
     response_metadata = {
         "id": reply_id if isinstance(reply_id, str) else None,
         "model": model if isinstance(model, str) else None,
-        "usage": parse_usage(usage) if isinstance(usage, dict) else None,
+        "usage": parse_usage(usage) if usage is not None else None,
         "extra": _response_extra(request_id),
     }
     return trusted(

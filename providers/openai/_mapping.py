@@ -42,6 +42,7 @@ from chatclient.tools.definition import ToolDefinition
 from providers._extras import apply_extra_body
 from providers._http import ErrorDetails, all_ints, error_from_event
 from providers._media import unsupported_media
+from providers._reply_shape import as_list, as_object, optional_object, shape_error
 from providers._tool_rendering import TOOL_RENDERINGS
 
 if TYPE_CHECKING:
@@ -349,12 +350,13 @@ def _arguments(value: Any) -> str:
     return pydantic_core.to_json(value).decode()
 
 
-def _tool_calls(raw: Any, choice_index: int) -> list[ToolCall]:
+def _tool_calls(raw: Any, choice_index: int, where: str, body: object) -> list[ToolCall]:
     if not raw:
         return []
     calls = []
-    for position, call in enumerate(raw):
-        function = call.get("function") or {}
+    for position, item in enumerate(as_list(raw, f"{where}.tool_calls", PROVIDER, body)):
+        call = as_object(item, f"{where}.tool_calls[{position}]", PROVIDER, body)
+        function = as_object(call.get("function") or {}, f"{where}.tool_calls[{position}].function", PROVIDER, body)
         # Missing ids (seen on some compatible servers) are made up so results can be matched.
         call_id = call.get("id") or f"call_{choice_index}_{call.get('index', position)}"
         calls.append(
@@ -378,14 +380,14 @@ def split_content(content: Any) -> tuple[str | None, str | None]:
     if content is None or isinstance(content, str):
         return content, None
     if not isinstance(content, list):
-        raise MalformedResponseError(f"Unexpected message content: {content!r:.200}", provider=PROVIDER)
+        raise shape_error(PROVIDER, "message.content", content, "a string or a list of parts", content)
     texts: list[str] = []
     thoughts: list[str] = []
     for chunk in content:
         if isinstance(chunk, str):
             texts.append(chunk)
         elif not isinstance(chunk, dict):
-            raise MalformedResponseError(f"Unexpected content chunk: {chunk!r:.200}", provider=PROVIDER)
+            raise shape_error(PROVIDER, "a part of message.content", chunk, "a string or an object", content)
         elif chunk.get("type") == "text" and isinstance(chunk.get("text"), str):
             texts.append(chunk["text"])
         elif chunk.get("type") == "thinking":
@@ -421,7 +423,8 @@ def parse_response(data: Any, headers: Mapping[str, str] | None = None) -> ChatR
     """A complete (not streamed) reply. Reasoning text (``reasoning``/``reasoning_content``) and a
     refusal go to the message metadata, never into the answer text."""
     try:
-        choices = data["choices"]
+        reply = as_object(data, "the reply", PROVIDER, data)
+        choices = as_list(reply.get("choices"), "'choices'", PROVIDER, data)
         if not choices:  # the API always sends n >= 1 choices: an empty list is no answer, not an empty one
             raise MalformedResponseError(
                 "The Chat Completions reply has no choices ('choices' is empty): there is no message to read",
@@ -429,16 +432,11 @@ def parse_response(data: Any, headers: Mapping[str, str] | None = None) -> ChatR
                 body=data,
             )
         generations = []
-        for position, choice in enumerate(choices):
-            message = choice.get("message")
-            if not isinstance(message, dict):
-                raise MalformedResponseError(
-                    f"Choice {position} of the Chat Completions reply has no 'message' object",
-                    provider=PROVIDER,
-                    body=data,
-                )
+        for position, raw_choice in enumerate(choices):
+            choice = as_object(raw_choice, f"choices[{position}]", PROVIDER, data)
+            message = as_object(choice.get("message"), f"choices[{position}].message", PROVIDER, data)
             index = choice.get("index", position)
-            calls = _tool_calls(message.get("tool_calls"), index)
+            calls = _tool_calls(message.get("tool_calls"), index, f"choices[{position}].message", data)
             content, thinking = split_content(message.get("content"))
             message_metadata = _message_metadata(message, thinking)
             raw_reason = choice.get("finish_reason")
@@ -459,7 +457,7 @@ def parse_response(data: Any, headers: Mapping[str, str] | None = None) -> ChatR
             meta = trusted(GenerationMetadata, {"finish_reason": reason, "extra": extra})
             generations.append(trusted(Generation, {"output": output, "metadata": meta}))
         reply_id, model = data.get("id"), data.get("model")
-        usage = parse_usage(data.get("usage"))
+        usage = parse_usage(optional_object(data.get("usage"), "'usage'", PROVIDER, data))
         response_extra = _response_extra(data, headers)
         if (reply_id is None or type(reply_id) is str) and (model is None or type(model) is str):
             metadata = trusted(

@@ -44,6 +44,7 @@ from chatclient.tools.definition import ToolDefinition
 from providers._extras import apply_extra_body
 from providers._http import ErrorDetails, error_from_event
 from providers._media import unsupported_media
+from providers._reply_shape import as_list, optional_object
 from providers._tool_rendering import TOOL_RENDERINGS
 
 if TYPE_CHECKING:
@@ -435,7 +436,7 @@ class _Output:
         kind = item.get("type")
         if kind == "message":
             self.saw_message = True
-            for part in item.get("content") or ():
+            for part in as_list(item.get("content") or [], "a message item's 'content'", PROVIDER, item):
                 if isinstance(part, dict):
                     if part.get("type") == "output_text" and isinstance(part.get("text"), str):
                         self.texts.append(part["text"])
@@ -516,6 +517,7 @@ def parse_response(data: Any, headers: Mapping[str, str]) -> ChatResponse:
             provider=PROVIDER,
             body=data,
         )
+    usage = optional_object(data.get("usage"), "'usage'", PROVIDER, data)
     output = _Output()
     for item in data["output"]:
         output.add(item)
@@ -523,7 +525,7 @@ def parse_response(data: Any, headers: Mapping[str, str]) -> ChatResponse:
     message = AssistantMessage(output.text(), tool_calls=output.calls, metadata=output.metadata())
     return ChatResponse(
         [Generation(message, _generation_meta(reason, raw, bool(output.refusal)))],
-        _response_metadata(data, parse_usage(data.get("usage")), headers.get("x-request-id")),
+        _response_metadata(data, parse_usage(usage), headers.get("x-request-id")),
     )
 
 

@@ -100,7 +100,7 @@ def _not_done(body: dict[str, Any]) -> None:
 
 MALFORMED: list[tuple[str, Callable[[dict[str, Any]], None], str]] = [
     ("openai-chat", _no_choices, "no choices ('choices' is empty)"),
-    ("openai-chat", _choice_without_message, "Choice 0 of the Chat Completions reply has no 'message'"),
+    ("openai-chat", _choice_without_message, "choices[0].message is missing, not an object"),
     ("openai-responses", _completed_without_output, "'output' is empty (status 'completed')"),
     ("openai-responses", _queued_without_output, "'output' is empty (status 'queued')"),
     ("anthropic", _no_content_no_stop_reason, "'content' is empty and it has no 'stop_reason'"),
