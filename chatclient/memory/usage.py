@@ -56,10 +56,16 @@ _quoted = json.encoder.encode_basestring_ascii  # how json.dumps writes a string
 
 def usage_event(turn_id: str, chat: ChatResponse | None) -> NewEvent | None:
     """The usage event of a turn whose final reply is ``chat``; ``None`` when it reported no usage."""
-    if chat is None or chat.metadata.usage is None:
+    if chat is None:
         return None
-    payload = _payload(chat.metadata.model, chat.metadata.usage)
-    return NewEvent(f"{turn_id}:{USAGE_EVENT}", turn_id, payload, type=USAGE_EVENT)
+    metadata = chat.metadata
+    usage = metadata.usage
+    if usage is None:
+        return None
+    return _tuple_new(NewEvent, (f"{turn_id}:usage", turn_id, _payload(metadata.model, usage), USAGE_EVENT))
+
+
+_tuple_new = tuple.__new__  # the record straight from its values (no NamedTuple.__new__ frame)
 
 
 def usage_records(events: Iterable[SessionEvent]) -> Iterator[tuple[Usage, str | None]]:
