@@ -46,12 +46,21 @@ def _payload(model: str | None, usage: Usage) -> str:
     if _FAST and (model is None or type(model) is str):
         read, write, completion, prompt, reasoning = _counts(values)
         if type(read) is type(write) is type(completion) is type(prompt) is type(reasoning) is int:
-            name = "null" if model is None else _quoted(model)
+            name = "null" if model is None else _QUOTED.get(model) or _quote(model)
             return _TEMPLATE % (read, write, completion, name, prompt, reasoning)
     return _ENCODER.encode({"model": model, **values})
 
 
 _quoted = json.encoder.encode_basestring_ascii  # how json.dumps writes a string (ensure_ascii)
+_QUOTED: dict[str, str] = {}
+"""Model names as JSON strings (a conversation names the same few models turn after turn)."""
+
+
+def _quote(model: str) -> str:
+    if len(_QUOTED) >= 256:
+        _QUOTED.clear()
+    quoted = _QUOTED[model] = _quoted(model)
+    return quoted
 
 
 def usage_event(turn_id: str, chat: ChatResponse | None) -> NewEvent | None:

@@ -103,21 +103,21 @@ class WindowViews:
             if at == len(read) - 1 and read[at] is view.last:
                 return _answered_view(view.messages)  # nothing stored since
             if 0 <= at < len(read) and read[at] is view.last:
-                new_events = message_events(read[at + 1 :])
+                new_events = [e for e in read[at + 1 :] if e.type == "message"]
         if new_events is None:
             events = window(read, self.messages)
             messages = decode_messages(events, filtered=True)
+            self._remember(conversation_id, _tuple_new(_View, (last, events, messages)))
         else:
             events, messages = _carried(view, new_events, self.messages)  # type: ignore[arg-type]
-        self._remember(conversation_id, _tuple_new(_View, (last, events, messages)))
+            # A known conversation, replaced in place (one atomic store; had another thread evicted it
+            # meanwhile, the bound is one over until the next new conversation trims it).
+            self._views[conversation_id] = _tuple_new(_View, (last, events, messages))
         return _answered_view(messages)
 
     def _remember(self, conversation_id: str, view: _View) -> None:
         views = self._views
         with self._lock:
-            if conversation_id in views:  # a known conversation: replaced in place (the usual turn)
-                views[conversation_id] = view
-                return
             while len(views) >= self._conversations:  # the first remembered goes first
                 del views[next(iter(views))]
             views[conversation_id] = view
