@@ -123,6 +123,7 @@ class SessionMemoryAdvisor:
             raise ConfigurationError(f"compaction must be a Compaction(trigger, strategy), got {compaction!r}")
         self.compaction = compaction
         self._views = WindowViews(window) if window is not None else None
+        self._read = read_size(window)  # the events a windowed turn reads
 
     @property
     def name(self) -> str:
@@ -142,7 +143,7 @@ class SessionMemoryAdvisor:
                 "SessionMemoryAdvisor needs a conversation id: call spec.conversation(id) "
                 f"(or pass advisors(params={{{CONVERSATION_ID!r}: id}}))"
             )
-        return check_session_id(conversation_id)  # the same ids on every backend, before the model runs
+        return _checked(conversation_id)  # the same ids on every backend, before the model runs
 
     def _plan(
         self,
@@ -161,11 +162,14 @@ class SessionMemoryAdvisor:
         turn_id = turn_id or new_turn_id()
         base = events[-1].seq if events else 0
         prompt = request.prompt.messages
-        split = len(prompt)
-        for index, message in enumerate(prompt):
-            if not isinstance(message, SystemMessage):
-                split = index
-                break
+        split = 0
+        if prompt and isinstance(prompt[0], SystemMessage):  # the system messages stay first
+            split = len(prompt)
+            for index, message in enumerate(prompt):
+                if not isinstance(message, SystemMessage):
+                    split = index
+                    break
+        history: Sequence[Message]
         if self.compaction is not None:
             history = view_of(events, boundary, self.window).messages()
         elif self._views is not None:
@@ -177,7 +181,8 @@ class SessionMemoryAdvisor:
         options = request.prompt.options
         prompt_of_turn = trusted(Prompt, {"messages": messages, "options": options})  # both parts are models already
         request = ChatClientRequest(prompt_of_turn, context)
-        return request, _Plan(conversation_id, turn_id, base, prompt[split:], events, boundary)
+        new = prompt[split:] if split else prompt
+        return request, _tuple_new(_Plan, (conversation_id, turn_id, base, new, events, boundary))
 
     def _to_store(self, plan: _Plan, response: ChatClientResponse) -> list[NewEvent]:
         """The turn's events, its usage last; none while the turn waits for a confirmation."""
@@ -214,7 +219,7 @@ class SessionMemoryAdvisor:
         return self.repository  # type: ignore[return-value]
 
     def _before(self, request: ChatClientRequest) -> tuple[ChatClientRequest, _Plan]:
-        if self._resuming(request):
+        if request.context.get(ContextKeys.RESUME) is not None:  # a resume: nothing read, nothing prepended
             return self._plan(request, None)
         repository = self._sync_repository()
         conversation_id = self.conversation_of(request)
@@ -222,7 +227,7 @@ class SessionMemoryAdvisor:
             if self.compaction is not None:
                 boundary, events = read_log(repository, conversation_id, self.window)
                 return self._plan(request, events, boundary)
-            events = repository.events(conversation_id, last=read_size(self.window))
+            events = repository.events(conversation_id, last=self._read)
         except ChatClientError:
             raise
         except Exception as exc:  # the driver's failure: a memory error, before the model is called
@@ -238,7 +243,8 @@ class SessionMemoryAdvisor:
         lost = keeper is not None and bool(events) and not keeper.still_held()  # the fence, before the write
         if events:
             repository = self._sync_repository()
-            result = append_turn(repository, plan.conversation_id, events, self._expected(plan), response)
+            expected = plan.base_version if self.concurrency == "raise" else None
+            result = append_turn(repository, plan.conversation_id, events, expected, response)
             if self.compaction is not None and result.appended:
                 view = view_after(plan.read, plan.boundary, events, result)
                 if view is None:  # another turn landed meanwhile: compact what is there now
@@ -299,7 +305,7 @@ class SessionMemoryAdvisor:
             if self.compaction is not None:
                 boundary, events = await aread_log(repository, conversation_id, self.window)
                 return self._plan(request, events, boundary)
-            events = await repository.events(conversation_id, last=read_size(self.window))
+            events = await repository.events(conversation_id, last=self._read)
         except ChatClientError:
             raise
         except Exception as exc:  # the driver's failure: a memory error, before the model is called
@@ -383,6 +389,22 @@ async def _shielded(write: Coroutine[Any, Any, None]) -> None:
             raise cancelled from failed
     if cancelled is not None:
         raise cancelled
+
+
+_tuple_new = tuple.__new__  # a record straight from its values (no NamedTuple.__new__ frame)
+_CHECKED: dict[str, str] = {}
+"""Conversation ids already checked (bounded): a conversation's every turn checks the same id."""
+
+
+def _checked(conversation_id: str) -> str:
+    """``check_session_id(conversation_id)``, once per id (the usual turn: a dict lookup)."""
+    if _CHECKED.get(conversation_id) is not None and type(conversation_id) is str:
+        return conversation_id
+    check_session_id(conversation_id)
+    if len(_CHECKED) >= 4096:
+        _CHECKED.clear()
+    _CHECKED[conversation_id] = conversation_id
+    return conversation_id
 
 
 def _at(read: Sequence[SessionEvent]) -> AppendResult:

@@ -131,13 +131,15 @@ class InMemorySessionRepository:
     def append(
         self, session_id: str, events: Sequence[NewEvent], *, expected_version: int | None = None
     ) -> AppendResult:
-        check_session_id(session_id)
+        if type(session_id) is not str:  # refused before it is used as a key
+            check_session_id(session_id)
         with self._lock:
             now = self._clock()
             if self.ttl is not None and self._expired(session_id, now):  # not resumed: the session starts afresh
                 self._forget(session_id)
             log = self._logs.get(session_id)
-            if log is None:
+            if log is None:  # a known log's id was checked when it was made
+                check_session_id(session_id)
                 log, ids = self._logs[session_id], self._ids[session_id] = [], {}
             else:
                 ids = self._ids[session_id]

@@ -46,20 +46,35 @@ def _payload(model: str | None, usage: Usage) -> str:
     if _FAST and (model is None or type(model) is str):
         read, write, completion, prompt, reasoning = _counts(values)
         if type(read) is type(write) is type(completion) is type(prompt) is type(reasoning) is int:
-            name = "null" if model is None else _quoted(model)
+            name = "null" if model is None else _QUOTED.get(model) or _quote(model)
             return _TEMPLATE % (read, write, completion, name, prompt, reasoning)
     return _ENCODER.encode({"model": model, **values})
 
 
 _quoted = json.encoder.encode_basestring_ascii  # how json.dumps writes a string (ensure_ascii)
+_QUOTED: dict[str, str] = {}
+"""Model names as JSON strings (a conversation names the same few models turn after turn)."""
+
+
+def _quote(model: str) -> str:
+    if len(_QUOTED) >= 256:
+        _QUOTED.clear()
+    quoted = _QUOTED[model] = _quoted(model)
+    return quoted
 
 
 def usage_event(turn_id: str, chat: ChatResponse | None) -> NewEvent | None:
     """The usage event of a turn whose final reply is ``chat``; ``None`` when it reported no usage."""
-    if chat is None or chat.metadata.usage is None:
+    if chat is None:
         return None
-    payload = _payload(chat.metadata.model, chat.metadata.usage)
-    return NewEvent(f"{turn_id}:{USAGE_EVENT}", turn_id, payload, type=USAGE_EVENT)
+    metadata = chat.metadata
+    usage = metadata.usage
+    if usage is None:
+        return None
+    return _tuple_new(NewEvent, (f"{turn_id}:usage", turn_id, _payload(metadata.model, usage), USAGE_EVENT))
+
+
+_tuple_new = tuple.__new__  # the record straight from its values (no NamedTuple.__new__ frame)
 
 
 def usage_records(events: Iterable[SessionEvent]) -> Iterator[tuple[Usage, str | None]]:

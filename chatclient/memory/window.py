@@ -49,6 +49,17 @@ def messages_of(events: Sequence[SessionEvent]) -> list[Message]:
     return _answered(decode_messages(events))
 
 
+def _answered_view(messages: list[Message]) -> Sequence[Message]:
+    """``_answered(list(messages))`` without the copy when nothing is to be dropped (the usual
+    view); the caller only reads it (the advisor unpacks it into the turn's prompt)."""
+    if not messages:
+        return messages
+    last = messages[-1]
+    if (isinstance(last, AssistantMessage) and last.tool_calls) or isinstance(messages[0], ToolResponseMessage):
+        return _answered(list(messages))
+    return messages
+
+
 def _answered(messages: list[Message]) -> list[Message]:
     while messages and isinstance(messages[-1], AssistantMessage) and messages[-1].tool_calls:
         messages.pop()
@@ -80,7 +91,8 @@ class WindowViews:
         self._conversations = conversations
         self._lock = threading.Lock()
 
-    def of(self, conversation_id: str, read: Sequence[SessionEvent]) -> list[Message]:
+    def of(self, conversation_id: str, read: Sequence[SessionEvent]) -> Sequence[Message]:
+        """The view's messages, to be read only (they may be the view kept for the next turn)."""
         if not read:
             return []
         last = read[-1]
@@ -89,24 +101,29 @@ class WindowViews:
         if view is not None:
             at = len(read) - 1 - (last.seq - view.last.seq)  # where the previous last event must be
             if at == len(read) - 1 and read[at] is view.last:
-                return _answered(list(view.messages))  # nothing stored since
+                return _answered_view(view.messages)  # nothing stored since
             if 0 <= at < len(read) and read[at] is view.last:
-                new_events = message_events(read[at + 1 :])
+                new_events = [e for e in read[at + 1 :] if e.type == "message"]
         if new_events is None:
             events = window(read, self.messages)
             messages = decode_messages(events, filtered=True)
+            self._remember(conversation_id, _tuple_new(_View, (last, events, messages)))
         else:
             events, messages = _carried(view, new_events, self.messages)  # type: ignore[arg-type]
-        self._remember(conversation_id, _View(last, events, messages))
-        return _answered(list(messages))
+            # A known conversation, replaced in place (one atomic store; had another thread evicted it
+            # meanwhile, the bound is one over until the next new conversation trims it).
+            self._views[conversation_id] = _tuple_new(_View, (last, events, messages))
+        return _answered_view(messages)
 
     def _remember(self, conversation_id: str, view: _View) -> None:
+        views = self._views
         with self._lock:
-            views = self._views
-            views.pop(conversation_id, None)  # the newest last, so the oldest goes first
-            while len(views) >= self._conversations:
+            while len(views) >= self._conversations:  # the first remembered goes first
                 del views[next(iter(views))]
             views[conversation_id] = view
+
+
+_tuple_new = tuple.__new__  # a record straight from its values (no NamedTuple.__new__ frame)
 
 
 def _carried(view: _View, new: list[SessionEvent], size: int) -> tuple[list[SessionEvent], list[Message]]:
