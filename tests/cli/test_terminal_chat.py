@@ -60,9 +60,18 @@ class Terminal:
         self.master = master
         self.seen = ""
         self.position = 0
-        self.process = subprocess.Popen(
-            argv, stdin=slave, stdout=slave, stderr=slave, cwd=cwd, env=env, close_fds=True, start_new_session=True
-        )
+        # A person's terminal delivers Ctrl-C; a test run started in the background (``make test &``)
+        # ignores SIGINT, and a child would inherit that. Spawn it with the default disposition.
+        ignored = signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+        if ignored:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+        try:
+            self.process = subprocess.Popen(
+                argv, stdin=slave, stdout=slave, stderr=slave, cwd=cwd, env=env, close_fds=True, start_new_session=True
+            )
+        finally:
+            if ignored:
+                signal.signal(signal.SIGINT, signal.SIG_IGN)
         os.close(slave)
 
     def _read(self) -> bool:
