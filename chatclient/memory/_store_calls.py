@@ -62,14 +62,13 @@ def append_turn(
         try:
             result: AppendResult = repository.append(conversation_id, events, expected_version=expected_version)
             return result
-        except ChatClientError as exc:
-            if isinstance(exc, VersionConflict):
-                raise _wrapped(exc, conversation_id, events, response, owner) from exc
-            raise
         except Exception as exc:
-            if attempt == 1 and is_transient(exc):
+            error = _after_failure(exc, attempt, conversation_id, events, response, owner)
+            if error is None:
                 continue
-            raise _wrapped(exc, conversation_id, events, response, owner) from exc
+            if error is exc:
+                raise
+            raise error from exc
     raise AssertionError("unreachable")  # pragma: no cover
 
 
@@ -88,15 +87,31 @@ async def aappend_turn(
         try:
             result: AppendResult = await repository.append(conversation_id, events, expected_version=expected_version)
             return result
-        except ChatClientError as exc:
-            if isinstance(exc, VersionConflict):
-                raise _wrapped(exc, conversation_id, events, response, owner) from exc
-            raise
         except Exception as exc:
-            if attempt == 1 and is_transient(exc):
+            error = _after_failure(exc, attempt, conversation_id, events, response, owner)
+            if error is None:
                 continue
-            raise _wrapped(exc, conversation_id, events, response, owner) from exc
+            if error is exc:
+                raise
+            raise error from exc
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _after_failure(
+    exc: Exception,
+    attempt: int,
+    conversation_id: str,
+    events: Sequence[NewEvent],
+    response: ChatClientResponse,
+    owner: Any,
+) -> Exception | None:
+    """What a failed append raises (``exc`` itself for chatclient's own errors but a conflict), or
+    ``None`` to retry in place: the first failure on a dropped connection."""
+    if isinstance(exc, ChatClientError):
+        return _wrapped(exc, conversation_id, events, response, owner) if isinstance(exc, VersionConflict) else exc
+    if attempt == 1 and is_transient(exc):
+        return None
+    return _wrapped(exc, conversation_id, events, response, owner)
 
 
 def read_failed(exc: Exception, repository: Any, conversation_id: str) -> SessionStoreError:

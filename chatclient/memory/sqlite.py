@@ -35,7 +35,7 @@ from ._checkpoint import Checkpointer
 from ._sql import SQLITE, Flow, Rows, SessionSql, Statement, run_flow
 from .expiry import Session, check_ttl, session_of, session_to_create
 from .log import AppendResult, NewEvent, SessionEvent, check_session_id, plan_append
-from .repository import in_thread
+from .repository import ThreadedSessionRepository
 
 __all__ = ["AsyncSqliteSessionRepository", "SqliteSessionRepository"]
 
@@ -406,8 +406,10 @@ def _from_tail(events: list[SessionEvent], after_seq: int, last: int | None) -> 
     return events[max(start - first, 0) :]
 
 
-class AsyncSqliteSessionRepository:
+class AsyncSqliteSessionRepository(ThreadedSessionRepository):
     """The async face: each operation of :class:`SqliteSessionRepository` runs in a worker thread."""
+
+    sync: SqliteSessionRepository
 
     def __init__(
         self,
@@ -418,42 +420,6 @@ class AsyncSqliteSessionRepository:
         checkpoint_every: int | None = 200,
         ttl: float | None = None,
     ):
-        self.sync = SqliteSessionRepository(
-            path, prefix=prefix, clock=clock, checkpoint_every=checkpoint_every, ttl=ttl
+        super().__init__(
+            SqliteSessionRepository(path, prefix=prefix, clock=clock, checkpoint_every=checkpoint_every, ttl=ttl)
         )
-
-    async def append(
-        self, session_id: str, events: Sequence[NewEvent], *, expected_version: int | None = None
-    ) -> AppendResult:
-        return await in_thread(lambda: self.sync.append(session_id, events, expected_version=expected_version))
-
-    async def events(
-        self, session_id: str, *, after_seq: int = 0, last: int | None = None, types: Sequence[str] | None = None
-    ) -> list[SessionEvent]:
-        return await in_thread(lambda: self.sync.events(session_id, after_seq=after_seq, last=last, types=types))
-
-    async def version(self, session_id: str) -> int:
-        return await in_thread(lambda: self.sync.version(session_id))
-
-    async def delete(self, session_id: str) -> None:
-        await in_thread(lambda: self.sync.delete(session_id))
-
-    async def try_lease(self, session_id: str, token: str, ttl: float) -> bool:
-        return await in_thread(lambda: self.sync.try_lease(session_id, token, ttl))
-
-    async def release_lease(self, session_id: str, token: str) -> bool:
-        return await in_thread(lambda: self.sync.release_lease(session_id, token))
-
-    async def delete_expired(self, now: float | None = None) -> int:
-        return await in_thread(lambda: self.sync.delete_expired(now))
-
-    async def prune(self, session_id: str, below_seq: int) -> int:
-        return await in_thread(lambda: self.sync.prune(session_id, below_seq))
-
-    async def create(
-        self, session_id: str | None = None, *, ttl: float | None = None, metadata: Mapping[str, Any] | None = None
-    ) -> Session:
-        return await in_thread(lambda: self.sync.create(session_id, ttl=ttl, metadata=metadata))
-
-    async def get(self, session_id: str) -> Session | None:
-        return await in_thread(lambda: self.sync.get(session_id))
