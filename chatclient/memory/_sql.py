@@ -56,7 +56,7 @@ class SessionSql:
         p = check_prefix(prefix)
         self.session, self.event, self.lease = f"{p}session", f"{p}session_event", f"{p}session_lease"
         self.schema_table = f"{p}session_schema"
-        self._new_turn_sql: dict[tuple[int, bool], str] = {}
+        self._new_turn_sql: dict[int, str] = {}
         self._cols = "seq, event_id, turn_id, type, payload, created_at"
 
     def schema(self) -> Flow[None]:
@@ -179,29 +179,34 @@ class SessionSql:
         return AppendResult(current + len(fresh), len(fresh), n - len(fresh)), created_at
 
     def new_turn(
-        self, session_id: str, events: Sequence[NewEvent], expected_version: int | None, now: float, created_at: float
+        self, session_id: str, events: Sequence[NewEvent], base: int, now: float, created_at: float
     ) -> Statement:
         """SQLite: a new turn on a session this process knows, as one statement (atomic by itself,
-        so it runs without ``BEGIN``/``COMMIT``): the events numbered after the log's last seq (the
-        primary key's last entry), inserted only while the session row is the one created at
-        ``created_at`` and the version is ``expected_version`` (if given). It inserts nothing when
-        either differs, and fails whole on a unique violation (an id already stored); the caller
-        then takes :meth:`append_sqlite`. The caller has refused an id twice in the batch."""
-        params: list[Any] = [now, session_id]
+        so it runs without ``BEGIN``/``COMMIT``): the events numbered from ``base + 1``, ``base``
+        being the log's last seq as this process last saw it, inserted only while the session row
+        is the one created at ``created_at``.
+
+        Nothing is read from the events table, so SQLite runs it straight into the table: reading
+        the table the rows go to (its last seq, say) makes it buffer the rows in a temporary table
+        first, and ``RETURNING`` a second one. The log's primary key checks ``base`` instead: if
+        anyone appended after it, ``base + 1`` is taken and the statement fails whole on the unique
+        violation, as it does on an id already stored (a replay); it inserts nothing when the session
+        row differs. Either way the caller takes :meth:`append_sqlite`. Stored seqs never move
+        down while the session row stays the same (events are only appended; a prune keeps the
+        newest), so a ``base`` this process saw is never past the log's end. The caller has
+        refused an id twice in the batch."""
+        params: list[Any] = [session_id, base, now]
         for event_id, turn_id, payload, kind in events:  # NewEvent's fields, in order
             params += (event_id, turn_id, kind, payload)
         params += (session_id, created_at)
-        if expected_version is not None:
-            params.append(expected_version)
-        shape = (len(events), expected_version is not None)
-        sql = self._new_turn_sql.get(shape)
+        n = len(events)
+        sql = self._new_turn_sql.get(n)
         if sql is None:  # the same text each time: built once per batch size
-            values = ", ".join([f"({k}, ?, ?, ?, ?)" for k in range(1, shape[0] + 1)])
-            sql = self._new_turn_sql[shape] = (
-                f"INSERT INTO {self.event} (session_id, {self._cols}) SELECT s.id, b.base + v.column1, v.column2,"
-                f" v.column3, v.column4, v.column5, ? FROM (SELECT coalesce(max(seq), 0) AS base FROM {self.event}"
-                f" WHERE session_id = ?) AS b, (VALUES {values}) AS v, {self.session} AS s"
-                f" WHERE s.id = ? AND s.created_at = ?{' AND b.base = ?' if shape[1] else ''} RETURNING seq"
+            values = ", ".join([f"({k}, ?, ?, ?, ?)" for k in range(1, n + 1)])
+            sql = self._new_turn_sql[n] = (
+                f"INSERT INTO {self.event} (session_id, {self._cols}) SELECT ?, ? + v.column1, v.column2,"
+                f" v.column3, v.column4, v.column5, ? FROM (VALUES {values}) AS v"
+                f" WHERE EXISTS (SELECT 1 FROM {self.session} WHERE id = ? AND created_at = ?)"
             )
         return sql, tuple(params)
 

@@ -93,17 +93,17 @@ class SqliteDatabase:
             self.checkpointer.committed()
         return result
 
-    def write_one(self, statement: Statement) -> Rows | None:
+    def write_one(self, statement: Statement) -> int | None:
         """One statement in its own transaction (SQLite's autocommit: atomic by itself, and it takes
-        the write lock when it starts, so the busy timeout applies); ``None`` when it failed on a
-        constraint, with nothing written."""
+        the write lock when it starts, so the busy timeout applies): the rows it changed, or ``None``
+        when it failed on a constraint, with nothing written."""
         try:
-            rows = self.connection().execute(*statement).fetchall()
+            changed = self.connection().execute(*statement).rowcount
         except sqlite3.IntegrityError:
             return None
         if self.checkpointer is not None:
             self.checkpointer.committed()
-        return rows
+        return changed
 
     def read(self, flow: Flow[T]) -> T:
         return run_flow(flow, self._executor(self.connection()))
@@ -158,10 +158,13 @@ class _TailCache:
         self._sessions, self._events = sessions, events
         self._lock = threading.Lock()
 
-    def last_seq(self, session_id: str) -> int | None:
+    def last_seq(self, session_id: str, created_at: float | None = None) -> int | None:
+        """The last seq of the session's tail (of the session created at ``created_at``, if given)."""
         with self._lock:
             tail = self._tails.get(session_id)
-            return tail.last_seq if tail is not None else None
+            if tail is None or (created_at is not None and tail.created_at != created_at):
+                return None
+            return tail.last_seq
 
     def put(self, session_id: str, tail: _Tail) -> None:
         with self._lock:
@@ -215,10 +218,12 @@ class _TailCache:
 
     def appended(self, session_id: str, created_at: float, events: list[SessionEvent], held: Stamp | None) -> None:
         """Add the events an append just committed when they follow the tail (the stamp taken off
-        before it goes back on); otherwise the tail stays as it was, unstamped, and the next read asks."""
+        before it goes back on). Otherwise they become the tail, unstamped: they were the log's end
+        when committed, so the next append numbers after them, and the next read asks for any since."""
         with self._lock:
             tail = self._tails.get(session_id)
             if tail is None or tail.created_at != created_at or tail.last_seq != events[0].seq - 1:
+                self._store(session_id, _Tail(created_at, events))
                 return
             tail.events.extend(events)
             if held is not None and tail.checked is None:
@@ -263,12 +268,14 @@ class SqliteSessionRepository:
         held = self._tails.unstamp(session_id, self._db.number())
         now = self._clock()
         known = self._created.get(session_id)
-        rows = None
-        if events and known is not None and self.ttl is None:  # a new turn on a known session: one statement
+        base = self._tails.last_seq(session_id, known) if events and known is not None and self.ttl is None else None
+        written = None
+        if base is not None and known is not None and (expected_version is None or expected_version == base):
+            # A new turn on a session this store has seen, after the last seq it saw: one statement.
             plan_append(session_id, events, {}, 0, None)  # refuses an id twice in the batch
-            rows = self._db.write_one(self._sql.new_turn(session_id, events, expected_version, now, known))
-        if rows is not None and known is not None and len(rows) == len(events):
-            result, created_at = AppendResult(max(int(r[0]) for r in rows), len(rows), 0), known
+            written = self._db.write_one(self._sql.new_turn(session_id, events, base, now, known))
+        if base is not None and known is not None and written == len(events):
+            result, created_at = AppendResult(base + len(events), len(events), 0), known
         else:  # nothing was written: a new or re-created session, a replay, a conflict, an expiring store
             if self.ttl is not None:
                 result, created_at = self._append_expiring(session_id, events, expected_version, now, self.ttl)
