@@ -37,6 +37,7 @@ from ..errors import (
     PendingStateTamperedError,
 )
 from .confirmation import PendingToolCalls
+from .pending_outage import store_call
 
 if TYPE_CHECKING:
     import sqlite3
@@ -301,24 +302,23 @@ class SqlitePendingToolCallStore:
 
     def save(self, pending: PendingToolCalls) -> str:
         state_id = _new_id()
-        db = self._connect()
-        self.purge_expired()
-        row = db.execute(
-            f"INSERT INTO {self._table} (id, state, expires_at, created_at) VALUES (?, ?, ?, ?)"
-            " ON CONFLICT (id) DO NOTHING RETURNING id",
-            (state_id, pending.model_dump_json(), _expires_at(pending, self._ttl), time.time()),
-        ).fetchone()
+        with store_call(self, "save"):
+            db = self._connect()
+            db.execute(f"DELETE FROM {self._table} WHERE expires_at < ?", (time.time(),))
+            row = db.execute(
+                f"INSERT INTO {self._table} (id, state, expires_at, created_at) VALUES (?, ?, ?, ?)"
+                " ON CONFLICT (id) DO NOTHING RETURNING id",
+                (state_id, pending.model_dump_json(), _expires_at(pending, self._ttl), time.time()),
+            ).fetchone()
         if row is None:
             raise _collided()
         return state_id
 
     def take(self, state_id: str) -> PendingToolCalls:
         check_state_id(state_id)
-        row = (
-            self._connect()
-            .execute(f"DELETE FROM {self._table} WHERE id = ? RETURNING state, expires_at", (state_id,))
-            .fetchone()
-        )
+        with store_call(self, "take"):
+            sql = f"DELETE FROM {self._table} WHERE id = ? RETURNING state, expires_at"
+            row = self._connect().execute(sql, (state_id,)).fetchone()
         if row is None:
             raise PendingStateNotFoundError("No pending tool calls under this id (unknown, or already resumed)")
         _check_expiry(row[1])
@@ -326,9 +326,9 @@ class SqlitePendingToolCallStore:
 
     def peek(self, state_id: str) -> PendingToolCalls:
         check_state_id(state_id)
-        row = (
-            self._connect().execute(f"SELECT state, expires_at FROM {self._table} WHERE id = ?", (state_id,)).fetchone()
-        )
+        with store_call(self, "peek"):
+            sql = f"SELECT state, expires_at FROM {self._table} WHERE id = ?"
+            row = self._connect().execute(sql, (state_id,)).fetchone()
         if row is None:
             raise PendingStateNotFoundError("No pending tool calls under this id (unknown, or already resumed)")
         _check_expiry(row[1])
@@ -338,12 +338,14 @@ class SqlitePendingToolCallStore:
         """Drop a state nobody will resume; ``True`` when a live one was there (expired: ``False``)."""
         check_state_id(state_id)
         sql = f"DELETE FROM {self._table} WHERE id = ? RETURNING expires_at"
-        row = self._connect().execute(sql, (state_id,)).fetchone()
+        with store_call(self, "discard"):
+            row = self._connect().execute(sql, (state_id,)).fetchone()
         return row is not None and _live(row[0])
 
     def purge_expired(self) -> int:
         """Remove the expired states now; the number removed."""
-        return self._connect().execute(f"DELETE FROM {self._table} WHERE expires_at < ?", (time.time(),)).rowcount
+        with store_call(self, "purge_expired"):
+            return self._connect().execute(f"DELETE FROM {self._table} WHERE expires_at < ?", (time.time(),)).rowcount
 
     def close(self) -> None:
         """Close the connections of every thread that used the store (the async face's workers

@@ -24,6 +24,7 @@ _AFTER = {
     "discard": "the state may still be stored",
     "redeem": "nothing ran; resume again once the ledger is back",
     "release": "the nonce may still be redeemed",
+    "purge_expired": "expired states may still be stored",
 }
 
 

@@ -15,6 +15,7 @@ from ..memory.repository import in_thread
 from ..memory.sqlite import SqliteDatabase
 from .confirmation import PendingToolCalls
 from .pending import SqlitePendingToolCallStore
+from .pending_outage import store_call
 
 __all__ = ["AsyncSqliteNonceLedger", "AsyncSqlitePendingToolCallStore", "SqliteNonceLedger"]
 
@@ -36,19 +37,17 @@ class SqliteNonceLedger:
     def redeem(self, nonce: str, expires_at: float | None) -> bool:
         now = time.time()
         keep_until = expires_at if expires_at is not None else now + self._retention
-        row = (
-            self._db.connection()
-            .execute(
-                f"INSERT INTO {self._table} (nonce, expires_at) VALUES (?, ?) ON CONFLICT (nonce) DO UPDATE"
-                f" SET expires_at = excluded.expires_at WHERE {self._table}.expires_at <= ? RETURNING nonce",
-                (nonce, keep_until, now),
-            )
-            .fetchone()
+        sql = (
+            f"INSERT INTO {self._table} (nonce, expires_at) VALUES (?, ?) ON CONFLICT (nonce) DO UPDATE"
+            f" SET expires_at = excluded.expires_at WHERE {self._table}.expires_at <= ? RETURNING nonce"
         )
+        with store_call(self, "redeem"):
+            row = self._db.connection().execute(sql, (nonce, keep_until, now)).fetchone()
         return row is not None
 
     def release(self, nonce: str) -> None:
-        self._db.connection().execute(f"DELETE FROM {self._table} WHERE nonce = ?", (nonce,))
+        with store_call(self, "release"):
+            self._db.connection().execute(f"DELETE FROM {self._table} WHERE nonce = ?", (nonce,))
 
     def close(self) -> None:
         self._db.close()
