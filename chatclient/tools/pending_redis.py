@@ -2,16 +2,26 @@
 process that reaches the server: pause in one, resume in another, exactly once.
 
 - :class:`RedisPendingToolCallStore`: ``SET NX PX`` (put if absent, expiry by the server's clock),
-  ``GETDEL`` (take once: of N concurrent takers exactly one gets the state), ``GET`` for ``peek``.
-- :class:`RedisNonceLedger`: ``SET NX PX`` redeems a nonce once; ``release`` deletes it.
+  a take script (take once: of N concurrent takers exactly one gets the state), ``GET`` for ``peek``.
+- :class:`RedisNonceLedger`: a redeem script (a nonce once); ``release`` deletes it.
 - :class:`AsyncRedisPendingToolCallStore`, :class:`AsyncRedisNonceLedger`: the same commands on
   ``redis.asyncio``; the keys, expiries and answers are decided by the functions both faces share.
+
+A save, take, peek, redeem or release whose reply is lost (the connection dropped after the server
+ran it) is sent once more, and the second answer is the first one's: a take carries a random token
+that the server keeps with the state it handed out, a save or a redeem what it put, so the retry is
+recognised as the same caller instead of being told the state is gone (with ``GETDEL`` it would be,
+and the paused turn lost with it) or the id taken. A taken state stays as ``taken:<token>`` for a
+minute, answering only that token; ``peek`` and ``discard`` see it as gone. ``discard`` is not
+sent twice (a lost reply there raises: the state may still be stored).
 """
 
 from __future__ import annotations
 
+import secrets
 import time
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..errors import ConfigurationError, PendingStateExpiredError, PendingStateNotFoundError
 from . import pending as _pending
@@ -26,6 +36,65 @@ if TYPE_CHECKING:
 __all__ = ["AsyncRedisNonceLedger", "AsyncRedisPendingToolCallStore", "RedisNonceLedger", "RedisPendingToolCallStore"]
 
 _WEEK = 7 * 24 * 3600.0
+_CLAIM_MS = 60_000
+"""How long a taken state answers its taker's retry."""
+_TAKEN = "taken:"
+T = TypeVar("T")
+
+# KEYS[1] the state; ARGV[1] "taken:<token>\n", ARGV[2] how long the mark stays (ms). The state, or
+# nil: unknown, expired, or taken by another token. A state is JSON, so it never starts with "taken:".
+_TAKE = """
+local value = redis.call('GET', KEYS[1])
+if not value then return false end
+if string.sub(value, 1, 6) == 'taken:' then
+  if string.sub(value, 1, #ARGV[1]) == ARGV[1] then return string.sub(value, #ARGV[1] + 1) end
+  return false
+end
+redis.call('SET', KEYS[1], ARGV[1] .. value, 'PX', ARGV[2])
+return value
+"""
+# KEYS[1] the state: deleted unless taken; 1 when a state waiting to be resumed was there.
+_DISCARD = """
+local value = redis.call('GET', KEYS[1])
+if not value or string.sub(value, 1, 6) == 'taken:' then return 0 end
+return redis.call('DEL', KEYS[1])
+"""
+# KEYS[1] a new state (ARGV[1] its JSON) or a nonce (ARGV[1] a token); ARGV[2] the expiry (ms).
+# 1: put now, or by this very call before its reply was lost; 0: the key was someone else's.
+_PUT_ONCE = """
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end
+if redis.call('GET', KEYS[1]) == ARGV[1] then return 1 end
+return 0
+"""
+
+
+def _is_lost_connection(exc: BaseException) -> bool:
+    import redis
+
+    return isinstance(exc, (redis.ConnectionError, redis.TimeoutError))
+
+
+def _twice(call: Callable[[], T]) -> T:
+    """``call``, sent once more if the connection was lost (the same arguments: the same token)."""
+    try:
+        return call()
+    except Exception as exc:
+        if not _is_lost_connection(exc):
+            raise
+    return call()
+
+
+async def _atwice(call: Callable[[], Awaitable[T]]) -> T:
+    try:
+        return await call()
+    except Exception as exc:
+        if not _is_lost_connection(exc):
+            raise
+    return await call()
+
+
+def _mark() -> str:
+    return f"{_TAKEN}{secrets.token_hex(16)}\n"
 
 
 def _client(url: str | None, client: Any, name: str, *, asynchronous: bool = False) -> Any:
@@ -61,7 +130,9 @@ def _saved(state_id: str, stored: Any) -> str:
 
 
 def _taken(raw: bytes | str | None) -> PendingToolCalls:
-    if raw is None:
+    if isinstance(raw, bytes):
+        raw = raw.decode()
+    if raw is None or raw.startswith(_TAKEN):  # a peek at a state someone took
         raise PendingStateNotFoundError(
             "No pending tool calls under this id (unknown, already resumed, or expired); nothing ran"
         )
@@ -81,28 +152,32 @@ class RedisPendingToolCallStore:
     ) -> None:
         self._redis, self._own = _client(url, client, type(self).__name__), client is None
         self._prefix, self._ttl = f"{prefix}pending:", ttl
+        self._take, self._discard = self._redis.register_script(_TAKE), self._redis.register_script(_DISCARD)
+        self._put_once = self._redis.register_script(_PUT_ONCE)
 
     def save(self, pending: PendingToolCalls) -> str:
         state_id, state, px = _to_save(pending, self._ttl)
+        keys, args = [self._prefix + state_id], [state, px]
         with store_call(self, "save"):
-            return _saved(state_id, self._redis.set(self._prefix + state_id, state, nx=True, px=px))
+            return _saved(state_id, _twice(lambda: self._put_once(keys=keys, args=args)))
 
     def take(self, state_id: str) -> PendingToolCalls:
         check_state_id(state_id)
+        keys, args = [self._prefix + state_id], [_mark(), _CLAIM_MS]
         with store_call(self, "take"):
-            return _taken(self._redis.getdel(self._prefix + state_id))
+            return _taken(_twice(lambda: self._take(keys=keys, args=args)))
 
     def peek(self, state_id: str) -> PendingToolCalls:
         """The state, left in place (for UIs and approver checks); raises as ``take`` does once it
         is taken or expired (Redis expires it, so both read as not found)."""
         check_state_id(state_id)
         with store_call(self, "peek"):
-            return _taken(self._redis.get(self._prefix + state_id))
+            return _taken(_twice(lambda: self._redis.get(self._prefix + state_id)))
 
     def discard(self, state_id: str) -> bool:
         check_state_id(state_id)
         with store_call(self, "discard"):
-            return bool(self._redis.delete(self._prefix + state_id))
+            return bool(self._discard(keys=[self._prefix + state_id]))
 
     def purge_expired(self) -> int:
         """Nothing to do: the server expires keys itself."""
@@ -126,26 +201,30 @@ class AsyncRedisPendingToolCallStore:
     ) -> None:
         self._redis, self._own = _client(url, client, type(self).__name__, asynchronous=True), client is None
         self._prefix, self._ttl = f"{prefix}pending:", ttl
+        self._take, self._discard = self._redis.register_script(_TAKE), self._redis.register_script(_DISCARD)
+        self._put_once = self._redis.register_script(_PUT_ONCE)
 
     async def save(self, pending: PendingToolCalls) -> str:
         state_id, state, px = _to_save(pending, self._ttl)
+        keys, args = [self._prefix + state_id], [state, px]
         with store_call(self, "save"):
-            return _saved(state_id, await self._redis.set(self._prefix + state_id, state, nx=True, px=px))
+            return _saved(state_id, await _atwice(lambda: self._put_once(keys=keys, args=args)))
 
     async def take(self, state_id: str) -> PendingToolCalls:
         check_state_id(state_id)
+        keys, args = [self._prefix + state_id], [_mark(), _CLAIM_MS]
         with store_call(self, "take"):
-            return _taken(await self._redis.getdel(self._prefix + state_id))
+            return _taken(await _atwice(lambda: self._take(keys=keys, args=args)))
 
     async def peek(self, state_id: str) -> PendingToolCalls:
         check_state_id(state_id)
         with store_call(self, "peek"):
-            return _taken(await self._redis.get(self._prefix + state_id))
+            return _taken(await _atwice(lambda: self._redis.get(self._prefix + state_id)))
 
     async def discard(self, state_id: str) -> bool:
         check_state_id(state_id)
         with store_call(self, "discard"):
-            return bool(await self._redis.delete(self._prefix + state_id))
+            return bool(await self._discard(keys=[self._prefix + state_id]))
 
     async def purge_expired(self) -> int:
         return 0
@@ -169,14 +248,16 @@ class RedisNonceLedger:
     ) -> None:
         self._redis, self._own = _client(url, client, type(self).__name__), client is None
         self._prefix, self._retention = f"{prefix}nonce:", retention
+        self._redeem = self._redis.register_script(_PUT_ONCE)
 
     def redeem(self, nonce: str, expires_at: float | None) -> bool:
+        keys, args = [self._prefix + nonce], [secrets.token_hex(16), _ttl_ms(expires_at, self._retention)]
         with store_call(self, "redeem"):
-            return bool(self._redis.set(self._prefix + nonce, b"1", nx=True, px=_ttl_ms(expires_at, self._retention)))
+            return bool(_twice(lambda: self._redeem(keys=keys, args=args)))
 
     def release(self, nonce: str) -> None:
         with store_call(self, "release"):
-            self._redis.delete(self._prefix + nonce)
+            _twice(lambda: self._redis.delete(self._prefix + nonce))
 
     def close(self) -> None:
         if self._own:
@@ -196,15 +277,16 @@ class AsyncRedisNonceLedger:
     ) -> None:
         self._redis, self._own = _client(url, client, type(self).__name__, asynchronous=True), client is None
         self._prefix, self._retention = f"{prefix}nonce:", retention
+        self._redeem = self._redis.register_script(_PUT_ONCE)
 
     async def redeem(self, nonce: str, expires_at: float | None) -> bool:
-        px = _ttl_ms(expires_at, self._retention)
+        keys, args = [self._prefix + nonce], [secrets.token_hex(16), _ttl_ms(expires_at, self._retention)]
         with store_call(self, "redeem"):
-            return bool(await self._redis.set(self._prefix + nonce, b"1", nx=True, px=px))
+            return bool(await _atwice(lambda: self._redeem(keys=keys, args=args)))
 
     async def release(self, nonce: str) -> None:
         with store_call(self, "release"):
-            await self._redis.delete(self._prefix + nonce)
+            await _atwice(lambda: self._redis.delete(self._prefix + nonce))
 
     async def close(self) -> None:
         if self._own:

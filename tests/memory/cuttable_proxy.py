@@ -1,6 +1,8 @@
 """A TCP proxy on 127.0.0.1 (random port, threads) in front of a real Redis or PostgreSQL, that a test
 can cut — every open connection closed and new ones refused, as when the server stops — and restore,
-as when it comes back. The shared test servers keep running; only this test's connections see it."""
+as when it comes back; or lose one reply: the next answer the server sends is dropped and its
+connection closed, after the server ran the command (the one failure a retry cannot tell from a
+command never sent). The shared test servers keep running; only this test's connections see it."""
 
 from __future__ import annotations
 
@@ -20,6 +22,8 @@ class CuttableProxy:
         self._lock = threading.Lock()
         self._open: list[socket.socket] = []
         self._listener: socket.socket | None = None
+        self._lose_reply = threading.Event()
+        self.replies_lost = 0
         self.restore()
 
     def restore(self) -> None:
@@ -46,6 +50,10 @@ class CuttableProxy:
                 sock.shutdown(socket.SHUT_RDWR)
             sock.close()
 
+    def lose_next_reply(self) -> None:
+        """Drop the server's next answer and close that connection (the proxy keeps accepting)."""
+        self._lose_reply.set()
+
     def _accept(self, listener: socket.socket) -> None:
         while True:
             try:
@@ -60,13 +68,16 @@ class CuttableProxy:
             upstream.settimeout(None)
             with self._lock:
                 self._open += [client, upstream]
-            for source, sink in ((client, upstream), (upstream, client)):
-                threading.Thread(target=self._pump, args=(source, sink), daemon=True).start()
+            for source, sink, replies in ((client, upstream, False), (upstream, client, True)):
+                threading.Thread(target=self._pump, args=(source, sink, replies), daemon=True).start()
 
-    @staticmethod
-    def _pump(source: socket.socket, sink: socket.socket) -> None:
+    def _pump(self, source: socket.socket, sink: socket.socket, replies: bool) -> None:
         try:
             while data := source.recv(65536):
+                if replies and self._lose_reply.is_set():
+                    self._lose_reply.clear()
+                    self.replies_lost += 1
+                    break  # the answer is dropped; both sockets are shut below
                 sink.sendall(data)
         except OSError:
             pass
