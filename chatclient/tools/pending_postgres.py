@@ -1,18 +1,29 @@
 """Paused tool calls and their nonces in PostgreSQL (``pip install "chatclient[postgres]"``), shared by
 every process that reaches the database. Expiry is decided by the server's clock (``now()``).
 
-- :class:`PostgresPendingToolCallStore`: ``INSERT … ON CONFLICT DO NOTHING`` (put if absent),
-  ``DELETE … RETURNING`` (take once: of N concurrent takers exactly one gets the row).
+- :class:`PostgresPendingToolCallStore`: ``INSERT … ON CONFLICT`` (put if absent), an ``UPDATE``
+  that marks the row taken by a random token (take once: of N concurrent takers exactly one gets
+  the row), then a ``DELETE`` of that row.
 - :class:`PostgresNonceLedger`: an insert that succeeds once per nonce (an expired entry is reused).
 - :class:`AsyncPostgresPendingToolCallStore`, :class:`AsyncPostgresNonceLedger`: the same statements
   on a ``psycopg_pool.AsyncConnectionPool`` (``await open()`` first). The SQL and the reading of
   its answers are written once, in :class:`_PendingSql` and :class:`_NonceSql`.
+
+A save, take, peek, redeem or release whose reply is lost (the connection dropped after the server
+ran it) is sent once more on another connection, and the second answer is the first one's: the
+take's token marks the row as this taker's (``taken:<token>`` before the state), a save finds its
+own row, a redeem its own token, so the retry is not told the state is gone or the nonce spent
+(with ``DELETE … RETURNING`` it would be, and the paused turn lost with it). ``discard`` is not sent
+twice (a lost reply there raises: the state may still be stored).
 """
 
 from __future__ import annotations
 
+import secrets
 import time
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable
+from contextlib import suppress
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..errors import ConfigurationError, PendingStateExpiredError, PendingStateNotFoundError, PendingStoreError
 from . import pending as _pending
@@ -32,6 +43,38 @@ __all__ = [
 
 _WEEK = 7 * 24 * 3600.0
 Statement = tuple[str, tuple[Any, ...]]
+T = TypeVar("T")
+_NOT_TAKEN = "state NOT LIKE 'taken:%%'"
+"""A row waiting to be resumed (a state is JSON: it never starts with ``taken:``)."""
+
+
+def _is_lost_connection(exc: BaseException) -> bool:
+    import psycopg
+
+    return isinstance(exc, psycopg.OperationalError)
+
+
+def _twice(call: Callable[[], T]) -> T:
+    """``call``, sent once more if the connection was lost (the same statement: the same token)."""
+    try:
+        return call()
+    except Exception as exc:
+        if not _is_lost_connection(exc):
+            raise
+    return call()
+
+
+async def _atwice(call: Callable[[], Awaitable[T]]) -> T:
+    try:
+        return await call()
+    except Exception as exc:
+        if not _is_lost_connection(exc):
+            raise
+    return await call()
+
+
+def _mark() -> str:
+    return f"taken:{secrets.token_hex(16)}\n"
 
 
 def _seconds(expires_at: float | None, default: float) -> float:
@@ -56,24 +99,38 @@ class _PendingSql:
         ]
 
     def save(self, pending: PendingToolCalls, ttl: float | None) -> tuple[str, Statement]:
+        """Put the state under a new id; the row comes back when it is this state's (a retry whose
+        first reply was lost), none when the id was another's."""
         state_id, seconds = _pending._new_id(), _seconds(_expires_at(pending, ttl), _WEEK)
+        t = self.table
         sql = (
-            f"INSERT INTO {self.table} (id, state, expires_at) VALUES (%s, %s, now() + %s * interval '1 second')"
-            " ON CONFLICT (id) DO NOTHING RETURNING id"
+            f"INSERT INTO {t} (id, state, expires_at) VALUES (%s, %s, now() + %s * interval '1 second')"
+            f" ON CONFLICT (id) DO UPDATE SET id = EXCLUDED.id WHERE {t}.state = EXCLUDED.state RETURNING id"
         )
         return state_id, (sql, (state_id, pending.model_dump_json(), seconds))
 
-    def take(self, state_id: str) -> Statement:
+    def take(self, state_id: str, mark: str) -> Statement:
+        """Mark the row taken by ``mark`` (``taken:<token>\n``) and give the state; the same mark
+        finds it again (a retry), any other none."""
+        sql = (
+            f"UPDATE {self.table} SET state = CASE WHEN {_NOT_TAKEN} THEN %s || state ELSE state END"
+            f" WHERE id = %s AND ({_NOT_TAKEN} OR left(state, %s::int) = %s)"
+            " RETURNING substr(state, %s::int + 1), expires_at > now()"
+        )
+        return sql, (mark, check_state_id(state_id), len(mark), mark, len(mark))
+
+    def taken(self, state_id: str, mark: str) -> Statement:
+        """Remove the row this taker marked (the state is in its hands)."""
+        return (f"DELETE FROM {self.table} WHERE id = %s AND left(state, %s::int) = %s", (state_id, len(mark), mark))
+
+    def peek(self, state_id: str) -> Statement:
         return (
-            f"DELETE FROM {self.table} WHERE id = %s RETURNING state, expires_at > now()",
+            f"SELECT state, expires_at > now() FROM {self.table} WHERE id = %s AND {_NOT_TAKEN}",
             (check_state_id(state_id),),
         )
 
-    def peek(self, state_id: str) -> Statement:
-        return (f"SELECT state, expires_at > now() FROM {self.table} WHERE id = %s", (check_state_id(state_id),))
-
     def discard(self, state_id: str) -> Statement:
-        live = "expires_at IS NULL OR expires_at > now()"
+        live = f"{_NOT_TAKEN} AND (expires_at IS NULL OR expires_at > now())"
         return (f"DELETE FROM {self.table} WHERE id = %s RETURNING {live}", (check_state_id(state_id),))
 
     def purge(self) -> Statement:
@@ -105,16 +162,21 @@ class _NonceSql:
     def __init__(self, prefix: str) -> None:
         self.table = _table(prefix, "nonce")
         self.schema = [
-            f"CREATE TABLE IF NOT EXISTS {self.table} (nonce TEXT PRIMARY KEY, expires_at TIMESTAMPTZ NOT NULL)"
+            f"CREATE TABLE IF NOT EXISTS {self.table} (nonce TEXT PRIMARY KEY, expires_at TIMESTAMPTZ NOT NULL)",
+            # Who redeemed it: a retry whose first reply was lost is the same redeemer (added in place
+            # to a table made by earlier versions; their rows have none).
+            f"ALTER TABLE {self.table} ADD COLUMN IF NOT EXISTS redeemed_by TEXT",
         ]
 
     def redeem(self, nonce: str, expires_at: float | None, retention: float) -> Statement:
+        """Redeem ``nonce`` under a new token; the statement's text and values are the retry's too."""
+        t = self.table
         sql = (
-            f"INSERT INTO {self.table} (nonce, expires_at) VALUES (%s, now() + %s * interval '1 second')"
-            f" ON CONFLICT (nonce) DO UPDATE SET expires_at = EXCLUDED.expires_at"
-            f" WHERE {self.table}.expires_at <= now() RETURNING nonce"
+            f"INSERT INTO {t} (nonce, expires_at, redeemed_by) VALUES (%s, now() + %s * interval '1 second', %s)"
+            f" ON CONFLICT (nonce) DO UPDATE SET expires_at = EXCLUDED.expires_at, redeemed_by = EXCLUDED.redeemed_by"
+            f" WHERE {t}.expires_at <= now() OR {t}.redeemed_by = EXCLUDED.redeemed_by RETURNING nonce"
         )
-        return sql, (nonce, _seconds(expires_at, retention))
+        return sql, (nonce, _seconds(expires_at, retention), secrets.token_hex(16))
 
     def release(self, nonce: str) -> Statement:
         return (f"DELETE FROM {self.table} WHERE nonce = %s", (nonce,))
@@ -217,16 +279,23 @@ class PostgresPendingToolCallStore:
     def save(self, pending: PendingToolCalls) -> str:
         state_id, statement = self._sql.save(pending, self._ttl)
         with store_call(self, "save"):
-            return self._sql.saved(state_id, self._one(statement))
+            return self._sql.saved(state_id, _twice(lambda: self._one(statement)))
 
     def take(self, state_id: str) -> PendingToolCalls:
+        mark = _mark()
+        statement = self._sql.take(state_id, mark)
         with store_call(self, "take"):
-            return self._sql.state(self._one(self._sql.take(state_id)))
+            row = _twice(lambda: self._one(statement))
+        if row is not None:
+            with suppress(Exception):  # left behind, the marked row goes with the expired ones
+                self._one(self._sql.taken(state_id, mark))
+        return self._sql.state(row)
 
     def peek(self, state_id: str) -> PendingToolCalls:
         """The state, left in place; raises as ``take`` does once it is taken or expired."""
+        statement = self._sql.peek(state_id)
         with store_call(self, "peek"):
-            return self._sql.state(self._one(self._sql.peek(state_id)))
+            return self._sql.state(_twice(lambda: self._one(statement)))
 
     def discard(self, state_id: str) -> bool:
         with store_call(self, "discard"):
@@ -263,15 +332,22 @@ class AsyncPostgresPendingToolCallStore:
     async def save(self, pending: PendingToolCalls) -> str:
         state_id, statement = self._sql.save(pending, self._ttl)
         with store_call(self, "save"):
-            return self._sql.saved(state_id, await self._db.fetchone(statement))
+            return self._sql.saved(state_id, await _atwice(lambda: self._db.fetchone(statement)))
 
     async def take(self, state_id: str) -> PendingToolCalls:
+        mark = _mark()
+        statement = self._sql.take(state_id, mark)
         with store_call(self, "take"):
-            return self._sql.state(await self._db.fetchone(self._sql.take(state_id)))
+            row = await _atwice(lambda: self._db.fetchone(statement))
+        if row is not None:
+            with suppress(Exception):  # left behind, the marked row goes with the expired ones
+                await self._db.fetchone(self._sql.taken(state_id, mark))
+        return self._sql.state(row)
 
     async def peek(self, state_id: str) -> PendingToolCalls:
+        statement = self._sql.peek(state_id)
         with store_call(self, "peek"):
-            return self._sql.state(await self._db.fetchone(self._sql.peek(state_id)))
+            return self._sql.state(await _atwice(lambda: self._db.fetchone(statement)))
 
     async def discard(self, state_id: str) -> bool:
         with store_call(self, "discard"):
@@ -303,13 +379,20 @@ class PostgresNonceLedger:
         self._pool = _pool(url, pool, type(self).__name__, self._sql.schema, connect_timeout)
         self._retention = retention
 
+    def _one(self, statement: Statement) -> Any:
+        with self._pool.connection() as conn:
+            cur = conn.execute(*statement)
+            return cur.fetchone() if cur.description is not None else cur.rowcount
+
     def redeem(self, nonce: str, expires_at: float | None) -> bool:
-        with store_call(self, "redeem"), self._pool.connection() as conn:
-            return conn.execute(*self._sql.redeem(nonce, expires_at, self._retention)).fetchone() is not None
+        statement = self._sql.redeem(nonce, expires_at, self._retention)
+        with store_call(self, "redeem"):
+            return _twice(lambda: self._one(statement)) is not None
 
     def release(self, nonce: str) -> None:
-        with store_call(self, "release"), self._pool.connection() as conn:
-            conn.execute(*self._sql.release(nonce))
+        statement = self._sql.release(nonce)
+        with store_call(self, "release"):
+            _twice(lambda: self._one(statement))
 
     def close(self) -> None:
         if self._own:
@@ -336,12 +419,14 @@ class AsyncPostgresNonceLedger:
         await self._db.open()
 
     async def redeem(self, nonce: str, expires_at: float | None) -> bool:
+        statement = self._sql.redeem(nonce, expires_at, self._retention)
         with store_call(self, "redeem"):
-            return await self._db.fetchone(self._sql.redeem(nonce, expires_at, self._retention)) is not None
+            return await _atwice(lambda: self._db.fetchone(statement)) is not None
 
     async def release(self, nonce: str) -> None:
+        statement = self._sql.release(nonce)
         with store_call(self, "release"):
-            await self._db.fetchone(self._sql.release(nonce))
+            await _atwice(lambda: self._db.fetchone(statement))
 
     async def close(self) -> None:
         await self._db.close()

@@ -23,6 +23,7 @@ class CuttableProxy:
         self._open: list[socket.socket] = []
         self._listener: socket.socket | None = None
         self._lose_reply = threading.Event()
+        self._lose_containing = b""
         self.replies_lost = 0
         self.restore()
 
@@ -50,8 +51,11 @@ class CuttableProxy:
                 sock.shutdown(socket.SHUT_RDWR)
             sock.close()
 
-    def lose_next_reply(self) -> None:
-        """Drop the server's next answer and close that connection (the proxy keeps accepting)."""
+    def lose_next_reply(self, containing: bytes = b"") -> None:
+        """Drop the server's next answer (the next holding ``containing``) and close that
+        connection; the proxy keeps accepting. ``containing`` picks the answer out of a pool's
+        other traffic (its connection checks)."""
+        self._lose_containing = containing
         self._lose_reply.set()
 
     def _accept(self, listener: socket.socket) -> None:
@@ -74,7 +78,7 @@ class CuttableProxy:
     def _pump(self, source: socket.socket, sink: socket.socket, replies: bool) -> None:
         try:
             while data := source.recv(65536):
-                if replies and self._lose_reply.is_set():
+                if replies and self._lose_reply.is_set() and self._lose_containing in data:
                     self._lose_reply.clear()
                     self.replies_lost += 1
                     break  # the answer is dropped; both sockets are shut below

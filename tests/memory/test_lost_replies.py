@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from chatclient.errors import PendingStateNotFoundError
-from chatclient.testing.servers import REDIS_URL, server_url
+from chatclient.testing.servers import POSTGRES_URL, REDIS_URL, server_url
 
 from .cuttable_proxy import cuttable
 from .test_pending_outage import ALLOW, client_and_tools, paused_state
@@ -75,3 +75,55 @@ def test_the_async_take_and_redeem_whose_reply_is_lost_go_on(prefix: str) -> Non
 
     asyncio.run(scenario())
     assert tools.ran == []
+
+
+def test_postgres_take_save_and_redeem_whose_reply_is_lost_go_on(prefix: str) -> None:
+    from chatclient.tools.pending_postgres import PostgresNonceLedger, PostgresPendingToolCallStore
+
+    client, tools = client_and_tools()
+    pending = paused_state(client)
+    with cuttable(server_url(POSTGRES_URL)) as (proxy, through):
+        store = PostgresPendingToolCallStore(through, prefix=prefix, connect_timeout=1)
+        ledger = PostgresNonceLedger(through, prefix=prefix, connect_timeout=1)
+        proxy.lose_next_reply(b"INSERT 0 1")
+        state_id = store.save(pending)  # the retried insert finds its own row
+        assert proxy.replies_lost == 1
+        take = store.take
+
+        def take_whose_reply_is_lost(state_id: str) -> Any:
+            proxy.lose_next_reply(pending.nonce.encode())  # the answer that carries the state
+            return take(state_id)
+
+        store.take = take_whose_reply_is_lost  # type: ignore[method-assign]
+        assert client.prompt().resume_from(store, state_id, ALLOW).call().content() == "wired"
+        assert proxy.replies_lost == 2 and tools.ran == ["acct-1"]
+        for again in (take, store.peek):
+            with pytest.raises(PendingStateNotFoundError):
+                again(state_id)
+        proxy.lose_next_reply(b"n-lost")
+        assert ledger.redeem("n-lost", None), "the retried redeem is the same redeemer's"
+        assert proxy.replies_lost == 3
+        assert not ledger.redeem("n-lost", None), "and the nonce is spent"
+        store.close()
+        ledger.close()
+
+
+def test_postgres_async_take_whose_reply_is_lost_goes_on(prefix: str) -> None:
+    from chatclient.tools.pending_postgres import AsyncPostgresPendingToolCallStore
+
+    client, _ = client_and_tools()
+    pending = paused_state(client)
+
+    async def scenario() -> None:
+        with cuttable(server_url(POSTGRES_URL)) as (proxy, through):
+            store = AsyncPostgresPendingToolCallStore(through, prefix=prefix, connect_timeout=1)
+            await store.open()
+            state_id = await store.save(pending)
+            proxy.lose_next_reply(pending.nonce.encode())
+            assert (await store.take(state_id)).nonce == pending.nonce
+            assert proxy.replies_lost == 1
+            with pytest.raises(PendingStateNotFoundError):
+                await store.take(state_id)
+            await store.close()
+
+    asyncio.run(scenario())
