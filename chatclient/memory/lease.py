@@ -6,16 +6,20 @@ holder cannot block the conversation for ever). ``try_lease`` is atomic on every
 releases the caller's own token. Waiting is polling with a growing pause, because not every backend
 can notify a waiter.
 
-While a turn runs, its lease is renewed (:class:`LeaseKeeper`: every third of the ttl by default), so
-a turn longer than the ttl (slow tools, a long stream) keeps it; a holder that crashed stops renewing
-and its lease runs out. Before the write the lease is checked (and renewed) once more: a lease lost
-meanwhile is reported as :class:`SessionLeaseLostError` after the turn is stored.
+While a turn runs, its lease is renewed (:class:`LeaseKeeper`: every third of the ttl by default, from
+one thread shared by the process's turns), so a turn longer than the ttl (slow tools, a long stream)
+keeps it; a holder that crashed stops renewing and its lease runs out. Before the write the lease is
+checked (and renewed) once more: a lease lost meanwhile is reported as :class:`SessionLeaseLostError`
+after the turn is stored.
 """
 
 from __future__ import annotations
 
 import asyncio
+import heapq
+import itertools
 import logging
+import os
 import secrets
 import threading
 import time
@@ -107,24 +111,32 @@ class SessionLeaseLostError(ChatClientError):
 
 
 class LeaseKeeper:
-    """Renews a held lease every ``every`` seconds from a thread until :meth:`stop`, and fences
-    the write: :meth:`still_held` renews once more and says whether the lease is still ours."""
+    """Renews a held lease every ``every`` seconds until :meth:`stop`, and fences the write:
+    :meth:`still_held` renews once more and says whether the lease is still ours.
+
+    The renewals of every keeper in the process run in one shared thread (:class:`_Renewals`):
+    starting and joining a thread per turn cost more than the rest of a short turn."""
 
     def __init__(self, lease: SessionLease, session_id: str, token: str, ttl: float, every: float) -> None:
         self.lease, self.session_id, self.token, self.ttl = lease, session_id, token, ttl
         self.lost = False
-        self._every, self._stopped = every, threading.Event()
-        self._thread = threading.Thread(target=self._renew, name=f"lease-{session_id}", daemon=True)
-        self._thread.start()
+        self.every, self.stopped = every, False
+        self.busy = threading.Lock()
+        """Held while a renewal runs: :meth:`stop` waits for one in flight, so none lands after it."""
+        _renewals().add(self)
 
-    def _renew(self) -> None:
-        while not self._stopped.wait(self._every):
+    def renew(self) -> bool:
+        """One renewal (from the shared thread); ``False`` when there is nothing more to renew."""
+        with self.busy:
+            if self.stopped:
+                return False
             try:
                 if not self.lease.try_lease(self.session_id, self.token, self.ttl):
                     self.lost = True
-                    return
+                    return False
             except Exception:  # a store hiccup: the next renewal (or the fence) decides
                 logger.warning("Renewing the lease on %r failed", self.session_id, exc_info=True)
+            return True
 
     def still_held(self) -> bool:
         if not self.lost and not self.lease.try_lease(self.session_id, self.token, self.ttl):
@@ -132,8 +144,63 @@ class LeaseKeeper:
         return not self.lost
 
     def stop(self) -> None:
-        self._stopped.set()
-        self._thread.join()
+        with self.busy:  # after a renewal in flight, before the caller releases the lease
+            self.stopped = True
+
+
+class _Renewals:
+    """The process's lease renewals: one daemon thread, keepers in order of their next renewal.
+
+    A stopped keeper is dropped when its time comes (stopping needs no wake-up). After a fork the
+    child starts its own thread on its first keeper."""
+
+    def __init__(self) -> None:
+        self._due: list[tuple[float, int, LeaseKeeper]] = []
+        self._changed = threading.Condition()
+        self._order = itertools.count()
+        self._thread: threading.Thread | None = None
+
+    def add(self, keeper: LeaseKeeper) -> None:
+        entry = (time.monotonic() + keeper.every, next(self._order), keeper)
+        with self._changed:
+            heapq.heappush(self._due, entry)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="chatclient-lease-renewals", daemon=True)
+                self._thread.start()
+            elif self._due[0] is entry:
+                self._changed.notify()
+
+    def _run(self) -> None:
+        while True:
+            with self._changed:
+                while not self._due or self._due[0][0] > time.monotonic():
+                    self._changed.wait(self._due[0][0] - time.monotonic() if self._due else None)
+                _, _, keeper = heapq.heappop(self._due)
+            if keeper.renew():  # outside the condition: a slow store never blocks add()
+                with self._changed:
+                    heapq.heappush(self._due, (time.monotonic() + keeper.every, next(self._order), keeper))
+
+
+_shared: _Renewals | None = None
+_shared_lock = threading.Lock()
+
+
+def _renewals() -> _Renewals:
+    global _shared
+    if _shared is None:
+        with _shared_lock:
+            if _shared is None:
+                _shared = _Renewals()
+    return _shared
+
+
+def _forget_renewals() -> None:
+    """In a forked child: the parent's thread does not exist there, nor do its turns."""
+    global _shared, _shared_lock
+    _shared, _shared_lock = None, threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_renewals)
 
 
 class AsyncLeaseKeeper:

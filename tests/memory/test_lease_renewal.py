@@ -86,3 +86,48 @@ def test_a_lease_lost_before_the_write_is_reported_and_the_turn_stored(mode: str
     log = repository.inner.events("c1")
     assert [e.message().role for e in log] == ["user", "assistant", "tool", "assistant"], "stored, once"
     assert not repository.inner.try_lease("c1", "another", 10.0), "the intruder's lease is left alone"
+
+
+def test_stop_waits_for_a_renewal_in_flight_so_none_lands_after_the_release() -> None:
+    """The renewals run in the process's one shared thread; a keeper stopped while its renewal is
+    in flight returns only once that renewal ended, so the turn's release comes after it."""
+    from chatclient.memory.lease import LeaseKeeper
+
+    entered, go_on = threading.Event(), threading.Event()
+    calls: list[str] = []
+
+    class SlowLease:
+        def try_lease(self, session_id: str, token: str, ttl: float) -> bool:
+            calls.append("renew")
+            entered.set()
+            assert go_on.wait(10)
+            calls.append("renewed")
+            return True
+
+        def release_lease(self, session_id: str, token: str) -> bool:
+            return True
+
+    keeper = LeaseKeeper(SlowLease(), "c1", "t1", ttl=10.0, every=0.001)
+    assert entered.wait(10), "the shared thread renews"
+    def stop() -> None:
+        keeper.stop()
+        calls.append("stopped")
+
+    stopper = threading.Thread(target=stop)
+    stopper.start()
+    assert not keeper.busy.acquire(blocking=False), "the renewal holds the keeper"
+    go_on.set()
+    stopper.join(10)
+    assert calls[:2] == ["renew", "renewed"] and calls[-1] == "stopped", calls
+    assert calls.count("renew") == calls.count("renewed"), "stop came after each renewal it met"
+    assert keeper.renew() is False and calls[-1] == "stopped", "a stopped keeper renews no more"
+
+
+def test_serialized_turns_share_one_renewal_thread() -> None:
+    repository = InMemorySessionRepository()
+    memory = SessionMemoryAdvisor(repository, concurrency="serialize", lease_ttl=30.0)
+    client = ChatClient.builder(ScriptedChatModel(["ok"] * 20)).default_advisors(memory).build()
+    for _ in range(20):
+        assert client.prompt("hi").conversation("c1").call().content() == "ok"
+    names = [t.name for t in threading.enumerate()]
+    assert names.count("chatclient-lease-renewals") == 1 and not any(n.startswith("lease-") for n in names)
