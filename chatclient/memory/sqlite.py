@@ -153,18 +153,32 @@ class _Tail:
 class _TailCache:
     """Recent sessions' tails (``sessions`` of them, up to ``events`` events each), thread-safe."""
 
-    def __init__(self, sessions: int = 1024, events: int = 4096) -> None:
+    def __init__(self, sessions: int = 1024, events: int = 4096, ends: int = 4096) -> None:
         self._tails: OrderedDict[str, _Tail] = OrderedDict()
         self._sessions, self._events = sessions, events
+        self._ends: OrderedDict[str, tuple[float, int]] = OrderedDict()
+        """Per recent session: its creation time and the last seq this store appended (no events
+        kept: a session only written to costs no memory beyond this)."""
+        self._most_ends = ends
         self._lock = threading.Lock()
 
-    def last_seq(self, session_id: str, created_at: float | None = None) -> int | None:
-        """The last seq of the session's tail (of the session created at ``created_at``, if given)."""
+    def last_seq(self, session_id: str) -> int | None:
+        """The last seq of the session's tail (a read asks for the events after it)."""
         with self._lock:
             tail = self._tails.get(session_id)
-            if tail is None or (created_at is not None and tail.created_at != created_at):
-                return None
-            return tail.last_seq
+            return tail.last_seq if tail is not None else None
+
+    def known_end(self, session_id: str, created_at: float) -> int | None:
+        """The last seq this store knows of the session created at ``created_at``: the later of
+        its tail's and its last append's (both were in the log, and the log only grows)."""
+        with self._lock:
+            best = None
+            tail, end = self._tails.get(session_id), self._ends.get(session_id)
+            if tail is not None and tail.created_at == created_at:
+                best = tail.last_seq
+            if end is not None and end[0] == created_at and (best is None or end[1] > best):
+                best = end[1]
+            return best
 
     def put(self, session_id: str, tail: _Tail) -> None:
         with self._lock:
@@ -217,13 +231,16 @@ class _TailCache:
             return held
 
     def appended(self, session_id: str, created_at: float, events: list[SessionEvent], held: Stamp | None) -> None:
-        """Add the events an append just committed when they follow the tail (the stamp taken off
-        before it goes back on). Otherwise they become the tail, unstamped: they were the log's end
-        when committed, so the next append numbers after them, and the next read asks for any since."""
+        """Note the append's last seq (the next append numbers after it), and add its events to the
+        tail when they follow it (the stamp taken off before goes back on); otherwise the tail stays
+        as it was, unstamped, and the next read asks."""
         with self._lock:
+            self._ends[session_id] = (created_at, events[-1].seq)
+            self._ends.move_to_end(session_id)
+            while len(self._ends) > self._most_ends:
+                self._ends.popitem(last=False)
             tail = self._tails.get(session_id)
             if tail is None or tail.created_at != created_at or tail.last_seq != events[0].seq - 1:
-                self._store(session_id, _Tail(created_at, events))
                 return
             tail.events.extend(events)
             if held is not None and tail.checked is None:
@@ -268,7 +285,7 @@ class SqliteSessionRepository:
         held = self._tails.unstamp(session_id, self._db.number())
         now = self._clock()
         known = self._created.get(session_id)
-        base = self._tails.last_seq(session_id, known) if events and known is not None and self.ttl is None else None
+        base = self._tails.known_end(session_id, known) if events and known is not None and self.ttl is None else None
         written = None
         if base is not None and known is not None and (expected_version is None or expected_version == base):
             # A new turn on a session this store has seen, after the last seq it saw: one statement.

@@ -121,6 +121,7 @@ def test_a_turn_appended_without_reading_is_one_statement_after_the_first(tmp_pa
     for n in range(1, 4):
         repository.append("c", turn_events(f"t{n}", [UserMessage(f"q{n}")]))
     assert [s.split(" ")[0] for s in seen] == ["INSERT"] * 3, seen
+    assert "c" not in repository._tails._tails, "a session only written to keeps no events in memory"
     assert [e.seq for e in repository.events("c")] == [1, 2, 3, 4]
 
 
