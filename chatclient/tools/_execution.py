@@ -166,8 +166,10 @@ def run_all(invocations: Sequence[Invocation], executor: Executor | None = None)
     The calling thread does one share of the work itself (the async group, or else the first sync
     call), so a batch of one sync call costs no thread hop.
     """
-    async_ix = [i for i, inv in enumerate(invocations) if inv.callback.is_async]
-    sync_ix = [i for i, inv in enumerate(invocations) if not inv.callback.is_async]
+    async_ix: list[int] = []
+    sync_ix: list[int] = []
+    for i, inv in enumerate(invocations):  # ``is_async`` asked once a call: an MCP tool's asks for a running loop
+        (async_ix if inv.callback.is_async else sync_ix).append(i)
     inline_ix = [] if async_ix else sync_ix[:1]
     pooled_ix = sync_ix[len(inline_ix) :]
     outcomes: dict[int, Outcome] = {}

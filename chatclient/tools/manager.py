@@ -140,6 +140,8 @@ class _Plan:
     steps: tuple[_Step, ...]
     context: ToolContext
     limit_exceeded: str | None
+    gated: bool = False
+    """Some call needs a person's decision."""
 
     def invocations(self, observers: Observers = NO_OBSERVERS) -> list[Invocation]:
         # Normalised here, once, so no callback ever sees a blank or ``null`` arguments string.
@@ -259,7 +261,7 @@ class ToolCallingManager:
         plan = self._plan(prompt, chat_response)
         if decisions is not None:
             return self._apply_decisions(plan, decisions, observers)
-        if any(step.gated for step in plan.steps):
+        if plan.gated:
             pending = self._pending(prompt, plan, chat_response)
             _log.info("Tool calls await a decision: %s", ", ".join(pending.awaiting_ids))
             raise ToolCallConfirmationRequired(pending, chat_response)
@@ -374,22 +376,25 @@ class ToolCallingManager:
         denied = _denied_in_turn(prompt.messages)
         steps: list[_Step] = []
         limit_exceeded: str | None = None
+        gated = False
         for call, breach in zip(message.tool_calls, breaches, strict=True):
             if breach is None:
                 callback = callbacks.get(call.name)
                 if callback is None:
                     steps.append(_Step(call, _unknown_tool(call, callbacks)))
-                elif (call.name, canonical_arguments(call.arguments)) in denied:
+                elif denied and (call.name, canonical_arguments(call.arguments)) in denied:
                     steps.append(_Step(call, _Denied(_ALREADY_DENIED), record={"decision": "deny", "repeat": True}))
                 else:
-                    steps.append(_Step(call, callback, gated=self._policy.requires_confirmation(call, callback)))
+                    needs_person = self._policy.requires_confirmation(call, callback)
+                    gated = gated or needs_person
+                    steps.append(_Step(call, callback, gated=needs_person))
                 continue
             breach.call_id = call.id
             if self._limits.policy is ToolCallLimitPolicy.RAISE:
                 raise breach
             limit_exceeded = limit_exceeded or str(breach)
             steps.append(_Step(call, breach))
-        return _Plan(message, tuple(steps), _tool_context(prompt), limit_exceeded)
+        return _Plan(message, tuple(steps), _tool_context(prompt), limit_exceeded, gated)
 
     def _by_name(self, tools: tuple[ToolCallback, ...]) -> dict[str, ToolCallback]:
         """The request's tools by name, kept for the last tool set seen (a request's set holds for its
@@ -608,7 +613,10 @@ def _success(
     )
 
 
-def _denied_in_turn(history: Sequence[Message]) -> set[tuple[str, str]]:
+_NONE_DENIED: frozenset[tuple[str, str]] = frozenset()
+
+
+def _denied_in_turn(history: Sequence[Message]) -> frozenset[tuple[str, str]] | set[tuple[str, str]]:
     """(name, canonical arguments) of the calls a person denied earlier in this turn."""
     denied_ids: set[str] = set()
     calls: dict[str, ToolCall] = {}
@@ -619,6 +627,8 @@ def _denied_in_turn(history: Sequence[Message]) -> set[tuple[str, str]]:
             denied_ids.update(r.id for r in message.responses if r.metadata.get("decision") == "deny")
         elif isinstance(message, AssistantMessage):
             calls.update((c.id, c) for c in message.tool_calls)
+    if not denied_ids:
+        return _NONE_DENIED  # the usual turn: no set comprehension (a frame) to make an empty set
     return {(calls[i].name, canonical_arguments(calls[i].arguments)) for i in denied_ids if i in calls}
 
 
