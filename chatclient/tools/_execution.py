@@ -74,15 +74,14 @@ class Invocation:
         except Exception as exc:
             return exc
 
-    async def arun(self) -> Outcome:
-        if not self.observers:
-            return await self._arun()
-        info, tokens, started = self._start()
-        outcome = await self._arun()
-        self._finish(info, tokens, started, outcome)
-        return outcome
-
-    async def _arun(self) -> Outcome:
+    async def arun(self, observed: bool = True) -> Outcome:
+        """The call's outcome; reported to the observers unless ``observed`` is false (the body is
+        here, not in a coroutine of its own: one coroutine frame less a call)."""
+        if observed and self.observers:
+            info, tokens, started = self._start()
+            outcome = await self.arun(observed=False)
+            self._finish(info, tokens, started, outcome)
+            return outcome
         try:
             if self.callback.is_async:
                 value = await self.callback.acall(self.arguments, self.context)

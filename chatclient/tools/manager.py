@@ -146,7 +146,8 @@ class _Plan:
     def invocations(self, observers: Observers = NO_OBSERVERS) -> list[Invocation]:
         # Normalised here, once, so no callback ever sees a blank or ``null`` arguments string.
         return [  # not isinstance(ToolCallback): an ABC's check is a Python call, per call of every round
-            Invocation(target, normalize_arguments(step.run_arguments), self.context, step.call, observers)
+            Invocation(target, normalize_arguments(step.call.arguments if step.arguments is None else step.arguments),
+                       self.context, step.call, observers)
             for step in self.steps
             if not isinstance(target := step.target, (ToolError, _Denied))
         ]
@@ -240,7 +241,10 @@ class ToolCallingManager:
     ) -> ToolExecutionResult:
         """As :meth:`execute_tool_calls`; async tools run as tasks, sync tools in worker threads."""
         plan = self._decide(prompt, chat_response, decisions, observers)
-        return self._finish(prompt, plan, await arun_all(plan.invocations(observers)))
+        invocations = plan.invocations(observers)
+        if len(invocations) == 1:  # the usual batch: awaited as it is, no ``arun_all`` coroutine around it
+            return self._finish(prompt, plan, [await invocations[0].arun()])
+        return self._finish(prompt, plan, await arun_all(invocations))
 
     def check_decisions(
         self,
@@ -413,11 +417,16 @@ class ToolCallingManager:
         for step in plan.steps:
             call, target = step.call, step.target
             metadata = dict(step.record) if step.record else {}
-            if isinstance(target, _Denied):
-                responses.append(ToolResponse(id=call.id, name=call.name, response_data=target.text, metadata=metadata))
+            if isinstance(target, (ToolError, _Denied)):  # decided while planning: it did not run
+                if isinstance(target, _Denied):
+                    response = ToolResponse(id=call.id, name=call.name, response_data=target.text, metadata=metadata)
+                else:
+                    response = ToolResponse(id=call.id, name=call.name, response_data=self._error_text(call, target),
+                                            is_error=True, metadata=metadata)  # fmt: skip
+                responses.append(response)
                 return_direct = False
                 continue
-            outcome = target if isinstance(target, ToolError) else next(outcomes)
+            outcome = next(outcomes)
             if isinstance(outcome, Exception):
                 text = self._error_text(call, outcome)
                 responses.append(
@@ -427,8 +436,7 @@ class ToolCallingManager:
             else:
                 response = _success(call, outcome, step.arguments, metadata)
                 responses.append(response)
-                direct = not isinstance(target, ToolError) and target.metadata.return_direct
-                return_direct = return_direct and direct and not response.is_error
+                return_direct = return_direct and not response.is_error and target.metadata.return_direct
         results = trusted(ToolResponseMessage, {"role": "tool", "responses": tuple(responses), "metadata": {}})
         history = (*prompt.messages, plan.message, results)
         return ToolExecutionResult(history, return_direct, plan.limit_exceeded)
@@ -655,7 +663,8 @@ def _unknown_tool(call: ToolCall, callbacks: dict[str, ToolCallback]) -> Unknown
 
 def _tool_context(prompt: Prompt) -> ToolContext:
     options = prompt.options
-    return ToolContext(options.tool_context if isinstance(options, _tool_options()) else None)
+    tool_options = _TOOL_OPTIONS[0] if _TOOL_OPTIONS else _tool_options()  # no call once imported
+    return ToolContext(options.tool_context if isinstance(options, tool_options) else None)
 
 
 _TOOL_OPTIONS: list[type[ToolCallingChatOptions]] = []

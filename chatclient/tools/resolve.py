@@ -133,7 +133,16 @@ async def _ask(provider: ToolCallbackProvider) -> Sequence[ToolCallback]:
     return _checked(provider, provided)
 
 
+_last_checked: list[tuple[ToolCallback, ...]] = []
+"""The last tuple a provider handed back that passed the check: a provider with a cached set (an
+MCP provider) hands back the same tuple every request, and a tuple cannot change once checked."""
+
+
 def _checked(provider: object, provided: Any) -> Sequence[ToolCallback]:
+    last = _last_checked
+    if last and provided is last[0]:
+        same: Sequence[ToolCallback] = provided
+        return same  # the tuple checked last time, unchanged
     if not isinstance(provided, (list, tuple)):
         raise ConfigurationError(
             f"{type(provider).__qualname__}.tool_callbacks() returned {type(provided).__name__}, "
@@ -146,7 +155,10 @@ def _checked(provider: object, provided: Any) -> Sequence[ToolCallback]:
             raise ConfigurationError(
                 f"{type(provider).__qualname__}.tool_callbacks() returned {callback!r}, not a ToolCallback"
             )
-    return provided
+    checked: Sequence[ToolCallback] = provided
+    if isinstance(checked, tuple):
+        last[:] = (checked,)  # one slot, replaced whole (a racing thread at worst checks again)
+    return checked
 
 
 def check_unique(callbacks: Sequence[ToolCallback]) -> tuple[ToolCallback, ...]:
