@@ -73,8 +73,6 @@ def resolve_providers(providers: Sequence[ToolCallbackProvider]) -> tuple[ToolCa
     also has a sync ``get_tool_callbacks()`` (the thread-backed MCP provider), which is used instead."""
     if not providers:
         return ()
-    from .._sync import run_sync
-
     callbacks: list[ToolCallback] = []
     for provider in providers:
         method: Any = provider.tool_callbacks
@@ -83,13 +81,21 @@ def resolve_providers(providers: Sequence[ToolCallbackProvider]) -> tuple[ToolCa
         if sync_twin is not None and is_async and callable(sync_twin):
             provided = sync_twin()  # the provider's own sync path: no loop run (or portal hop) per request
         elif is_async:
-            provided = run_sync(method)
+            provided = _run_sync()(method)
         else:
             provided = method()
             if inspect.isawaitable(provided):
-                provided = run_sync(_returning(provided))
+                provided = _run_sync()(_returning(provided))
         callbacks.extend(_checked(provider, provided))
     return tuple(callbacks)
+
+
+def _run_sync() -> Callable[[Callable[[], Any]], Any]:
+    """The sync bridge, imported where a provider needs it: a provider with a sync twin (the
+    thread-backed MCP one) runs no import statement per request."""
+    from .._sync import run_sync
+
+    return run_sync
 
 
 def _is_async(method: Any) -> bool:
