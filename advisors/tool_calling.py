@@ -354,11 +354,11 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
             request = _without_tools(request)
         return (yield from self._rounds(request, state, hooks, next_messages))
 
-    def _rounds(
+    def _rounds(  # noqa: C901 (a tool round's steps inline too: no generator per round)
         self, request: ChatClientRequest, state: LoopState, hooks: _Hooks, messages: Sequence[Message]
     ) -> _Flow:
-        """The rounds of a turn. Each model round's steps are inline (a generator per step would cost
-        a frame per round); a tool batch is one more generator."""
+        """The rounds of a turn. Each round's steps are inline, the tool batch's too (a generator per
+        step would cost a frame, and a ``yield from`` layer on every step of the round)."""
         streaming = state.streaming
         while True:
             state.round += 1
@@ -378,8 +378,24 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
                 response = self._end_at_limit(response, chat, state)
                 answer = _first_output(response)
                 break
-            response, answer, next_messages = yield from self._tool_round(round_request, response, chat, state, hooks)
+            # The tool round: its calls run (or the turn pauses before any does), then the next messages.
+            if streaming:
+                for call in chat.tool_calls:
+                    yield _Emit(ToolCallReady(call, state.round))
+            try:
+                result: ToolExecutionResult = yield _RunTools(_with_messages(round_request.prompt, state.history), chat)
+            except ToolCallConfirmationRequired as pause:
+                response = yield from self._paused(response, pause, state, round_request)
+                answer = state.pending.reply if state.pending is not None else None
+                break
+            if streaming:
+                yield from self._emit_results(result, state)
+            if hooks.next_instructions:
+                next_messages = yield from self._after_tools(round_request, result, state, hooks)
+            else:
+                next_messages = None if self._record_tools(result, state) else result.conversation_history
             if next_messages is None:
+                response, answer = self._direct(response, result), None  # the results are the answer
                 break
             messages = next_messages
             if state.limit_exceeded is not None:
@@ -388,34 +404,6 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
         if hooks.finalize:
             response = yield from _apply(hooks.finalize, response, state)
         return response
-
-    def _tool_round(
-        self,
-        round_request: ChatClientRequest,
-        response: ChatClientResponse,
-        chat: ChatResponse,
-        state: LoopState,
-        hooks: _Hooks,
-    ) -> Generator[_Step, Any, tuple[ChatClientResponse, AssistantMessage | None, Sequence[Message] | None]]:
-        """Run a reply's tool calls: the response, the answer and the next round's messages, or no
-        messages when the turn ends here (paused for confirmation, or the results are the answer)."""
-        if state.streaming:
-            for call in chat.tool_calls:
-                yield _Emit(ToolCallReady(call, state.round))
-        try:
-            result: ToolExecutionResult = yield _RunTools(_with_messages(round_request.prompt, state.history), chat)
-        except ToolCallConfirmationRequired as pause:
-            response = yield from self._paused(response, pause, state, round_request)
-            return response, state.pending.reply if state.pending is not None else None, None
-        if state.streaming:
-            yield from self._emit_results(result, state)
-        if hooks.next_instructions:
-            next_messages = yield from self._after_tools(round_request, result, state, hooks)
-        else:
-            next_messages = None if self._record_tools(result, state) else result.conversation_history
-        if next_messages is None:
-            return self._direct(response, result), None, None  # the results are the answer: no message made up
-        return response, None, next_messages
 
     @staticmethod
     def _emit_results(result: ToolExecutionResult, state: LoopState) -> Generator[_Step, Any, None]:

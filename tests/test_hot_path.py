@@ -547,3 +547,55 @@ def test_a_plain_call_that_fails_raises_what_the_flow_raises(mode: str) -> None:
 
     with pytest.raises(MalformedResponseError, match="bad reply"):
         run_spec(mode, ChatClient.create(Broken()).prompt("q"))
+
+
+# ------------------------------------------------------------------------------------------- per round, not per turn
+
+
+async def test_a_first_round_counts_no_turn_and_awaits_a_lone_call_without_a_batch(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A turn whose calls cannot reach the lowest limit is not counted call by call, and one call is
+    awaited as it is (no ``arun_all``): the same reply either way."""
+    from chatclient.tools import _execution, _limits, manager
+
+    counted: list[int] = []
+    batched: list[int] = []
+    count_turn, arun_all = _limits._count_turn, _execution.arun_all
+
+    def counting(history: Any) -> Any:
+        counted.append(1)
+        return count_turn(history)
+
+    def batching(invocations: Any) -> Any:
+        batched.append(1)
+        return arun_all(invocations)
+
+    monkeypatch.setattr(_limits, "_count_turn", counting)
+    monkeypatch.setattr(manager, "arun_all", batching)
+    client = ChatClient.create(_Replies())
+    for _ in range(3):
+        response = await client.prompt("2+3?").tools(_add).acall().chat_client_response()
+        assert response.text == "5"
+    assert counted == [] and batched == []
+
+
+def test_a_providers_tuple_is_checked_again_once_it_is_another() -> None:
+    """The last tuple a provider handed back is not walked again; any other one is."""
+    from chatclient.errors import ConfigurationError
+    from chatclient.tools.resolve import resolve_providers
+
+    class Handing:
+        def __init__(self, tools: Any) -> None:
+            self.tools = tools
+
+        def tool_callbacks(self) -> Any:
+            return self.tools
+
+    good = Handing(tuple(split_tools([_add])[0]))
+    assert resolve_providers([good]) == resolve_providers([good]) == good.tools
+    with pytest.raises(ConfigurationError, match="not a ToolCallback"):
+        resolve_providers([Handing((*good.tools, "not a tool"))])
+    with pytest.raises(ConfigurationError, match="not a ToolCallback"):
+        resolve_providers([Handing([*good.tools, "not a tool"])])
+    assert resolve_providers([good]) == good.tools

@@ -92,7 +92,17 @@ def _node(schema: Any) -> Quick | None:
         return _anything
     if len(checks) == 1:
         return checks[0]
-    return lambda v: all(check(v) for check in checks)
+    return _all_of(tuple(checks))
+
+
+def _all_of(checks: tuple[Quick, ...]) -> Quick:
+    def quick(value: Any) -> bool:
+        for check in checks:  # noqa: SIM110 (a loop, not ``all()`` over a generator: no generator frame per call)
+            if not check(value):
+                return False
+        return True
+
+    return quick
 
 
 def _anything(_value: Any) -> bool:

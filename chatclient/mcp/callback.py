@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import math
@@ -11,7 +12,6 @@ from typing import Any
 
 from pydantic import JsonValue
 
-from .._sync import in_running_loop
 from ..errors import ToolArgumentsError, ToolExecutionError
 from ..messages import ToolResult
 from ..tools.callback import ToolCallback
@@ -79,7 +79,7 @@ class McpToolCallback(ToolCallback):
         """Async on a running loop; from plain sync code, when the provider offers a sync call (the
         thread-backed one), :meth:`call` goes straight to the sessions' thread: no event loop of the
         caller's in between, one thread hop a call."""
-        return self._call_sync is None or in_running_loop()
+        return self._call_sync is None or asyncio._get_running_loop() is not None  # no RuntimeError raised per call
 
     @property
     def definition(self) -> ToolDefinition:

@@ -328,7 +328,7 @@ class _Runtime:
             done.release()
 
         def start() -> None:
-            started.append(self.loop.create_task(_relay(coro, settle)))
+            started.append(asyncio.Task(_relay(coro, settle), loop=self.loop))  # not via create_task: a frame less
 
         self.loop.call_soon_threadsafe(start)
         try:
@@ -357,7 +357,7 @@ class _Runtime:
                 caller.call_soon_threadsafe(_settle_waiter, waiter, result, error)
 
         def start() -> None:
-            started.append(self.loop.create_task(_relay(coro, settle)))
+            started.append(asyncio.Task(_relay(coro, settle), loop=self.loop))  # not via create_task: a frame less
 
         self.loop.call_soon_threadsafe(start)
         try:

@@ -24,11 +24,13 @@ def to_tool_result(result: Any, *, server_name: str, tool_name: str, limits: Res
     others validated as usual), so a tool call does not validate its result a second time. ``limits``
     bound what reaches the prompt (:func:`~chatclient.mcp.limits.limit_result`).
     """
-    parts = tuple(_part(block) for block in result.content)
+    content = result.content
+    parts = (_part(content[0]),) if len(content) == 1 else tuple(_part(block) for block in content)
     metadata: dict[str, JsonValue] = {"mcp_server": server_name, "mcp_tool": tool_name}
     structured = result.structured_content
     if structured is not None:
-        if any(isinstance(part, TextPart) for part in parts):
+        has_text = isinstance(parts[0], TextPart) if len(parts) == 1 else any(isinstance(p, TextPart) for p in parts)
+        if has_text:
             metadata["structured_content"] = structured
         else:
             parts = (*parts, JsonPart(structured))

@@ -74,15 +74,14 @@ class Invocation:
         except Exception as exc:
             return exc
 
-    async def arun(self) -> Outcome:
-        if not self.observers:
-            return await self._arun()
-        info, tokens, started = self._start()
-        outcome = await self._arun()
-        self._finish(info, tokens, started, outcome)
-        return outcome
-
-    async def _arun(self) -> Outcome:
+    async def arun(self, observed: bool = True) -> Outcome:
+        """The call's outcome; reported to the observers unless ``observed`` is false (the body is
+        here, not in a coroutine of its own: one coroutine frame less a call)."""
+        if observed and self.observers:
+            info, tokens, started = self._start()
+            outcome = await self.arun(observed=False)
+            self._finish(info, tokens, started, outcome)
+            return outcome
         try:
             if self.callback.is_async:
                 value = await self.callback.acall(self.arguments, self.context)
@@ -166,8 +165,10 @@ def run_all(invocations: Sequence[Invocation], executor: Executor | None = None)
     The calling thread does one share of the work itself (the async group, or else the first sync
     call), so a batch of one sync call costs no thread hop.
     """
-    async_ix = [i for i, inv in enumerate(invocations) if inv.callback.is_async]
-    sync_ix = [i for i, inv in enumerate(invocations) if not inv.callback.is_async]
+    async_ix: list[int] = []
+    sync_ix: list[int] = []
+    for i, inv in enumerate(invocations):  # ``is_async`` asked once a call: an MCP tool's asks for a running loop
+        (async_ix if inv.callback.is_async else sync_ix).append(i)
     inline_ix = [] if async_ix else sync_ix[:1]
     pooled_ix = sync_ix[len(inline_ix) :]
     outcomes: dict[int, Outcome] = {}

@@ -58,6 +58,15 @@ class ToolCallLimits:
         Calls within the limits are counted as they are accepted, so the fourth of four identical
         calls in one reply is the one that breaches ``max_identical_calls=3``.
         """
+        earlier = 0
+        for index in range(len(history) - 1, -1, -1):
+            message = history[index]
+            if isinstance(message, UserMessage):
+                break
+            if isinstance(message, AssistantMessage):
+                earlier += len(message.tool_calls)
+        if earlier + len(calls) <= self._lowest_limit:
+            return [None] * len(calls)  # not even every call of the turn on one tool reaches a limit
         per_tool, identical = _count_turn(history)
         total = sum(per_tool.values())
         breaches: list[ToolCallLimitExceededError | None] = []
@@ -77,6 +86,13 @@ class ToolCallLimits:
                 total += 1
             breaches.append(breach)
         return breaches
+
+    @functools.cached_property
+    def _lowest_limit(self) -> int:
+        """The lowest of the limits: a turn with no more calls than this breaches none (counted per
+        tool, per arguments or in all, no count can be higher than the turn's calls)."""
+        return min(self.max_calls_per_tool, self.max_total_tool_calls, self.max_identical_calls,
+                   *self.max_calls_for_tool.values())  # fmt: skip
 
     def _breach(self, name: str, calls: int, total: int, identical: int) -> ToolCallLimitExceededError | None:
         limit = self.max_calls_for_tool.get(name, self.max_calls_per_tool)

@@ -54,6 +54,15 @@ class _Compiled:
     model: type[BaseModel]
     schema: dict[str, Any]
     params: tuple[_Param, ...]
+    keywords: tuple[tuple[str, ...], tuple[str, ...]] | None = None
+    """(parameter names, their fields) when every parameter is a field passed by keyword (the usual
+    tool): its call's keywords are then made in C, not by a loop over the parameters every call."""
+
+    @staticmethod
+    def of(model: type[BaseModel], schema: dict[str, Any], params: tuple[_Param, ...]) -> _Compiled:
+        plain = all(p.source == "field" and not p.positional for p in params)
+        keywords = (tuple(p.name for p in params), tuple(p.field for p in params)) if plain else None
+        return _Compiled(model, schema, params, keywords)
 
 
 class ToolSignature:
@@ -104,16 +113,22 @@ class ToolSignature:
 
     def parse(self, arguments: str, tool_name: str) -> BaseModel:
         """Parse and validate the model's raw JSON; blank or ``null`` means no arguments."""
+        validator = self._compile().model.__pydantic_validator__  # itself: ``model_validate_json`` is a frame more
         try:
-            return self._compile().model.model_validate_json(normalize_arguments(arguments))
+            parsed: BaseModel = validator.validate_json(normalize_arguments(arguments))
         except ValidationError as exc:
             raise ToolArgumentsError(_describe(exc, tool_name), tool_name=tool_name) from exc
+        return parsed
 
     def call_args(self, parsed: BaseModel, context: ToolContext) -> tuple[list[Any], dict[str, Any]]:
+        compiled = self._compile()
+        values = parsed.__dict__
+        if compiled.keywords is not None:
+            names, fields = compiled.keywords
+            return [], dict(zip(names, map(values.__getitem__, fields), strict=True))
         args: list[Any] = []
         kwargs: dict[str, Any] = {}
-        values = parsed.__dict__
-        for param in self._compile().params:
+        for param in compiled.params:
             if param.source == "field":
                 value = values[param.field]
             elif param.source == "context":
@@ -139,7 +154,7 @@ class ToolSignature:
             _Param(p.name, p.kind == p.POSITIONAL_ONLY, source)
             for p, source in zip(self._parameters, sources, strict=False)
         )
-        return _Compiled(input_type, _build_schema(input_type, self._fn), params)
+        return _Compiled.of(input_type, _build_schema(input_type, self._fn), params)
 
     def _compile_signature(self) -> _Compiled:
         annotations = self._annotations()
@@ -165,7 +180,7 @@ class ToolSignature:
             model = create_model(name, __config__=_ARGUMENTS_CONFIG, **fields)
         except (PydanticUserError, TypeError) as exc:
             raise _schema_error(self._fn, exc) from exc
-        return _Compiled(model, _build_schema(model, self._fn), tuple(params))
+        return _Compiled.of(model, _build_schema(model, self._fn), tuple(params))
 
     def _annotations(self) -> dict[str, Any]:
         # String annotations (``from __future__ import annotations``) are evaluated in the module's

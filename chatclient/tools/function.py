@@ -144,7 +144,7 @@ class FunctionToolCallback(ToolCallback):
             raise
         except Exception as exc:
             raise tool_execution_error(self.name, exc) from exc
-        return convert_result(self.name, value, self.spec.result_converter)
+        return self._converted(value)
 
     async def acall(self, arguments: str, context: ToolContext | None = None) -> str | ToolResult:
         if not self.is_async:
@@ -156,7 +156,13 @@ class FunctionToolCallback(ToolCallback):
             raise
         except Exception as exc:
             raise tool_execution_error(self.name, exc) from exc
-        return convert_result(self.name, value, self.spec.result_converter)
+        return self._converted(value)
+
+    def _converted(self, value: Any) -> str | ToolResult:
+        converter = self.spec.result_converter
+        if type(value) is str and converter is default_result_converter:
+            return value  # what the default converter makes of a text: no call chain for the usual result
+        return convert_result(self.name, value, converter)
 
     def _prepare(self, arguments: str, context: ToolContext | None) -> tuple[list[Any], dict[str, Any]]:
         signature = self.spec.signature

@@ -140,11 +140,14 @@ class _Plan:
     steps: tuple[_Step, ...]
     context: ToolContext
     limit_exceeded: str | None
+    gated: bool = False
+    """Some call needs a person's decision."""
 
     def invocations(self, observers: Observers = NO_OBSERVERS) -> list[Invocation]:
         # Normalised here, once, so no callback ever sees a blank or ``null`` arguments string.
         return [  # not isinstance(ToolCallback): an ABC's check is a Python call, per call of every round
-            Invocation(target, normalize_arguments(step.run_arguments), self.context, step.call, observers)
+            Invocation(target, normalize_arguments(step.call.arguments if step.arguments is None else step.arguments),
+                       self.context, step.call, observers)
             for step in self.steps
             if not isinstance(target := step.target, (ToolError, _Denied))
         ]
@@ -238,7 +241,10 @@ class ToolCallingManager:
     ) -> ToolExecutionResult:
         """As :meth:`execute_tool_calls`; async tools run as tasks, sync tools in worker threads."""
         plan = self._decide(prompt, chat_response, decisions, observers)
-        return self._finish(prompt, plan, await arun_all(plan.invocations(observers)))
+        invocations = plan.invocations(observers)
+        if len(invocations) == 1:  # the usual batch: awaited as it is, no ``arun_all`` coroutine around it
+            return self._finish(prompt, plan, [await invocations[0].arun()])
+        return self._finish(prompt, plan, await arun_all(invocations))
 
     def check_decisions(
         self,
@@ -259,7 +265,7 @@ class ToolCallingManager:
         plan = self._plan(prompt, chat_response)
         if decisions is not None:
             return self._apply_decisions(plan, decisions, observers)
-        if any(step.gated for step in plan.steps):
+        if plan.gated:
             pending = self._pending(prompt, plan, chat_response)
             _log.info("Tool calls await a decision: %s", ", ".join(pending.awaiting_ids))
             raise ToolCallConfirmationRequired(pending, chat_response)
@@ -374,22 +380,25 @@ class ToolCallingManager:
         denied = _denied_in_turn(prompt.messages)
         steps: list[_Step] = []
         limit_exceeded: str | None = None
+        gated = False
         for call, breach in zip(message.tool_calls, breaches, strict=True):
             if breach is None:
                 callback = callbacks.get(call.name)
                 if callback is None:
                     steps.append(_Step(call, _unknown_tool(call, callbacks)))
-                elif (call.name, canonical_arguments(call.arguments)) in denied:
+                elif denied and (call.name, canonical_arguments(call.arguments)) in denied:
                     steps.append(_Step(call, _Denied(_ALREADY_DENIED), record={"decision": "deny", "repeat": True}))
                 else:
-                    steps.append(_Step(call, callback, gated=self._policy.requires_confirmation(call, callback)))
+                    needs_person = self._policy.requires_confirmation(call, callback)
+                    gated = gated or needs_person
+                    steps.append(_Step(call, callback, gated=needs_person))
                 continue
             breach.call_id = call.id
             if self._limits.policy is ToolCallLimitPolicy.RAISE:
                 raise breach
             limit_exceeded = limit_exceeded or str(breach)
             steps.append(_Step(call, breach))
-        return _Plan(message, tuple(steps), _tool_context(prompt), limit_exceeded)
+        return _Plan(message, tuple(steps), _tool_context(prompt), limit_exceeded, gated)
 
     def _by_name(self, tools: tuple[ToolCallback, ...]) -> dict[str, ToolCallback]:
         """The request's tools by name, kept for the last tool set seen (a request's set holds for its
@@ -408,11 +417,16 @@ class ToolCallingManager:
         for step in plan.steps:
             call, target = step.call, step.target
             metadata = dict(step.record) if step.record else {}
-            if isinstance(target, _Denied):
-                responses.append(ToolResponse(id=call.id, name=call.name, response_data=target.text, metadata=metadata))
+            if isinstance(target, (ToolError, _Denied)):  # decided while planning: it did not run
+                if isinstance(target, _Denied):
+                    response = ToolResponse(id=call.id, name=call.name, response_data=target.text, metadata=metadata)
+                else:
+                    response = ToolResponse(id=call.id, name=call.name, response_data=self._error_text(call, target),
+                                            is_error=True, metadata=metadata)  # fmt: skip
+                responses.append(response)
                 return_direct = False
                 continue
-            outcome = target if isinstance(target, ToolError) else next(outcomes)
+            outcome = next(outcomes)
             if isinstance(outcome, Exception):
                 text = self._error_text(call, outcome)
                 responses.append(
@@ -422,8 +436,7 @@ class ToolCallingManager:
             else:
                 response = _success(call, outcome, step.arguments, metadata)
                 responses.append(response)
-                direct = not isinstance(target, ToolError) and target.metadata.return_direct
-                return_direct = return_direct and direct and not response.is_error
+                return_direct = return_direct and not response.is_error and target.metadata.return_direct
         results = trusted(ToolResponseMessage, {"role": "tool", "responses": tuple(responses), "metadata": {}})
         history = (*prompt.messages, plan.message, results)
         return ToolExecutionResult(history, return_direct, plan.limit_exceeded)
@@ -608,7 +621,10 @@ def _success(
     )
 
 
-def _denied_in_turn(history: Sequence[Message]) -> set[tuple[str, str]]:
+_NONE_DENIED: frozenset[tuple[str, str]] = frozenset()
+
+
+def _denied_in_turn(history: Sequence[Message]) -> frozenset[tuple[str, str]] | set[tuple[str, str]]:
     """(name, canonical arguments) of the calls a person denied earlier in this turn."""
     denied_ids: set[str] = set()
     calls: dict[str, ToolCall] = {}
@@ -619,6 +635,8 @@ def _denied_in_turn(history: Sequence[Message]) -> set[tuple[str, str]]:
             denied_ids.update(r.id for r in message.responses if r.metadata.get("decision") == "deny")
         elif isinstance(message, AssistantMessage):
             calls.update((c.id, c) for c in message.tool_calls)
+    if not denied_ids:
+        return _NONE_DENIED  # the usual turn: no set comprehension (a frame) to make an empty set
     return {(calls[i].name, canonical_arguments(calls[i].arguments)) for i in denied_ids if i in calls}
 
 
@@ -645,7 +663,8 @@ def _unknown_tool(call: ToolCall, callbacks: dict[str, ToolCallback]) -> Unknown
 
 def _tool_context(prompt: Prompt) -> ToolContext:
     options = prompt.options
-    return ToolContext(options.tool_context if isinstance(options, _tool_options()) else None)
+    tool_options = _TOOL_OPTIONS[0] if _TOOL_OPTIONS else _tool_options()  # no call once imported
+    return ToolContext(options.tool_context if isinstance(options, tool_options) else None)
 
 
 _TOOL_OPTIONS: list[type[ToolCallingChatOptions]] = []

@@ -73,8 +73,6 @@ def resolve_providers(providers: Sequence[ToolCallbackProvider]) -> tuple[ToolCa
     also has a sync ``get_tool_callbacks()`` (the thread-backed MCP provider), which is used instead."""
     if not providers:
         return ()
-    from .._sync import run_sync
-
     callbacks: list[ToolCallback] = []
     for provider in providers:
         method: Any = provider.tool_callbacks
@@ -83,13 +81,21 @@ def resolve_providers(providers: Sequence[ToolCallbackProvider]) -> tuple[ToolCa
         if sync_twin is not None and is_async and callable(sync_twin):
             provided = sync_twin()  # the provider's own sync path: no loop run (or portal hop) per request
         elif is_async:
-            provided = run_sync(method)
+            provided = _run_sync()(method)
         else:
             provided = method()
             if inspect.isawaitable(provided):
-                provided = run_sync(_returning(provided))
+                provided = _run_sync()(_returning(provided))
         callbacks.extend(_checked(provider, provided))
     return tuple(callbacks)
+
+
+def _run_sync() -> Callable[[Callable[[], Any]], Any]:
+    """The sync bridge, imported where a provider needs it: a provider with a sync twin (the
+    thread-backed MCP one) runs no import statement per request."""
+    from .._sync import run_sync
+
+    return run_sync
 
 
 def _is_async(method: Any) -> bool:
@@ -133,7 +139,16 @@ async def _ask(provider: ToolCallbackProvider) -> Sequence[ToolCallback]:
     return _checked(provider, provided)
 
 
+_last_checked: list[tuple[ToolCallback, ...]] = []
+"""The last tuple a provider handed back that passed the check: a provider with a cached set (an
+MCP provider) hands back the same tuple every request, and a tuple cannot change once checked."""
+
+
 def _checked(provider: object, provided: Any) -> Sequence[ToolCallback]:
+    last = _last_checked
+    if last and provided is last[0]:
+        same: Sequence[ToolCallback] = provided
+        return same  # the tuple checked last time, unchanged
     if not isinstance(provided, (list, tuple)):
         raise ConfigurationError(
             f"{type(provider).__qualname__}.tool_callbacks() returned {type(provided).__name__}, "
@@ -146,7 +161,10 @@ def _checked(provider: object, provided: Any) -> Sequence[ToolCallback]:
             raise ConfigurationError(
                 f"{type(provider).__qualname__}.tool_callbacks() returned {callback!r}, not a ToolCallback"
             )
-    return provided
+    checked: Sequence[ToolCallback] = provided
+    if isinstance(checked, tuple):
+        last[:] = (checked,)  # one slot, replaced whole (a racing thread at worst checks again)
+    return checked
 
 
 def check_unique(callbacks: Sequence[ToolCallback]) -> tuple[ToolCallback, ...]:

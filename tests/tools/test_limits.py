@@ -19,7 +19,7 @@ from chatclient.messages import (
     UserMessage,
 )
 from chatclient.tools import ToolCallingManager, ToolCallLimitPolicy, tool
-from chatclient.tools._limits import canonical_arguments
+from chatclient.tools._limits import ToolCallLimits, canonical_arguments
 
 from .helpers import call, prompt, reply
 
@@ -214,3 +214,66 @@ def test_canonical_arguments_ignore_key_order_and_spacing(arguments: dict[str, o
 def test_canonical_arguments_of_blank_and_invalid_text() -> None:
     assert canonical_arguments("  ") == "{}"
     assert canonical_arguments("{nope") == "{nope"
+
+
+def _counted_from_scratch(
+    limits: ToolCallLimits, history: list[Message], calls: list[ToolCall]
+) -> list[str | None]:
+    """The breach kind of each call, counting the whole turn for every call (no shortcut)."""
+    turn: list[ToolCall] = []
+    for message in reversed(history):
+        if isinstance(message, UserMessage):
+            break
+        if isinstance(message, AssistantMessage):
+            turn.extend(message.tool_calls)
+    kinds: list[str | None] = []
+    for c in calls:
+        per_tool = sum(1 for t in turn if t.name == c.name)
+        key = (c.name, canonical_arguments(c.arguments))
+        same = sum(1 for t in turn if (t.name, canonical_arguments(t.arguments)) == key)
+        limit = limits.max_calls_for_tool.get(c.name, limits.max_calls_per_tool)
+        if c.name not in limits.excluded_tools and per_tool >= limit:
+            kinds.append("per_tool")
+        elif len(turn) >= limits.max_total_tool_calls:
+            kinds.append("total")
+        elif same >= limits.max_identical_calls:
+            kinds.append("identical")
+        else:
+            kinds.append(None)
+            turn.append(c)
+    return kinds
+
+
+_names = st.sampled_from(["search", "clock"])
+_calls = st.lists(st.builds(lambda n, q: call(n, json.dumps({"q": q})), _names, st.integers(0, 2)), max_size=6)
+
+
+@given(
+    st.lists(_calls, max_size=4),
+    _calls,
+    st.integers(0, 5),
+    st.integers(0, 8),
+    st.integers(0, 4),
+    st.dictionaries(_names, st.integers(0, 4), max_size=1),
+    st.frozensets(_names, max_size=1),
+)
+def test_a_turn_within_every_limit_is_decided_as_counting_it_call_by_call_decides(
+    rounds: list[list[ToolCall]],
+    calls: list[ToolCall],
+    per_tool: int,
+    total: int,
+    identical: int,
+    for_tool: dict[str, int],
+    excluded: frozenset[str],
+) -> None:
+    """The check skips counting when the turn's calls cannot reach the lowest limit; at and past that
+    boundary it gives what counting every call gives."""
+    limits = ToolCallLimits(max_calls_per_tool=per_tool, max_total_tool_calls=total, max_identical_calls=identical,
+                            max_calls_for_tool=for_tool, excluded_tools=excluded)  # fmt: skip
+    history: list[Message] = [UserMessage("earlier"), AssistantMessage(None, tool_calls=[call("search", id="old")])]
+    history.append(UserMessage("hi"))
+    for earlier in rounds:
+        if earlier:
+            history.append(AssistantMessage(None, tool_calls=earlier))
+    got = [None if b is None else b.kind for b in limits.check(history, calls)]
+    assert got == _counted_from_scratch(limits, history, calls)
