@@ -17,7 +17,9 @@ from collections.abc import AsyncIterator, Coroutine, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any, Literal, NamedTuple
 
-from .._trusted import trusted
+from pydantic import BaseModel
+
+from .._trusted import _plain_fields, trusted
 from ..advisor import (
     AdvisorOrder,
     AsyncCallNext,
@@ -118,7 +120,8 @@ class SessionMemoryAdvisor:
         self.lease_renew_every = lease_renew_every if lease_renew_every is not None else lease_ttl / 3
         self.repository = repository
         self._async = asyncio.iscoroutinefunction(getattr(repository, "append", None))
-        self.window, self.concurrency, self._order = window, concurrency, order
+        self.window, self.concurrency = window, concurrency
+        self.order = order  # an attribute, not a property: the client reads it to sort every request's chain
         if compaction is not None and not isinstance(compaction, Compaction):
             raise ConfigurationError(f"compaction must be a Compaction(trigger, strategy), got {compaction!r}")
         self.compaction = compaction
@@ -128,10 +131,6 @@ class SessionMemoryAdvisor:
     @property
     def name(self) -> str:
         return type(self).__name__
-
-    @property
-    def order(self) -> int:
-        return self._order
 
     # ------------------------------------------------------------------ logic, written once
 
@@ -178,9 +177,7 @@ class SessionMemoryAdvisor:
             history = messages_of(events)
         messages = (*prompt[:split], *history, *prompt[split:]) if split else (*history, *prompt)
         context = {**request.context, ContextKeys.TURN_ID: turn_id}
-        options = request.prompt.options
-        prompt_of_turn = trusted(Prompt, {"messages": messages, "options": options})  # both parts are models already
-        request = ChatClientRequest(prompt_of_turn, context)
+        request = _request(_prompt(messages, request.prompt.options), context)  # both parts are models already
         new = prompt[split:] if split else prompt
         return request, _tuple_new(_Plan, (conversation_id, turn_id, base, new, events, boundary))
 
@@ -405,6 +402,46 @@ def _checked(conversation_id: str) -> str:
         _CHECKED.clear()
     _CHECKED[conversation_id] = conversation_id
     return conversation_id
+
+
+def _plain_prompt(messages: tuple[Message, ...], options: Any) -> Prompt:
+    """``Prompt(messages, options)`` from parts that are models already, not validated again: its
+    state set through pydantic's own slots (``trusted`` checks the fields on every call; here the
+    check is done once, below)."""
+    prompt = _new(Prompt)
+    _set_dict(prompt, {"messages": messages, "options": options})
+    _set_fields_set(prompt, {"messages", "options"})
+    _set_extra(prompt, None)
+    _set_private(prompt, None)
+    return prompt
+
+
+def _trusted_prompt(messages: tuple[Message, ...], options: Any) -> Prompt:
+    return trusted(Prompt, {"messages": messages, "options": options})
+
+
+def _plain_request(prompt: Prompt, context: dict[str, Any]) -> ChatClientRequest:
+    """``ChatClientRequest(prompt, context)`` through its slots (a frozen dataclass's ``__init__``
+    sets each field by ``object.__setattr__``)."""
+    request = _new(ChatClientRequest)
+    _set_request_prompt(request, prompt)
+    _set_request_context(request, context)
+    return request
+
+
+_new = object.__new__
+_slot = BaseModel.__dict__
+_set_dict, _set_fields_set = _slot["__dict__"].__set__, _slot["__pydantic_fields_set__"].__set__
+_set_extra, _set_private = _slot["__pydantic_extra__"].__set__, _slot["__pydantic_private__"].__set__
+_set_request_prompt = ChatClientRequest.__dict__["prompt"].__set__
+_set_request_context = ChatClientRequest.__dict__["context"].__set__
+_prompt = _plain_prompt if _plain_fields(Prompt) == frozenset({"messages", "options"}) else _trusted_prompt
+"""How the turn's prompt is built: through the slots while ``Prompt`` only holds these two fields."""
+_request = (
+    _plain_request
+    if ChatClientRequest.__slots__ == ("prompt", "context") and not hasattr(ChatClientRequest, "__post_init__")
+    else ChatClientRequest
+)
 
 
 def _at(read: Sequence[SessionEvent]) -> AppendResult:

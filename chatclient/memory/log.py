@@ -167,8 +167,14 @@ def turn_events(turn_id: str, messages: Iterable[Message]) -> list[NewEvent]:
     """The events of a turn: ids ``turn_id:0``, ``turn_id:1`` … in the turn's order."""
     if not turn_id:
         raise ConfigurationError("A turn needs an id to be stored")
-    new = _tuple_new  # the record built straight from its values: no NamedTuple.__new__ frame per event
-    return [new(NewEvent, (f"{turn_id}:{n}", turn_id, encode_message(m), "message")) for n, m in enumerate(messages)]
+    new, suffixes = _tuple_new, _SUFFIXES  # the record straight from its values: no NamedTuple.__new__ frame
+    return [
+        new(NewEvent, (turn_id + (suffixes[n] if n < 64 else f":{n}"), turn_id, encode_message(m), "message"))
+        for n, m in enumerate(messages)
+    ]
+
+
+_SUFFIXES = tuple(f":{n}" for n in range(64))  # a turn's first event ids without formatting an int each
 
 
 _tuple_new = tuple.__new__

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from ..messages import AssistantMessage, Message, ToolResponseMessage
-from .log import SessionEvent, decode_messages, message_events
+from .log import _DECODED, SessionEvent, decode_message, decode_messages, message_events
 
 __all__ = ["WindowViews", "messages_of", "read_size", "window", "window_messages"]
 
@@ -97,23 +97,46 @@ class WindowViews:
             return []
         last = read[-1]
         view = self._views.get(conversation_id)
-        new_events: Sequence[SessionEvent] | None = None
         if view is not None:
             at = len(read) - 1 - (last.seq - view.last.seq)  # where the previous last event must be
-            if at == len(read) - 1 and read[at] is view.last:
-                return _answered_view(view.messages)  # nothing stored since
             if 0 <= at < len(read) and read[at] is view.last:
-                new_events = [e for e in read[at + 1 :] if e.type == "message"]
-        if new_events is None:
-            events = window(read, self.messages)
-            messages = decode_messages(events, filtered=True)
-            self._remember(conversation_id, _tuple_new(_View, (last, events, messages)))
-        else:
-            events, messages = _carried(view, new_events, self.messages)  # type: ignore[arg-type]
-            # A known conversation, replaced in place (one atomic store; had another thread evicted it
-            # meanwhile, the bound is one over until the next new conversation trims it).
-            self._views[conversation_id] = _tuple_new(_View, (last, events, messages))
+                if at == len(read) - 1:
+                    return _answered_view(view.messages)  # nothing stored since
+                return _answered_view(self._carried(conversation_id, view, read, at, last))
+        events = window(read, self.messages)
+        messages = decode_messages(events, filtered=True)
+        self._remember(conversation_id, _tuple_new(_View, (last, events, messages)))
         return _answered_view(messages)
+
+    def _carried(
+        self, conversation_id: str, view: _View, read: Sequence[SessionEvent], at: int, last: SessionEvent
+    ) -> list[Message]:
+        """The view after the events ``read[at + 1:]``: the last ``messages`` of old + new message
+        events, from a turn's start. The old view began at the first turn start of its last ``messages``
+        message events, so there is no turn start between that point and its own start: cutting the
+        joined list gives the same view."""
+        new_events: list[SessionEvent] = []
+        new_messages: list[Message] = []
+        known = _DECODED
+        for event in read[at + 1 :]:  # a turn or two: filtered and decoded in this frame
+            if event.type == "message":
+                new_events.append(event)
+                new_messages.append(known.get(event.payload) or decode_message(event.payload))
+        events, messages = view.events + new_events, view.messages + new_messages
+        size = self.messages
+        if len(events) > size:
+            del events[:-size], messages[:-size]
+        for index, event in enumerate(events):
+            if event.event_id == event.turn_id + ":0":  # event.starts_turn, without its frame
+                if index:
+                    del events[:index], messages[:index]
+                break
+        else:
+            events, messages = [], []
+        # A known conversation, replaced in place (one atomic store; had another thread evicted it
+        # meanwhile, the bound is one over until the next new conversation trims it).
+        self._views[conversation_id] = _tuple_new(_View, (last, events, messages))
+        return messages
 
     def _remember(self, conversation_id: str, view: _View) -> None:
         views = self._views
@@ -124,19 +147,3 @@ class WindowViews:
 
 
 _tuple_new = tuple.__new__  # a record straight from its values (no NamedTuple.__new__ frame)
-
-
-def _carried(view: _View, new: list[SessionEvent], size: int) -> tuple[list[SessionEvent], list[Message]]:
-    """The view after ``new`` message events: the last ``size`` of old + new, from a turn's start.
-    The old view began at the first turn start of its last ``size`` message events, so there is no
-    turn start between that point and its own start: cutting the joined list gives the same view."""
-    events = view.events + new
-    messages = view.messages + decode_messages(new, filtered=True)
-    if len(events) > size:
-        del events[:-size], messages[:-size]
-    for index, event in enumerate(events):
-        if event.starts_turn:
-            if index:
-                del events[:index], messages[:index]
-            return events, messages
-    return [], []
