@@ -37,7 +37,7 @@ from ..prompt import Prompt
 from ..turn import Turn, new_turn_id
 from ._compacting import acompact, aread_log, compact, read_log, view_after
 from ._pause import paused_event_in, paused_in
-from ._store_calls import aappend_turn, append_turn, read_failed
+from ._store_calls import aappend_turn, append_failed, read_failed
 from .compaction import Compaction, view_of
 from .lease import (
     AsyncLeaseKeeper,
@@ -120,6 +120,7 @@ class SessionMemoryAdvisor:
         self.lease_renew_every = lease_renew_every if lease_renew_every is not None else lease_ttl / 3
         self.repository = repository
         self._async = asyncio.iscoroutinefunction(getattr(repository, "append", None))
+        self._sync: SessionRepository | None = None if self._async else repository  # type: ignore[assignment]
         self.window, self.concurrency = window, concurrency
         self.order = order  # an attribute, not a property: the client reads it to sort every request's chain
         if compaction is not None and not isinstance(compaction, Compaction):
@@ -137,6 +138,8 @@ class SessionMemoryAdvisor:
     @staticmethod
     def conversation_of(request: ChatClientRequest) -> str:
         conversation_id = request.context.get(CONVERSATION_ID)
+        if type(conversation_id) is str and conversation_id in _CHECKED:  # _checked()'s usual case, inline
+            return conversation_id
         if not isinstance(conversation_id, str) or not conversation_id:
             raise ConfigurationError(
                 "SessionMemoryAdvisor needs a conversation id: call spec.conversation(id) "
@@ -160,7 +163,8 @@ class SessionMemoryAdvisor:
             return request, _Plan(conversation_id, str(turn_id or ""), None, ())
         turn_id = turn_id or new_turn_id()
         base = events[-1].seq if events else 0
-        prompt = request.prompt.messages
+        fields = request.prompt.__dict__  # one attribute read through pydantic's __getattr__ hook, not two
+        prompt = fields["messages"]
         split = 0
         if prompt and isinstance(prompt[0], SystemMessage):  # the system messages stay first
             split = len(prompt)
@@ -177,7 +181,7 @@ class SessionMemoryAdvisor:
             history = messages_of(events)
         messages = (*prompt[:split], *history, *prompt[split:]) if split else (*history, *prompt)
         context = {**request.context, ContextKeys.TURN_ID: turn_id}
-        request = _request(_prompt(messages, request.prompt.options), context)  # both parts are models already
+        request = _request(_prompt(messages, fields["options"]), context)  # both parts are models already
         new = prompt[split:] if split else prompt
         return request, _tuple_new(_Plan, (conversation_id, turn_id, base, new, events, boundary))
 
@@ -211,6 +215,8 @@ class SessionMemoryAdvisor:
     # ------------------------------------------------------------------ sync drivers
 
     def _sync_repository(self) -> SessionRepository:
+        if self._sync is not None:
+            return self._sync
         if self._async:
             raise ConfigurationError("An async session repository serves acall()/astream(); use a sync one for call()")
         return self.repository  # type: ignore[return-value]
@@ -218,7 +224,7 @@ class SessionMemoryAdvisor:
     def _before(self, request: ChatClientRequest) -> tuple[ChatClientRequest, _Plan]:
         if request.context.get(ContextKeys.RESUME) is not None:  # a resume: nothing read, nothing prepended
             return self._plan(request, None)
-        repository = self._sync_repository()
+        repository = self._sync if self._sync is not None else self._sync_repository()
         conversation_id = self.conversation_of(request)
         try:
             if self.compaction is not None:
@@ -239,9 +245,12 @@ class SessionMemoryAdvisor:
             return paused_in(response, plan.conversation_id)
         lost = keeper is not None and bool(events) and not keeper.still_held()  # the fence, before the write
         if events:
-            repository = self._sync_repository()
+            repository = self._sync if self._sync is not None else self._sync_repository()
             expected = plan.base_version if self.concurrency == "raise" else None
-            result = append_turn(repository, plan.conversation_id, events, expected, response)
+            try:  # append_turn()'s first attempt, inline
+                result = repository.append(plan.conversation_id, events, expected_version=expected)
+            except Exception as exc:
+                result = append_failed(exc, repository, plan.conversation_id, events, expected, response)
             if self.compaction is not None and result.appended:
                 view = view_after(plan.read, plan.boundary, events, result)
                 if view is None:  # another turn landed meanwhile: compact what is there now

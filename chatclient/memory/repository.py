@@ -135,7 +135,9 @@ class InMemorySessionRepository:
     ) -> AppendResult:
         if type(session_id) is not str:  # refused before it is used as a key
             check_session_id(session_id)
-        with self._lock:
+        lock = self._lock
+        lock.acquire()  # not ``with``: acquire/release in try/finally is half its cost, on every turn
+        try:
             now = self._clock()
             if self.ttl is not None and self._expired(session_id, now):  # not resumed: the session starts afresh
                 self._forget(session_id)
@@ -153,19 +155,29 @@ class InMemorySessionRepository:
                 fresh = events
             else:  # replays or a repeated id: compared one by one
                 fresh = plan_append(session_id, events, ids, seq, expected_version)
-            new, add = _tuple_new, log.append
-            for event_id, turn_id, payload, kind in fresh:  # NewEvent's fields, in order
-                seq += 1
-                add(new(SessionEvent, (session_id, seq, event_id, turn_id, kind, payload, now)))
-                ids[event_id] = payload
+            new, add, start = _tuple_new, log.append, len(log)
+            try:
+                for event_id, turn_id, payload, kind in fresh:  # NewEvent's fields, in order
+                    seq += 1
+                    add(new(SessionEvent, (session_id, seq, event_id, turn_id, kind, payload, now)))
+                    ids[event_id] = payload
+            except BaseException:  # a malformed event part-way: the batch is all or nothing
+                for event in log[start:]:
+                    ids.pop(event.event_id, None)
+                del log[start:]
+                raise
             return new(AppendResult, (seq, len(fresh), len(events) - len(fresh)))
+        finally:
+            lock.release()
 
     def events(
         self, session_id: str, *, after_seq: int = 0, last: int | None = None, types: Sequence[str] | None = None
     ) -> list[SessionEvent]:
         if type(session_id) is not str or session_id not in self._logs:  # a known log's id was checked
             check_session_id(session_id)
-        with self._lock:
+        lock = self._lock
+        lock.acquire()  # as in append(): cheaper than ``with`` on every turn
+        try:
             if self.ttl is not None and self._expired(session_id, self._clock()):
                 return []
             log = self._logs.get(session_id)
@@ -174,6 +186,8 @@ class InMemorySessionRepository:
             if not after_seq and types is None and last is not None and 0 < last < len(log):
                 return log[-last:]  # the windowed read: select()'s answer without its call
             return select(log, after_seq, last, types, self._base.get(session_id, 0))
+        finally:
+            lock.release()
 
     def version(self, session_id: str) -> int:
         check_session_id(session_id)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from typing import NamedTuple
 
 from ..messages import AssistantMessage, Message, ToolResponseMessage
 from .log import _DECODED, SessionEvent, decode_message, decode_messages, message_events
@@ -68,10 +67,11 @@ def _answered(messages: list[Message]) -> list[Message]:
     return messages
 
 
-class _View(NamedTuple):
-    last: SessionEvent  # the last event of the read it came from (held, so its identity stays unique)
-    events: list[SessionEvent]  # window(read, messages): message events from a turn's start
-    messages: list[Message]  # their decoded messages, one for one
+_View = tuple[SessionEvent, list[SessionEvent], list[Message]]
+"""A conversation's kept view, as a plain tuple (built every turn; a named tuple costs a
+``tuple.__new__`` call more): the last event of the read it came from (held, so its identity stays
+unique), ``window(read, messages)`` (message events from a turn's start), and their decoded
+messages, one for one."""
 
 
 class WindowViews:
@@ -98,14 +98,15 @@ class WindowViews:
         last = read[-1]
         view = self._views.get(conversation_id)
         if view is not None:
-            at = len(read) - 1 - (last.seq - view.last.seq)  # where the previous last event must be
-            if 0 <= at < len(read) and read[at] is view.last:
+            seen = view[0]
+            at = len(read) - 1 - (last.seq - seen.seq)  # where the previous last event must be
+            if 0 <= at < len(read) and read[at] is seen:
                 if at == len(read) - 1:
-                    return _answered_view(view.messages)  # nothing stored since
-                return _answered_view(self._carried(conversation_id, view, read, at, last))
+                    return _answered_view(view[2])  # nothing stored since
+                return self._carried(conversation_id, view, read, at, last)
         events = window(read, self.messages)
         messages = decode_messages(events, filtered=True)
-        self._remember(conversation_id, _tuple_new(_View, (last, events, messages)))
+        self._remember(conversation_id, (last, events, messages))
         return _answered_view(messages)
 
     def _carried(
@@ -122,7 +123,8 @@ class WindowViews:
             if event.type == "message":
                 new_events.append(event)
                 new_messages.append(known.get(event.payload) or decode_message(event.payload))
-        events, messages = view.events + new_events, view.messages + new_messages
+        _, old_events, old_messages = view
+        events, messages = old_events + new_events, old_messages + new_messages
         size = self.messages
         if len(events) > size:
             del events[:-size], messages[:-size]
@@ -135,7 +137,12 @@ class WindowViews:
             events, messages = [], []
         # A known conversation, replaced in place (one atomic store; had another thread evicted it
         # meanwhile, the bound is one over until the next new conversation trims it).
-        self._views[conversation_id] = _tuple_new(_View, (last, events, messages))
+        self._views[conversation_id] = (last, events, messages)
+        if messages and (
+            isinstance(messages[0], ToolResponseMessage)
+            or (isinstance(messages[-1], AssistantMessage) and messages[-1].tool_calls)
+        ):
+            return _answered(list(messages))  # _answered_view(), inline
         return messages
 
     def _remember(self, conversation_id: str, view: _View) -> None:
@@ -144,6 +151,3 @@ class WindowViews:
             while len(views) >= self._conversations:  # the first remembered goes first
                 del views[next(iter(views))]
             views[conversation_id] = view
-
-
-_tuple_new = tuple.__new__  # a record straight from its values (no NamedTuple.__new__ frame)
