@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Coroutine, Iterator, Sequence
+from collections.abc import AsyncIterator, Coroutine, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any, Literal, NamedTuple
 
@@ -57,6 +57,11 @@ from .window import WindowViews, messages_of, read_size
 __all__ = ["CONVERSATION_ID", "ConcurrencyPolicy", "SessionMemoryAdvisor"]
 
 _log = logging.getLogger("chatclient.memory")
+
+# The context keys a turn reads, as module constants: a class attribute read is not specialised
+# on CPython 3.11 (two type lookups each time), a global read is.
+_TURN_ID, _TURN, _RESUME = ContextKeys.TURN_ID, ContextKeys.TURN, ContextKeys.RESUME
+_PENDING = ContextKeys.PENDING_TOOL_CALLS
 
 ConcurrencyPolicy = Literal["append", "raise", "serialize"]
 """``append``: never lose a turn (the default); ``raise``: ``VersionConflict`` when another turn
@@ -158,10 +163,12 @@ class SessionMemoryAdvisor:
         ``None`` on a resume (nothing read, nothing prepended)."""
         if conversation_id is None:
             conversation_id = self.conversation_of(request)
-        turn_id = request.context.get(ContextKeys.TURN_ID)
+        turn_id = request.context.get(_TURN_ID)
         if events is None:
             return request, _Plan(conversation_id, str(turn_id or ""), None, ())
-        turn_id = turn_id or new_turn_id()
+        # No turn id is made here: the tool loop makes the turn's own (its Turn carries it); only a
+        # turn without the loop needs one, made when it is stored (``_to_store``).
+        turn_id = str(turn_id or "")
         base = events[-1].seq if events else 0
         fields = request.prompt.__dict__  # one attribute read through pydantic's __getattr__ hook, not two
         prompt = fields["messages"]
@@ -180,17 +187,16 @@ class SessionMemoryAdvisor:
         else:
             history = messages_of(events)
         messages = (*prompt[:split], *history, *prompt[split:]) if split else (*history, *prompt)
-        context = {**request.context, ContextKeys.TURN_ID: turn_id}
-        request = _request(_prompt(messages, fields["options"]), context)  # both parts are models already
+        request = _request(_prompt(messages, fields["options"]), request.context)  # both parts are models already
         new = prompt[split:] if split else prompt
         return request, _tuple_new(_Plan, (conversation_id, turn_id, base, new, events, boundary))
 
     def _to_store(self, plan: _Plan, response: ChatClientResponse) -> list[NewEvent]:
         """The turn's events, its usage last; none while the turn waits for a confirmation."""
         context = response.context
-        if context.get(ContextKeys.PENDING_TOOL_CALLS) is not None:  # paused: stored once resumed
+        if context.get(_PENDING) is not None:  # paused: stored once resumed
             return []
-        turn = context.get(ContextKeys.TURN)
+        turn = context.get(_TURN)
         if isinstance(turn, Turn):
             turn_id, events = turn.id, turn_events(turn.id, turn.messages)
         else:
@@ -198,7 +204,7 @@ class SessionMemoryAdvisor:
             generation = response.chat_response.result if response.chat_response is not None else None
             answer = generation.output if generation is not None else None
             users = [m for m in plan.new_messages if isinstance(m, UserMessage)]
-            turn_id = plan.turn_id
+            turn_id = plan.turn_id or new_turn_id()
             events = turn_events(turn_id, [*users[-1:], *([answer] if answer is not None else [])])
         usage = usage_event(turn_id, response.chat_response)
         if usage is not None and events:
@@ -210,7 +216,7 @@ class SessionMemoryAdvisor:
 
     @staticmethod
     def _resuming(request: ChatClientRequest) -> bool:
-        return request.context.get(ContextKeys.RESUME) is not None
+        return request.context.get(_RESUME) is not None
 
     # ------------------------------------------------------------------ sync drivers
 
@@ -222,7 +228,7 @@ class SessionMemoryAdvisor:
         return self.repository  # type: ignore[return-value]
 
     def _before(self, request: ChatClientRequest) -> tuple[ChatClientRequest, _Plan]:
-        if request.context.get(ContextKeys.RESUME) is not None:  # a resume: nothing read, nothing prepended
+        if request.context.get(_RESUME) is not None:  # a resume: nothing read, nothing prepended
             return self._plan(request, None)
         repository = self._sync if self._sync is not None else self._sync_repository()
         conversation_id = self.conversation_of(request)
@@ -429,7 +435,7 @@ def _trusted_prompt(messages: tuple[Message, ...], options: Any) -> Prompt:
     return trusted(Prompt, {"messages": messages, "options": options})
 
 
-def _plain_request(prompt: Prompt, context: dict[str, Any]) -> ChatClientRequest:
+def _plain_request(prompt: Prompt, context: Mapping[str, Any]) -> ChatClientRequest:
     """``ChatClientRequest(prompt, context)`` through its slots (a frozen dataclass's ``__init__``
     sets each field by ``object.__setattr__``)."""
     request = _new(ChatClientRequest)

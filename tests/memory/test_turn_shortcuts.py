@@ -84,3 +84,22 @@ def test_a_malformed_event_part_way_writes_nothing_of_the_batch() -> None:
     assert repository.version("c") == 1 and [e.event_id for e in repository.events("c")] == ["t0:0"]
     result = repository.append("c", [good])  # nothing of the failed batch is remembered as stored
     assert (result.version, result.appended, result.replayed) == (2, 1, 0)
+
+
+def test_without_the_tool_loop_each_turn_is_stored_under_its_own_new_id() -> None:
+    from chatclient.advisor import ContextKeys
+
+    repository = InMemorySessionRepository()
+    client = (
+        ChatClient.builder(ScriptedChatModel(["one", "two"]))
+        .default_advisors(SessionMemoryAdvisor(repository, window=10))
+        .build()
+    )
+    off = {ContextKeys.TOOL_CALLING_AUTO_REGISTER: False}
+    for text in ("first", "second"):
+        client.prompt().user(text).conversation("c").advisors(params=off).call().content()
+    events = repository.events("c", types=["message"])
+    assert [getattr(e.message(), "text", None) for e in events] == ["first", "one", "second", "two"]
+    first, second = events[0].turn_id, events[2].turn_id
+    assert first and second and first != second
+    assert [e.event_id for e in events] == [f"{first}:0", f"{first}:1", f"{second}:0", f"{second}:1"]
