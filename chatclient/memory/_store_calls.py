@@ -19,7 +19,7 @@ from .log import AppendResult, NewEvent, VersionConflict
 if TYPE_CHECKING:
     from ..advisor import ChatClientResponse
 
-__all__ = ["aappend_turn", "append_turn", "is_transient", "read_failed"]
+__all__ = ["aappend_turn", "append_failed", "is_transient", "read_failed"]
 
 # Not psycopg_pool's PoolTimeout: the pool already waited its whole timeout, reconnecting meanwhile.
 _TRANSIENT_NAMES = frozenset({"ConnectionError", "TimeoutError", "OperationalError", "InterfaceError"})
@@ -46,7 +46,8 @@ def _wrapped(
     return SessionWriteError(conversation_id, events, response, repository, exc)
 
 
-def append_turn(
+def append_failed(
+    exc: Exception,
     repository: Any,
     conversation_id: str,
     events: Sequence[NewEvent],
@@ -55,21 +56,23 @@ def append_turn(
     *,
     owner: Any = None,
 ) -> AppendResult:
-    """Append the turn (one in-place retry on a dropped connection); a failure carries the turn.
-    ``owner``: the repository the application gave (the error's ``retry()`` uses it)."""
+    """What follows a turn's append that raised ``exc`` (the advisor makes the first attempt
+    itself, inline): the error that carries the turn, or a second attempt after a dropped
+    connection. ``owner``: the repository the application gave (the error's ``retry()`` uses it)."""
     owner = repository if owner is None else owner
-    for attempt in (1, 2):
-        try:
-            result: AppendResult = repository.append(conversation_id, events, expected_version=expected_version)
-            return result
-        except Exception as exc:
-            error = _after_failure(exc, attempt, conversation_id, events, response, owner)
-            if error is None:
-                continue
-            if error is exc:
-                raise
-            raise error from exc
-    raise AssertionError("unreachable")  # pragma: no cover
+    error = _after_failure(exc, 1, conversation_id, events, response, owner)
+    if error is not None:
+        if error is exc:
+            raise exc
+        raise error from exc
+    try:
+        result: AppendResult = repository.append(conversation_id, events, expected_version=expected_version)
+        return result
+    except Exception as again:
+        second = _after_failure(again, 2, conversation_id, events, response, owner)
+        if second is None or second is again:  # never None: only a first failure is retried
+            raise
+        raise second from again
 
 
 async def aappend_turn(
@@ -81,7 +84,8 @@ async def aappend_turn(
     *,
     owner: Any = None,
 ) -> AppendResult:
-    """:func:`append_turn` on an async repository."""
+    """Append the turn to an async repository: one in-place retry on a dropped connection; a
+    failure carries the turn (as :func:`append_failed`)."""
     owner = repository if owner is None else owner
     for attempt in (1, 2):
         try:

@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Coroutine, Iterator, Sequence
+from collections.abc import AsyncIterator, Coroutine, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any, Literal, NamedTuple
 
-from .._trusted import trusted
+from pydantic import BaseModel
+
+from .._trusted import _plain_fields, trusted
 from ..advisor import (
     AdvisorOrder,
     AsyncCallNext,
@@ -35,7 +37,7 @@ from ..prompt import Prompt
 from ..turn import Turn, new_turn_id
 from ._compacting import acompact, aread_log, compact, read_log, view_after
 from ._pause import paused_event_in, paused_in
-from ._store_calls import aappend_turn, append_turn, read_failed
+from ._store_calls import aappend_turn, append_failed, read_failed
 from .compaction import Compaction, view_of
 from .lease import (
     AsyncLeaseKeeper,
@@ -55,6 +57,11 @@ from .window import WindowViews, messages_of, read_size
 __all__ = ["CONVERSATION_ID", "ConcurrencyPolicy", "SessionMemoryAdvisor"]
 
 _log = logging.getLogger("chatclient.memory")
+
+# The context keys a turn reads, as module constants: a class attribute read is not specialised
+# on CPython 3.11 (two type lookups each time), a global read is.
+_TURN_ID, _TURN, _RESUME = ContextKeys.TURN_ID, ContextKeys.TURN, ContextKeys.RESUME
+_PENDING = ContextKeys.PENDING_TOOL_CALLS
 
 ConcurrencyPolicy = Literal["append", "raise", "serialize"]
 """``append``: never lose a turn (the default); ``raise``: ``VersionConflict`` when another turn
@@ -118,7 +125,9 @@ class SessionMemoryAdvisor:
         self.lease_renew_every = lease_renew_every if lease_renew_every is not None else lease_ttl / 3
         self.repository = repository
         self._async = asyncio.iscoroutinefunction(getattr(repository, "append", None))
-        self.window, self.concurrency, self._order = window, concurrency, order
+        self._sync: SessionRepository | None = None if self._async else repository  # type: ignore[assignment]
+        self.window, self.concurrency = window, concurrency
+        self.order = order  # an attribute, not a property: the client reads it to sort every request's chain
         if compaction is not None and not isinstance(compaction, Compaction):
             raise ConfigurationError(f"compaction must be a Compaction(trigger, strategy), got {compaction!r}")
         self.compaction = compaction
@@ -129,15 +138,13 @@ class SessionMemoryAdvisor:
     def name(self) -> str:
         return type(self).__name__
 
-    @property
-    def order(self) -> int:
-        return self._order
-
     # ------------------------------------------------------------------ logic, written once
 
     @staticmethod
     def conversation_of(request: ChatClientRequest) -> str:
         conversation_id = request.context.get(CONVERSATION_ID)
+        if type(conversation_id) is str and conversation_id in _CHECKED:  # _checked()'s usual case, inline
+            return conversation_id
         if not isinstance(conversation_id, str) or not conversation_id:
             raise ConfigurationError(
                 "SessionMemoryAdvisor needs a conversation id: call spec.conversation(id) "
@@ -156,12 +163,15 @@ class SessionMemoryAdvisor:
         ``None`` on a resume (nothing read, nothing prepended)."""
         if conversation_id is None:
             conversation_id = self.conversation_of(request)
-        turn_id = request.context.get(ContextKeys.TURN_ID)
+        turn_id = request.context.get(_TURN_ID)
         if events is None:
             return request, _Plan(conversation_id, str(turn_id or ""), None, ())
-        turn_id = turn_id or new_turn_id()
+        # No turn id is made here: the tool loop makes the turn's own (its Turn carries it); only a
+        # turn without the loop needs one, made when it is stored (``_to_store``).
+        turn_id = str(turn_id or "")
         base = events[-1].seq if events else 0
-        prompt = request.prompt.messages
+        fields = request.prompt.__dict__  # one attribute read through pydantic's __getattr__ hook, not two
+        prompt = fields["messages"]
         split = 0
         if prompt and isinstance(prompt[0], SystemMessage):  # the system messages stay first
             split = len(prompt)
@@ -177,19 +187,16 @@ class SessionMemoryAdvisor:
         else:
             history = messages_of(events)
         messages = (*prompt[:split], *history, *prompt[split:]) if split else (*history, *prompt)
-        context = {**request.context, ContextKeys.TURN_ID: turn_id}
-        options = request.prompt.options
-        prompt_of_turn = trusted(Prompt, {"messages": messages, "options": options})  # both parts are models already
-        request = ChatClientRequest(prompt_of_turn, context)
+        request = _request(_prompt(messages, fields["options"]), request.context)  # both parts are models already
         new = prompt[split:] if split else prompt
         return request, _tuple_new(_Plan, (conversation_id, turn_id, base, new, events, boundary))
 
     def _to_store(self, plan: _Plan, response: ChatClientResponse) -> list[NewEvent]:
         """The turn's events, its usage last; none while the turn waits for a confirmation."""
         context = response.context
-        if context.get(ContextKeys.PENDING_TOOL_CALLS) is not None:  # paused: stored once resumed
+        if context.get(_PENDING) is not None:  # paused: stored once resumed
             return []
-        turn = context.get(ContextKeys.TURN)
+        turn = context.get(_TURN)
         if isinstance(turn, Turn):
             turn_id, events = turn.id, turn_events(turn.id, turn.messages)
         else:
@@ -197,7 +204,7 @@ class SessionMemoryAdvisor:
             generation = response.chat_response.result if response.chat_response is not None else None
             answer = generation.output if generation is not None else None
             users = [m for m in plan.new_messages if isinstance(m, UserMessage)]
-            turn_id = plan.turn_id
+            turn_id = plan.turn_id or new_turn_id()
             events = turn_events(turn_id, [*users[-1:], *([answer] if answer is not None else [])])
         usage = usage_event(turn_id, response.chat_response)
         if usage is not None and events:
@@ -209,19 +216,21 @@ class SessionMemoryAdvisor:
 
     @staticmethod
     def _resuming(request: ChatClientRequest) -> bool:
-        return request.context.get(ContextKeys.RESUME) is not None
+        return request.context.get(_RESUME) is not None
 
     # ------------------------------------------------------------------ sync drivers
 
     def _sync_repository(self) -> SessionRepository:
+        if self._sync is not None:
+            return self._sync
         if self._async:
             raise ConfigurationError("An async session repository serves acall()/astream(); use a sync one for call()")
         return self.repository  # type: ignore[return-value]
 
     def _before(self, request: ChatClientRequest) -> tuple[ChatClientRequest, _Plan]:
-        if request.context.get(ContextKeys.RESUME) is not None:  # a resume: nothing read, nothing prepended
+        if request.context.get(_RESUME) is not None:  # a resume: nothing read, nothing prepended
             return self._plan(request, None)
-        repository = self._sync_repository()
+        repository = self._sync if self._sync is not None else self._sync_repository()
         conversation_id = self.conversation_of(request)
         try:
             if self.compaction is not None:
@@ -242,9 +251,12 @@ class SessionMemoryAdvisor:
             return paused_in(response, plan.conversation_id)
         lost = keeper is not None and bool(events) and not keeper.still_held()  # the fence, before the write
         if events:
-            repository = self._sync_repository()
+            repository = self._sync if self._sync is not None else self._sync_repository()
             expected = plan.base_version if self.concurrency == "raise" else None
-            result = append_turn(repository, plan.conversation_id, events, expected, response)
+            try:  # append_turn()'s first attempt, inline
+                result = repository.append(plan.conversation_id, events, expected_version=expected)
+            except Exception as exc:
+                result = append_failed(exc, repository, plan.conversation_id, events, expected, response)
             if self.compaction is not None and result.appended:
                 view = view_after(plan.read, plan.boundary, events, result)
                 if view is None:  # another turn landed meanwhile: compact what is there now
@@ -405,6 +417,46 @@ def _checked(conversation_id: str) -> str:
         _CHECKED.clear()
     _CHECKED[conversation_id] = conversation_id
     return conversation_id
+
+
+def _plain_prompt(messages: tuple[Message, ...], options: Any) -> Prompt:
+    """``Prompt(messages, options)`` from parts that are models already, not validated again: its
+    state set through pydantic's own slots (``trusted`` checks the fields on every call; here the
+    check is done once, below)."""
+    prompt = _new(Prompt)
+    _set_dict(prompt, {"messages": messages, "options": options})
+    _set_fields_set(prompt, {"messages", "options"})
+    _set_extra(prompt, None)
+    _set_private(prompt, None)
+    return prompt
+
+
+def _trusted_prompt(messages: tuple[Message, ...], options: Any) -> Prompt:
+    return trusted(Prompt, {"messages": messages, "options": options})
+
+
+def _plain_request(prompt: Prompt, context: Mapping[str, Any]) -> ChatClientRequest:
+    """``ChatClientRequest(prompt, context)`` through its slots (a frozen dataclass's ``__init__``
+    sets each field by ``object.__setattr__``)."""
+    request = _new(ChatClientRequest)
+    _set_request_prompt(request, prompt)
+    _set_request_context(request, context)
+    return request
+
+
+_new = object.__new__
+_slot = BaseModel.__dict__
+_set_dict, _set_fields_set = _slot["__dict__"].__set__, _slot["__pydantic_fields_set__"].__set__
+_set_extra, _set_private = _slot["__pydantic_extra__"].__set__, _slot["__pydantic_private__"].__set__
+_set_request_prompt = ChatClientRequest.__dict__["prompt"].__set__
+_set_request_context = ChatClientRequest.__dict__["context"].__set__
+_prompt = _plain_prompt if _plain_fields(Prompt) == frozenset({"messages", "options"}) else _trusted_prompt
+"""How the turn's prompt is built: through the slots while ``Prompt`` only holds these two fields."""
+_request = (
+    _plain_request
+    if ChatClientRequest.__slots__ == ("prompt", "context") and not hasattr(ChatClientRequest, "__post_init__")
+    else ChatClientRequest
+)
 
 
 def _at(read: Sequence[SessionEvent]) -> AppendResult:

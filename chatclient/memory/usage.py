@@ -30,25 +30,28 @@ _ENCODER = json.JSONEncoder(sort_keys=True)
 """``json.dumps(..., sort_keys=True)`` without building an encoder per call (the same text)."""
 
 _TOKENS = ("cache_read_tokens", "cache_write_tokens", "completion_tokens", "prompt_tokens", "reasoning_tokens")
-_TEMPLATE = (
-    '{"cache_read_tokens": %d, "cache_write_tokens": %d, "completion_tokens": %d, "model": %s,'
-    ' "prompt_tokens": %d, "reasoning_tokens": %d}'
-)
-_FAST = tuple(sorted(Usage.model_fields)) == _TOKENS  # the template is exactly these fields, sorted
+_FAST = tuple(sorted(Usage.model_fields)) == _TOKENS  # the f-string below writes exactly these fields, sorted
 _counts = itemgetter(*_TOKENS)
 
 
 def _payload(model: str | None, usage: Usage) -> str:
     """The usage payload: ``json.dumps({"model": model, **usage}, sort_keys=True)``, the text a
-    replayed append compares byte for byte; filled into a template when it is only ints and a
-    string (a turn's usual case), without the JSON encoder's walk."""
-    values = usage.__dict__  # Usage's fields are plain ints (extra="forbid"): its __dict__ is its model_dump
-    if _FAST and (model is None or type(model) is str):
-        read, write, completion, prompt, reasoning = _counts(values)
-        if type(read) is type(write) is type(completion) is type(prompt) is type(reasoning) is int:
-            name = "null" if model is None else _QUOTED.get(model) or _quote(model)
-            return _TEMPLATE % (read, write, completion, name, prompt, reasoning)
-    return _ENCODER.encode({"model": model, **values})
+    replayed append compares byte for byte; written by an f-string when it is only ints and a
+    string (a turn's usual case), without the JSON encoder's walk or a format string to parse.
+    ``n or "0"`` writes a zero (most turns have three: no cache, no reasoning) without converting it."""
+    if not _FAST:  # Usage's fields changed: the encoder writes whatever they are
+        return _ENCODER.encode({"model": model, **usage.__dict__})
+    read, write, completion, prompt, reasoning = _counts(usage.__dict__)  # Usage's fields: plain ints
+    if type(read) is type(write) is type(completion) is type(prompt) is type(reasoning) is int and (
+        model is None or type(model) is str
+    ):
+        name = "null" if model is None else _QUOTED.get(model) or _quote(model)
+        return (
+            f'{{"cache_read_tokens": {read or "0"}, "cache_write_tokens": {write or "0"}, '
+            f'"completion_tokens": {completion or "0"}, "model": {name}, '
+            f'"prompt_tokens": {prompt or "0"}, "reasoning_tokens": {reasoning or "0"}}}'
+        )
+    return _ENCODER.encode({"model": model, **usage.__dict__})
 
 
 _quoted = json.encoder.encode_basestring_ascii  # how json.dumps writes a string (ensure_ascii)
@@ -71,7 +74,7 @@ def usage_event(turn_id: str, chat: ChatResponse | None) -> NewEvent | None:
     usage = metadata.usage
     if usage is None:
         return None
-    return _tuple_new(NewEvent, (f"{turn_id}:usage", turn_id, _payload(metadata.model, usage), USAGE_EVENT))
+    return _tuple_new(NewEvent, (turn_id + ":usage", turn_id, _payload(metadata.model, usage), USAGE_EVENT))
 
 
 _tuple_new = tuple.__new__  # the record straight from its values (no NamedTuple.__new__ frame)

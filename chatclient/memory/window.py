@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from typing import NamedTuple
 
 from ..messages import AssistantMessage, Message, ToolResponseMessage
-from .log import SessionEvent, decode_messages, message_events
+from .log import _DECODED, SessionEvent, decode_message, decode_messages, message_events
 
 __all__ = ["WindowViews", "messages_of", "read_size", "window", "window_messages"]
 
@@ -68,10 +67,11 @@ def _answered(messages: list[Message]) -> list[Message]:
     return messages
 
 
-class _View(NamedTuple):
-    last: SessionEvent  # the last event of the read it came from (held, so its identity stays unique)
-    events: list[SessionEvent]  # window(read, messages): message events from a turn's start
-    messages: list[Message]  # their decoded messages, one for one
+_View = tuple[SessionEvent, list[SessionEvent], list[Message]]
+"""A conversation's kept view, as a plain tuple (built every turn; a named tuple costs a
+``tuple.__new__`` call more): the last event of the read it came from (held, so its identity stays
+unique), ``window(read, messages)`` (message events from a turn's start), and their decoded
+messages, one for one."""
 
 
 class WindowViews:
@@ -97,23 +97,53 @@ class WindowViews:
             return []
         last = read[-1]
         view = self._views.get(conversation_id)
-        new_events: Sequence[SessionEvent] | None = None
         if view is not None:
-            at = len(read) - 1 - (last.seq - view.last.seq)  # where the previous last event must be
-            if at == len(read) - 1 and read[at] is view.last:
-                return _answered_view(view.messages)  # nothing stored since
-            if 0 <= at < len(read) and read[at] is view.last:
-                new_events = [e for e in read[at + 1 :] if e.type == "message"]
-        if new_events is None:
-            events = window(read, self.messages)
-            messages = decode_messages(events, filtered=True)
-            self._remember(conversation_id, _tuple_new(_View, (last, events, messages)))
-        else:
-            events, messages = _carried(view, new_events, self.messages)  # type: ignore[arg-type]
-            # A known conversation, replaced in place (one atomic store; had another thread evicted it
-            # meanwhile, the bound is one over until the next new conversation trims it).
-            self._views[conversation_id] = _tuple_new(_View, (last, events, messages))
+            seen = view[0]
+            at = len(read) - 1 - (last.seq - seen.seq)  # where the previous last event must be
+            if 0 <= at < len(read) and read[at] is seen:
+                if at == len(read) - 1:
+                    return _answered_view(view[2])  # nothing stored since
+                return self._carried(conversation_id, view, read, at, last)
+        events = window(read, self.messages)
+        messages = decode_messages(events, filtered=True)
+        self._remember(conversation_id, (last, events, messages))
         return _answered_view(messages)
+
+    def _carried(
+        self, conversation_id: str, view: _View, read: Sequence[SessionEvent], at: int, last: SessionEvent
+    ) -> list[Message]:
+        """The view after the events ``read[at + 1:]``: the last ``messages`` of old + new message
+        events, from a turn's start. The old view began at the first turn start of its last ``messages``
+        message events, so there is no turn start between that point and its own start: cutting the
+        joined list gives the same view."""
+        new_events: list[SessionEvent] = []
+        new_messages: list[Message] = []
+        known = _DECODED
+        for event in read[at + 1 :]:  # a turn or two: filtered and decoded in this frame
+            if event.type == "message":
+                new_events.append(event)
+                new_messages.append(known.get(event.payload) or decode_message(event.payload))
+        _, old_events, old_messages = view
+        events, messages = old_events + new_events, old_messages + new_messages
+        size = self.messages
+        if len(events) > size:
+            del events[:-size], messages[:-size]
+        for index, event in enumerate(events):
+            if event.event_id == event.turn_id + ":0":  # event.starts_turn, without its frame
+                if index:
+                    del events[:index], messages[:index]
+                break
+        else:
+            events, messages = [], []
+        # A known conversation, replaced in place (one atomic store; had another thread evicted it
+        # meanwhile, the bound is one over until the next new conversation trims it).
+        self._views[conversation_id] = (last, events, messages)
+        if messages and (
+            isinstance(messages[0], ToolResponseMessage)
+            or (isinstance(messages[-1], AssistantMessage) and messages[-1].tool_calls)
+        ):
+            return _answered(list(messages))  # _answered_view(), inline
+        return messages
 
     def _remember(self, conversation_id: str, view: _View) -> None:
         views = self._views
@@ -121,22 +151,3 @@ class WindowViews:
             while len(views) >= self._conversations:  # the first remembered goes first
                 del views[next(iter(views))]
             views[conversation_id] = view
-
-
-_tuple_new = tuple.__new__  # a record straight from its values (no NamedTuple.__new__ frame)
-
-
-def _carried(view: _View, new: list[SessionEvent], size: int) -> tuple[list[SessionEvent], list[Message]]:
-    """The view after ``new`` message events: the last ``size`` of old + new, from a turn's start.
-    The old view began at the first turn start of its last ``size`` message events, so there is no
-    turn start between that point and its own start: cutting the joined list gives the same view."""
-    events = view.events + new
-    messages = view.messages + decode_messages(new, filtered=True)
-    if len(events) > size:
-        del events[:-size], messages[:-size]
-    for index, event in enumerate(events):
-        if event.starts_turn:
-            if index:
-                del events[:index], messages[:index]
-            return events, messages
-    return [], []
