@@ -35,13 +35,9 @@ def in_running_loop() -> bool:
     Without asyncio imported no loop can be running: a sync-only script never loads it.
     """
     asyncio = sys.modules.get("asyncio")
-    if asyncio is None:
-        return False
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return False
-    return True
+    # ``_get_running_loop`` (exported by asyncio for loop implementations) answers ``None`` where
+    # ``get_running_loop`` raises: no exception raised and caught on every sync call.
+    return asyncio is not None and asyncio._get_running_loop() is not None
 
 
 def _thread_loop() -> asyncio.AbstractEventLoop:
