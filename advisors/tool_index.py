@@ -32,10 +32,58 @@ IndexFactory = Callable[[Sequence[ToolDefinition]], ToolIndex]
 
 _STOP_WORDS = frozenset(
     {
-        "a", "an", "and", "are", "as", "at", "be", "by", "can", "do", "for", "from", "get", "gets", "give", "has",
-        "have", "how", "i", "in", "into", "is", "it", "its", "me", "my", "of", "on", "or", "please", "show", "tell",
-        "that", "the", "their", "them", "then", "there", "these", "this", "to", "use", "using", "what", "when",
-        "where", "which", "who", "will", "with", "you", "your",
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "can",
+        "do",
+        "for",
+        "from",
+        "get",
+        "gets",
+        "give",
+        "has",
+        "have",
+        "how",
+        "i",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "me",
+        "my",
+        "of",
+        "on",
+        "or",
+        "please",
+        "show",
+        "tell",
+        "that",
+        "the",
+        "their",
+        "them",
+        "then",
+        "there",
+        "these",
+        "this",
+        "to",
+        "use",
+        "using",
+        "what",
+        "when",
+        "where",
+        "which",
+        "who",
+        "will",
+        "with",
+        "you",
+        "your",
     }
 )
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
@@ -91,8 +139,7 @@ class Bm25Index:
         self._coverage_weight = name_coverage_weight
         self._name_words = [frozenset(tokenize(d.name)) for d in definitions]
         docs = [
-            tokenize(d.name) * name_boost + tokenize(d.description) + tokenize(_parameter_names(d))
-            for d in definitions
+            tokenize(d.name) * name_boost + tokenize(d.description) + tokenize(_parameter_names(d)) for d in definitions
         ]
         self._terms = [Counter(doc) for doc in docs]
         self._lengths = [len(doc) for doc in docs]

@@ -321,9 +321,7 @@ class ToolSearchToolCallingAdvisor(ToolCallingAdvisor):
         name: str = "ToolSearchToolCallingAdvisor",
     ) -> None:
         self.search = ToolSearchExtension(options)
-        super().__init__(
-            tool_calling_manager, extensions=extensions, nonce_ledger=nonce_ledger, order=order, name=name
-        )
+        super().__init__(tool_calling_manager, extensions=extensions, nonce_ledger=nonce_ledger, order=order, name=name)
 
     @staticmethod
     def builder() -> ToolSearchToolCallingAdvisorBuilder:

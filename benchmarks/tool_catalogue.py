@@ -140,20 +140,42 @@ def _generated(entity: str, operation: str) -> Spec:
     special = _SPECIAL.get(entity)
     if special is not None and special[0] == operation:
         _, suffix, description = special
-        return (f"{entity}_{suffix}", description, _schema([f"{entity}_id"], **{
-            f"{entity}_id": ("string", f"The {entity}'s id."), "note": ("string", "Free text for the recipient.")}))
+        return (
+            f"{entity}_{suffix}",
+            description,
+            _schema(
+                [f"{entity}_id"],
+                **{
+                    f"{entity}_id": ("string", f"The {entity}'s id."),
+                    "note": ("string", "Free text for the recipient."),
+                },
+            ),
+        )
     verb = {"create": "Create a new", "get": "Get one", "update": "Update an existing", "list": "List the"}[operation]
     plural = "records" if operation == "list" else "record"
     description = f"{verb} {entity} {plural} in the {entity} register, with its status and owner."
     if operation == "create":
-        schema = _schema(["name"], name=("string", f"Name of the {entity}."), owner=("string", "Who owns it."),
-                         tags=("string", "Comma-separated tags."))
+        schema = _schema(
+            ["name"],
+            name=("string", f"Name of the {entity}."),
+            owner=("string", "Who owns it."),
+            tags=("string", "Comma-separated tags."),
+        )
     elif operation == "list":
-        schema = _schema([], status=("string", "Only this status."), owner=("string", "Only this owner."),
-                         limit=("integer", "Maximum results."))
+        schema = _schema(
+            [],
+            status=("string", "Only this status."),
+            owner=("string", "Only this owner."),
+            limit=("integer", "Maximum results."),
+        )
     else:
-        schema = _schema([f"{entity}_id"], **{f"{entity}_id": ("string", f"The {entity}'s id."),
-                                              "fields": ("string", "JSON object of the fields to set or return.")})
+        schema = _schema(
+            [f"{entity}_id"],
+            **{
+                f"{entity}_id": ("string", f"The {entity}'s id."),
+                "fields": ("string", "JSON object of the fields to set or return."),
+            },
+        )
     return (f"{operation}_{entity}", description, schema)  # fmt: skip
 
 

@@ -103,10 +103,7 @@ def main() -> None:
     )
     audit = AuditTrail()
     client = (
-        ChatClient.builder(model)
-        .default_tools(Bank())
-        .default_tool_loop_extensions(OnlyRelevantTools(), audit)
-        .build()
+        ChatClient.builder(model).default_tools(Bank()).default_tool_loop_extensions(OnlyRelevantTools(), audit).build()
     )
     stream = client.prompt("Check my balance, then transfer 100 EUR to Ana").stream()
     render(stream.events())

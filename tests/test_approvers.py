@@ -513,4 +513,3 @@ def test_nothing_runs_unless_every_decision_is_authorized(plan: list[tuple[str, 
     else:
         manager.execute_tool_calls(prompt, reply, decisions)
         assert sorted(ran) == sorted(f"t{i}" for i, (_, ok) in enumerate(plan) if ok)
-

@@ -78,7 +78,10 @@ def test_return_direct_is_kept() -> None:
     seen: list[Any] = []
     model = ScriptedChatModel([call("answer", {"text": "42"}, "c1")])
     client = (
-        ChatClient.builder(model).default_tools(tools(seen)).default_tool_loop_extensions(ArgumentAugmentation(Thought)).build()
+        ChatClient.builder(model)
+        .default_tools(tools(seen))
+        .default_tool_loop_extensions(ArgumentAugmentation(Thought))
+        .build()
     )
     assert client.prompt("?").call().content() == "42"
     assert seen == [("answer", "42")] and model.calls == 1
@@ -111,7 +114,10 @@ def test_a_missing_thought_is_told_to_the_model() -> None:
         [AssistantMessage(None, tool_calls=[tool_call("lookup", {"city": "Oslo"}, id="c1")]), "ok"]
     )
     client = (
-        ChatClient.builder(model).default_tools(tools(seen)).default_tool_loop_extensions(ArgumentAugmentation(Thought)).build()
+        ChatClient.builder(model)
+        .default_tools(tools(seen))
+        .default_tool_loop_extensions(ArgumentAugmentation(Thought))
+        .build()
     )
     response = client.prompt("?").call().chat_client_response()
     result = next(m for m in turn_messages(response) if isinstance(m, ToolResponseMessage)).responses[0]

@@ -34,11 +34,7 @@ CONVERSATION = TypeAdapter(list[Message])
 
 text = st.text(max_size=40)
 json_scalars = (
-    st.none()
-    | st.booleans()
-    | st.integers()
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(max_size=10)
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=10)
 )
 json_values = st.recursive(
     json_scalars,

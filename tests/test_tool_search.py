@@ -72,9 +72,7 @@ def capable(needs: Sequence[Need]) -> ScriptedChatModel:
     def reply(prompt: Prompt) -> AssistantMessage | str:
         offered = {t.name for t in prompt.tool_callbacks}
         done = {r.name for m in prompt.messages if isinstance(m, ToolResponseMessage) for r in m.responses}
-        searched = {
-            c.arguments for m in prompt.messages if isinstance(m, AssistantMessage) for c in m.tool_calls
-        }
+        searched = {c.arguments for m in prompt.messages if isinstance(m, AssistantMessage) for c in m.tool_calls}
         missing = [n for n in needs if n[0] not in done]
         if not missing:
             return "Wear a coat; two shops are open."
@@ -269,7 +267,9 @@ def test_a_source_that_hands_out_new_callbacks_per_request_reuses_the_index() ->
     advisor = ToolSearchToolCallingAdvisor.builder().index(counting).build()
     for _ in range(2):
         model = capable([WEATHER])
-        ChatClient.builder(model).default_advisors(advisor).default_tools(catalogue()).build().prompt("x").call().content()
+        ChatClient.builder(model).default_advisors(advisor).default_tools(catalogue()).build().prompt(
+            "x"
+        ).call().content()
         assert offered_names(model)[1] == ["tool_search", "weather"]
     assert built == [42]
 

@@ -146,8 +146,13 @@ class _Plan:
     def invocations(self, observers: Observers = NO_OBSERVERS) -> list[Invocation]:
         # Normalised here, once, so no callback ever sees a blank or ``null`` arguments string.
         return [  # not isinstance(ToolCallback): an ABC's check is a Python call, per call of every round
-            Invocation(target, normalize_arguments(step.call.arguments if step.arguments is None else step.arguments),
-                       self.context, step.call, observers)
+            Invocation(
+                target,
+                normalize_arguments(step.call.arguments if step.arguments is None else step.arguments),
+                self.context,
+                step.call,
+                observers,
+            )
             for step in self.steps
             if not isinstance(target := step.target, (ToolError, _Denied))
         ]

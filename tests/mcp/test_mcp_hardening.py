@@ -248,9 +248,7 @@ def test_tools_whose_names_sanitise_alike_stay_distinct_and_each_calls_its_own(n
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_arguments_that_do_not_fit_the_schema_go_back_to_the_model_and_never_to_the_server(
-    mode: str, url: str
-) -> None:
+def test_arguments_that_do_not_fit_the_schema_go_back_to_the_model_and_never_to_the_server(mode: str, url: str) -> None:
     connection = McpServerConnection.http(url, name="low")
     with McpToolCallbackProvider(connection) as provider, warnings.catch_warnings():
         warnings.simplefilter("ignore", McpUnsafeWarning)

@@ -109,6 +109,7 @@ def test_stop_waits_for_a_renewal_in_flight_so_none_lands_after_the_release() ->
 
     keeper = LeaseKeeper(SlowLease(), "c1", "t1", ttl=10.0, every=0.001)
     assert entered.wait(10), "the shared thread renews"
+
     def stop() -> None:
         keeper.stop()
         calls.append("stopped")

@@ -216,9 +216,7 @@ def test_canonical_arguments_of_blank_and_invalid_text() -> None:
     assert canonical_arguments("{nope") == "{nope"
 
 
-def _counted_from_scratch(
-    limits: ToolCallLimits, history: list[Message], calls: list[ToolCall]
-) -> list[str | None]:
+def _counted_from_scratch(limits: ToolCallLimits, history: list[Message], calls: list[ToolCall]) -> list[str | None]:
     """The breach kind of each call, counting the whole turn for every call (no shortcut)."""
     turn: list[ToolCall] = []
     for message in reversed(history):
