@@ -7,8 +7,8 @@ are ignored; a reply that does not have the expected shape raises ``MalformedRes
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Hashable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import pydantic_core
 from pydantic import JsonValue
@@ -42,6 +42,7 @@ from chatclient.tools.definition import ToolDefinition
 from providers._extras import apply_extra_body
 from providers._http import ErrorDetails, all_ints, error_from_event
 from providers._media import unsupported_media
+from providers._per_options import PerOptions
 from providers._reply_shape import as_list, as_object, optional_object, shape_error
 from providers._tool_rendering import TOOL_RENDERINGS
 
@@ -90,29 +91,57 @@ def build_request(
 
     ``openai_platform`` is true for OpenAI and Azure OpenAI: ``max_tokens`` is then sent as
     ``max_completion_tokens`` and ``top_k`` is left out (both for compatibility, see the options).
+    What the body takes from the options alone is read from them once per options object
+    (:class:`_OptionFields`); the messages and the tools are read on every request.
     """
-    body: dict[str, Any] = {"model": options.model, "messages": _messages(prompt.messages)}
-    form = getattr(options, "tool_call_content", "empty")
-    if form != "empty":
-        _tool_call_content(body["messages"], form)
+    fields = _OPTION_FIELDS.get(options, (stream, openai_platform))
+    messages = _messages(prompt.messages)
+    if fields.tool_call_content != "empty":
+        _tool_call_content(messages, fields.tool_call_content)
+    body: dict[str, Any] = {"model": options.model, "messages": messages, **fields.before_tools}
+    if fields.has_tools:
+        _tools(body, options)
+    if fields.after_tools:
+        body.update(fields.after_tools)
+    return apply_extra_body(body, options)
+
+
+class _OptionFields(NamedTuple):
+    """The body's fields that come from the options alone, in the body's order around the tools."""
+
+    before_tools: dict[str, Any]
+    after_tools: dict[str, Any]
+    has_tools: bool
+    tool_call_content: str
+
+
+def _option_fields(options: ChatOptions, variant: Hashable) -> _OptionFields:
+    assert isinstance(variant, tuple)
+    stream: bool = variant[0]
+    openai_platform: bool = variant[1]
+    before: dict[str, Any] = {}
     if stream:
-        body["stream"] = True
+        before["stream"] = True
         if getattr(options, "stream_include_usage", True):
-            body["stream_options"] = {"include_usage": True}
-    _sampling(body, options, openai_platform)
-    _tools(body, options)
+            before["stream_options"] = {"include_usage": True}
+    _sampling(before, options, openai_platform)
+    after: dict[str, Any] = {}
     schema = options.output_schema
     if schema is not None:
-        body["response_format"] = _response_format(schema, options)
+        after["response_format"] = _response_format(schema, options)
     elif (response_format := getattr(options, "response_format", None)) is not None:
-        body["response_format"] = response_format
+        after["response_format"] = response_format
     for name in ("seed", "reasoning_effort", "user", "logit_bias", "logprobs", "top_logprobs", "n"):
         if (value := getattr(options, name, None)) is not None:
-            body[name] = value
+            after[name] = value
     for name in ("service_tier", "store", "metadata"):
         if (value := getattr(options, name, None)) is not None:
-            body[name] = value
-    return apply_extra_body(body, options)
+            after[name] = value
+    form = getattr(options, "tool_call_content", "empty")
+    return _OptionFields(before, after, bool(getattr(options, "tool_callbacks", ())), form)
+
+
+_OPTION_FIELDS = PerOptions(_option_fields)
 
 
 def _sampling(body: dict[str, Any], options: ChatOptions, openai_platform: bool) -> None:
