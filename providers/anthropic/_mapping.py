@@ -39,7 +39,7 @@ from chatclient.responses import (
 )
 from chatclient.tools.definition import ToolDefinition
 from providers._extras import apply_extra_body
-from providers._http import ErrorDetails, all_ints, error_from_event, event_status
+from providers._http import ErrorDetails, all_ints, error_from_event, event_status, header_value
 from providers._media import unsupported_media
 from providers._per_options import PerOptions
 from providers._reply_shape import as_object, optional_object
@@ -481,7 +481,7 @@ def parse_response(data: Any, headers: Mapping[str, str] | httpx2.Headers | None
         {"output": message, "metadata": trusted(GenerationMetadata, {"finish_reason": reason, "extra": extra})},
     )
     usage = optional_object(data.get("usage"), "'usage'", PROVIDER, data)
-    request_id = headers.get("request-id") if headers is not None else None
+    request_id = header_value(headers, b"request-id")
     reply_id, model = data.get("id"), data.get("model")
     response_metadata = {
         "id": reply_id if isinstance(reply_id, str) else None,

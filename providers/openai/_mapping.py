@@ -40,7 +40,7 @@ from chatclient.responses import (
 )
 from chatclient.tools.definition import ToolDefinition
 from providers._extras import apply_extra_body
-from providers._http import ErrorDetails, all_ints, error_from_event
+from providers._http import ErrorDetails, all_ints, error_from_event, header_value
 from providers._media import unsupported_media
 from providers._per_options import PerOptions
 from providers._reply_shape import as_list, as_object, optional_object, shape_error
@@ -363,10 +363,9 @@ def _response_extra(data: dict[str, Any], headers: Mapping[str, str] | None) -> 
         value = data.get(key)
         if value is not None:
             extra[key] = value
-    if headers is not None:
-        request_id = headers.get("x-request-id")
-        if request_id:
-            extra["request_id"] = request_id
+    request_id = header_value(headers, b"x-request-id")
+    if request_id:
+        extra["request_id"] = request_id
     return extra
 
 

@@ -1,10 +1,14 @@
-"""A body's option fields are read once per options object, and every request still gets its own body."""
+"""A body's option fields are read once per options object, and every request still gets its own body;
+a reply's request id is read without httpx2's per-lookup decoding, with the same result."""
 
 from __future__ import annotations
+
+import httpx2
 
 from chatclient import ChatOptions, Prompt, tool
 from chatclient.options import ToolCallingChatOptions
 from chatclient.tools.resolve import resolve_tools
+from providers._http import header_value
 from providers._per_options import PerOptions
 from providers.anthropic._mapping import build_request as anthropic_request
 from providers.anthropic.options import AnthropicChatOptions
@@ -60,3 +64,12 @@ def test_tools_are_read_on_every_request_and_placed_where_they_were() -> None:
     assert list(body) == ["model", "max_tokens", "messages", "temperature", "tools", "metadata", "stream"]
     plain = ToolCallingChatOptions(model="c")
     assert "tools" not in anthropic_request(Prompt("hi"), plain, stream=False)
+
+
+def test_a_reply_header_is_read_as_httpx2_reads_it() -> None:
+    pairs = [("Content-Type", "application/json"), ("X-Request-ID", "req_1"), ("x-dup", "a"), ("X-Dup", "b")]
+    headers = httpx2.Headers([(k.encode(), v.encode()) for k, v in pairs] + [(b"x-latin", "caf\xe9".encode("latin-1"))])
+    for name in ("x-request-id", "x-dup", "x-latin", "missing", "content-type"):
+        assert header_value(headers, name.encode()) == headers.get(name)
+    assert header_value({"x-request-id": "r"}, b"x-request-id") == "r"
+    assert header_value(None, b"x-request-id") is None
