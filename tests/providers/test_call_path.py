@@ -11,7 +11,7 @@ from typing import Any
 import httpx2
 import pytest
 
-from chatclient import Prompt
+from chatclient import ChatClient, Prompt
 from chatclient.errors import ConfigurationError, ServerError
 from providers._http import RetryPolicy
 from providers.openai import OpenAIChatModel
@@ -44,6 +44,26 @@ async def test_one_frame_stands_between_the_callers_coroutine_and_the_clients_se
     assert await caller() == "hi"
     above_send = frames[frames.index("send") + 1 :]
     assert above_send == ["apost_parsed"]
+
+
+async def test_a_clients_plain_call_awaits_its_chain_from_the_terminal_itself() -> None:
+    frames: list[str] = []
+
+    async def handler(request: httpx2.Request) -> httpx2.Response:
+        frame = sys._getframe(1)
+        while frame is not None and frame.f_code.co_name != "caller":
+            frames.append(frame.f_code.co_name)
+            frame = frame.f_back  # type: ignore[assignment]
+        return httpx2.Response(200, json=REPLY)
+
+    client = ChatClient.create(_model(handler))
+
+    async def caller() -> str | None:
+        return await client.prompt("hi").acall().content()
+
+    assert await caller() == "hi"
+    assert frames[frames.index("send") + 1 :] == ["apost_parsed", "terminal", "aadvise_call", "content"]
+    assert client.usage.calls == 1  # recorded as the long way records it
 
 
 async def test_an_error_building_the_request_is_raised_when_the_call_is_awaited() -> None:
