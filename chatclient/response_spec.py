@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar, overload
 from pydantic import TypeAdapter
 
 from ._chain import compose_acall, compose_astream, compose_call, compose_stream
-from .advisor import Advisor, ChatClientResponse, ContextKeys
+from .advisor import Advisor, AsyncCallNext, ChatClientResponse, ContextKeys
 from .errors import ChatClientError, ConfigurationError, StructuredOutputError
 from .events import StreamEvent, TextDelta, ToolResultReady, TurnFinished
 from .messages import AssistantMessage
@@ -166,14 +166,47 @@ class AsyncCallResponseSpec:
         self._prepare = prepare
         self._aprepare = aprepare
 
+    # The three plain terminals await the chain themselves when nothing is awaited before it and
+    # nothing observes the call (:meth:`_direct`): a coroutine fewer between the caller and the
+    # socket, and every coroutine of that chain is resumed at each await of the request.
+
     async def chat_client_response(self) -> ChatClientResponse:
-        return await self._run(None)
+        prepared, handler = self._direct()
+        if handler is None:
+            return await self._run(None, prepared=prepared)
+        assert prepared is not None
+        response = await handler(prepared.request)
+        prepared.record(response)
+        return response
 
     async def chat_response(self) -> ChatResponse | None:
-        return (await self._run(None)).chat_response
+        prepared, handler = self._direct()
+        if handler is None:
+            return (await self._run(None, prepared=prepared)).chat_response
+        assert prepared is not None
+        response = await handler(prepared.request)
+        prepared.record(response)
+        return response.chat_response
 
     async def content(self) -> str | None:
-        return (await self._run(None)).text
+        prepared, handler = self._direct()
+        if handler is None:
+            return (await self._run(None, prepared=prepared)).text
+        assert prepared is not None
+        response = await handler(prepared.request)
+        prepared.record(response)
+        return response.text
+
+    def _direct(self) -> tuple[PreparedRequest | None, AsyncCallNext | None]:
+        """The prepared request and its chain when the call needs nothing awaited before the chain
+        (no async pending store, no tool providers) and has no observers; else what was prepared
+        (``None`` with an async store) and no chain: :meth:`_run` goes on from there."""
+        if self._aprepare is not None:
+            return None, None
+        prepared = self._prepare(None, ())
+        if prepared.observers or prepared.providers:
+            return prepared, None
+        return prepared, prepared.composed(compose_acall, self._model)
 
     @overload
     async def entity(self, type_: type[T], *, native: bool = False, retries: int = 0) -> T: ...
@@ -195,9 +228,16 @@ class AsyncCallResponseSpec:
         response = await self._run(context, _validation(type_, retries))
         return ResponseEntity(response, _converted(adapter, response))
 
-    async def _run(self, context: Mapping[str, Any] | None, advisors: Sequence[Advisor] = ()) -> ChatClientResponse:
-        aprepare = self._aprepare
-        prepared = self._prepare(context, advisors) if aprepare is None else await aprepare(context, advisors)
+    async def _run(
+        self,
+        context: Mapping[str, Any] | None,
+        advisors: Sequence[Advisor] = (),
+        *,
+        prepared: PreparedRequest | None = None,
+    ) -> ChatClientResponse:
+        if prepared is None:
+            aprepare = self._aprepare
+            prepared = self._prepare(context, advisors) if aprepare is None else await aprepare(context, advisors)
         observers = prepared.observers
         handler = prepared.composed(compose_acall, self._model)
         if not observers:

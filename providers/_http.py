@@ -30,7 +30,7 @@ import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 from urllib.parse import urlsplit
 
 import httpx2
@@ -57,6 +57,7 @@ from chatclient.errors import (
 if TYPE_CHECKING:
     import asyncio
 
+T = TypeVar("T")
 
 __all__ = [
     "CREDENTIAL_HEADERS",
@@ -319,6 +320,28 @@ def all_ints(counts: Mapping[str, Any]) -> bool:
         if type(count) is not int:
             return False
     return True
+
+
+def header_value(headers: Mapping[str, str] | None, name: bytes) -> str | None:
+    """A reply header's value (``name`` in lower case), as ``headers.get`` gives it: every reply asks
+    for its request id, and httpx2's own lookup lowercases, encodes and decodes on each ask (a loop
+    here, not a comprehension: that costs a frame). Other mappings (an SDK's) are asked as they are."""
+    if headers is None:
+        return None
+    if type(headers) is not httpx2.Headers:
+        return headers.get(name.decode())
+    found = None
+    for _, key, value in headers._list:  # (raw key, lower-case key, value)
+        if key == name:
+            if found is not None:
+                return headers.get(name.decode())  # repeated: httpx2 joins the values
+            found = value
+    if found is None:
+        return None
+    try:
+        return found.decode("ascii")  # what every encoding httpx2 picks makes of an ASCII value
+    except UnicodeDecodeError:
+        return headers.get(name.decode())
 
 
 def _retry_after(headers: httpx2.Headers) -> float | None:
@@ -934,6 +957,36 @@ class ProviderHttp:
         except ProviderError as error:
             response = await self._aretried(error, path, body, headers, deadline, stream=False)
         return parse_json(response.content, provider=self.provider), response.headers
+
+    async def apost_parsed(
+        self,
+        path: str,
+        body: Any,
+        headers: Mapping[str, str] | None,
+        parse: Callable[[Any, httpx2.Headers], T],
+        *,
+        timeout: float | None = None,
+    ) -> T:
+        """As :meth:`apost_json`, the reply handed to ``parse(json, headers)``: the model's async
+        call awaits this coroutine alone, and it awaits the client's ``send`` itself (the first
+        attempt of :meth:`_asend`, inline). Every coroutine between a caller and the socket is resumed
+        at each of the request's awaits, thousands of times for 300 requests in flight; a failure
+        goes the long way, through the same retries."""
+        deadline = self._deadline(timeout)
+        try:
+            client = self.async_client()
+            request = self._build(client, path, body, headers, deadline)
+            try:
+                response = await client.send(request)
+            except httpx2.HTTPError as exc:
+                raise transport_error(self.provider, exc) from exc
+            if response.status_code >= 400:
+                content = await response.aread()
+                await response.aclose()
+                self._check(response, content)
+        except ProviderError as error:
+            response = await self._aretried(error, path, body, headers, deadline, stream=False)
+        return parse(parse_json(response.content, provider=self.provider), response.headers)
 
     @contextmanager
     def stream(

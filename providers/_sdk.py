@@ -21,7 +21,7 @@ from __future__ import annotations
 import inspect
 import sys
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx2
 
@@ -29,6 +29,8 @@ from chatclient.errors import APIConnectionError, APITimeoutError, ProviderError
 
 from ._bridge import watch_response
 from ._http import ErrorDetails, ProviderHttp, RetryPolicy, _Deadline, error_from_response, transport_error
+
+T = TypeVar("T")
 
 __all__ = ["SdkTransport", "is_async_client", "map_sdk_error"]
 
@@ -185,6 +187,19 @@ class SdkTransport(ProviderHttp):
                 raise
             raise error from exc
         return response
+
+    async def apost_parsed(
+        self,
+        path: str,
+        body: Any,
+        headers: Mapping[str, str] | None,
+        parse: Callable[[Any, httpx2.Headers], T],
+        *,
+        timeout: float | None = None,
+    ) -> T:
+        """Through the SDK client (this transport's :meth:`_asend`), then ``parse``."""
+        data, reply_headers = await self.apost_json(path, body, headers, timeout=timeout)
+        return parse(data, reply_headers)
 
     def close(self) -> None:
         """The SDK clients are the application's: nothing of ours to close."""

@@ -21,7 +21,7 @@ is one, checked by the conformance kit like the built-in four.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Collection, Iterable, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Collection, Coroutine, Iterable, Iterator, Mapping
 from contextlib import AbstractAsyncContextManager, AbstractContextManager
 from typing import TYPE_CHECKING, Any, Generic, Literal, NamedTuple, Protocol, TypeVar
 
@@ -262,18 +262,22 @@ class ProviderModel(ModelLifecycle, ChatModel, Generic[OptionsT]):
                 yield from decoder.feed(item)
             decoder.finish(isinstance(source, SseStream) and source.saw_done)
 
-    async def acall(self, prompt: Prompt) -> ChatResponse:
+    def acall(self, prompt: Prompt) -> Coroutine[Any, Any, ChatResponse]:
+        """The transport's coroutine itself (``ProviderHttp.apost_parsed``), not one that awaits it:
+        a frame less between the caller and the socket, resumed at every await of the request. The
+        request is built here; an error building it is raised when the call is awaited, as before."""
         if self._async_via_sync:
             import asyncio
 
-            return await asyncio.to_thread(self.call, prompt)
-        options = self.options_for(prompt)  # as _request(), inline: the async call path is the busiest
-        body = self.build_body(prompt, options, stream=False)
+            return asyncio.to_thread(self.call, prompt)
+        try:
+            options = self.options_for(prompt)
+            body = self.build_body(prompt, options, stream=False)
+            headers = self.request_headers(options)
+        except Exception as exc:
+            return _raising(exc)
         wire = self.wire
-        data, reply_headers = await self._transport.apost_json(
-            wire.path, body, self.request_headers(options), timeout=options.timeout
-        )
-        return wire.parse_response(data, reply_headers)
+        return self._transport.apost_parsed(wire.path, body, headers, wire.parse_response, timeout=options.timeout)
 
     async def astream(self, prompt: Prompt) -> AsyncIterator[ModelEvent]:
         if self._async_via_sync:
@@ -300,3 +304,7 @@ class ProviderModel(ModelLifecycle, ChatModel, Generic[OptionsT]):
                 for model_event in decoder.feed(item):
                     yield model_event
             decoder.finish(isinstance(source, SseStream) and source.saw_done)
+
+
+async def _raising(error: Exception) -> ChatResponse:
+    raise error

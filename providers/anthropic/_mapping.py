@@ -6,8 +6,8 @@ Shared by the sync and async paths, by the httpx2 transport and the official-SDK
 from __future__ import annotations
 
 import base64
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Hashable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import httpx2
 import pydantic_core
@@ -39,8 +39,9 @@ from chatclient.responses import (
 )
 from chatclient.tools.definition import ToolDefinition
 from providers._extras import apply_extra_body
-from providers._http import ErrorDetails, all_ints, error_from_event, event_status
+from providers._http import ErrorDetails, all_ints, error_from_event, event_status, header_value
 from providers._media import unsupported_media
+from providers._per_options import PerOptions
 from providers._reply_shape import as_object, optional_object
 from providers._tool_rendering import TOOL_RENDERINGS
 
@@ -107,31 +108,60 @@ def build_request(prompt: Prompt, options: ChatOptions | None, *, stream: bool) 
     """The JSON body of ``POST /v1/messages`` for ``prompt`` under the effective ``options``.
 
     Common options the API has no field for (``frequency_penalty``, ``presence_penalty``) are not sent.
+    What the body takes from the options alone is read from them once per options object
+    (:class:`_OptionFields`); the messages and the tools are read on every request.
     """
     opts = options if options is not None else ChatOptions()
-    anthropic = opts if isinstance(opts, AnthropicChatOptions) else None
     if not opts.model:
         raise ConfigurationError("No Anthropic model given: pass model= to AnthropicChatModel or set options.model")
+    fields = _OPTION_FIELDS.get(opts, stream)
     system, messages = _messages(prompt.messages)
+    body: dict[str, Any] = {"model": opts.model, "max_tokens": fields.max_tokens}
+    if system:
+        body["system"] = _system(system, cache=fields.cache_system)
+    body["messages"] = messages
+    if fields.before_tools:
+        body.update(fields.before_tools)
+    if fields.has_tools:
+        assert isinstance(opts, ToolCallingChatOptions)
+        _add_tools(body, opts, opts if isinstance(opts, AnthropicChatOptions) else None)
+    if fields.after_tools:
+        body.update(fields.after_tools)
+    return apply_extra_body(body, opts)
+
+
+class _OptionFields(NamedTuple):
+    """The body's fields that come from the options alone, in the body's order around the messages and tools."""
+
+    max_tokens: int
+    cache_system: bool
+    before_tools: dict[str, Any]
+    after_tools: dict[str, Any]
+    has_tools: bool
+
+
+def _option_fields(opts: ChatOptions, stream: Hashable) -> _OptionFields:
+    anthropic = opts if isinstance(opts, AnthropicChatOptions) else None
     thinking_budget = anthropic.thinking_budget if anthropic is not None else None
     max_tokens = opts.max_tokens
     if max_tokens is None:
         # The budget counts towards max_tokens, which must exceed it.
         max_tokens = DEFAULT_MAX_TOKENS + (thinking_budget or 0)
-    body: dict[str, Any] = {"model": opts.model, "max_tokens": max_tokens}
-    if system:
-        body["system"] = _system(system, cache=bool(anthropic is not None and anthropic.cache_system_prompt))
-    body["messages"] = messages
-    _add_sampling(body, opts)
-    if isinstance(opts, ToolCallingChatOptions) and opts.tool_callbacks:
-        _add_tools(body, opts, anthropic)
+    sampling: dict[str, Any] = {}
+    _add_sampling(sampling, opts)
+    after: dict[str, Any] = {}
     if opts.output_schema is not None:
-        body["output_config"] = {"format": {"type": "json_schema", "schema": strict_schema(opts.output_schema)}}
+        after["output_config"] = {"format": {"type": "json_schema", "schema": strict_schema(opts.output_schema)}}
     if anthropic is not None:
-        _add_anthropic(body, anthropic)
+        _add_anthropic(after, anthropic)
     if stream:
-        body["stream"] = True
-    return apply_extra_body(body, opts)
+        after["stream"] = True
+    has_tools = isinstance(opts, ToolCallingChatOptions) and bool(opts.tool_callbacks)
+    cache_system = bool(anthropic is not None and anthropic.cache_system_prompt)
+    return _OptionFields(max_tokens, cache_system, sampling, after, has_tools)
+
+
+_OPTION_FIELDS = PerOptions(_option_fields)
 
 
 def _add_sampling(body: dict[str, Any], opts: ChatOptions) -> None:
@@ -451,7 +481,7 @@ def parse_response(data: Any, headers: Mapping[str, str] | httpx2.Headers | None
         {"output": message, "metadata": trusted(GenerationMetadata, {"finish_reason": reason, "extra": extra})},
     )
     usage = optional_object(data.get("usage"), "'usage'", PROVIDER, data)
-    request_id = headers.get("request-id") if headers is not None else None
+    request_id = header_value(headers, b"request-id")
     reply_id, model = data.get("id"), data.get("model")
     response_metadata = {
         "id": reply_id if isinstance(reply_id, str) else None,

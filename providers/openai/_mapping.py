@@ -7,8 +7,8 @@ are ignored; a reply that does not have the expected shape raises ``MalformedRes
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Hashable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import pydantic_core
 from pydantic import JsonValue
@@ -40,8 +40,9 @@ from chatclient.responses import (
 )
 from chatclient.tools.definition import ToolDefinition
 from providers._extras import apply_extra_body
-from providers._http import ErrorDetails, all_ints, error_from_event
+from providers._http import ErrorDetails, error_from_event, header_value
 from providers._media import unsupported_media
+from providers._per_options import PerOptions
 from providers._reply_shape import as_list, as_object, optional_object, shape_error
 from providers._tool_rendering import TOOL_RENDERINGS
 
@@ -90,29 +91,57 @@ def build_request(
 
     ``openai_platform`` is true for OpenAI and Azure OpenAI: ``max_tokens`` is then sent as
     ``max_completion_tokens`` and ``top_k`` is left out (both for compatibility, see the options).
+    What the body takes from the options alone is read from them once per options object
+    (:class:`_OptionFields`); the messages and the tools are read on every request.
     """
-    body: dict[str, Any] = {"model": options.model, "messages": _messages(prompt.messages)}
-    form = getattr(options, "tool_call_content", "empty")
-    if form != "empty":
-        _tool_call_content(body["messages"], form)
+    fields = _OPTION_FIELDS.get(options, (stream, openai_platform))
+    messages = _messages(prompt.messages)
+    if fields.tool_call_content != "empty":
+        _tool_call_content(messages, fields.tool_call_content)
+    body: dict[str, Any] = {"model": options.model, "messages": messages, **fields.before_tools}
+    if fields.has_tools:
+        _tools(body, options)
+    if fields.after_tools:
+        body.update(fields.after_tools)
+    return apply_extra_body(body, options)
+
+
+class _OptionFields(NamedTuple):
+    """The body's fields that come from the options alone, in the body's order around the tools."""
+
+    before_tools: dict[str, Any]
+    after_tools: dict[str, Any]
+    has_tools: bool
+    tool_call_content: str
+
+
+def _option_fields(options: ChatOptions, variant: Hashable) -> _OptionFields:
+    assert isinstance(variant, tuple)
+    stream: bool = variant[0]
+    openai_platform: bool = variant[1]
+    before: dict[str, Any] = {}
     if stream:
-        body["stream"] = True
+        before["stream"] = True
         if getattr(options, "stream_include_usage", True):
-            body["stream_options"] = {"include_usage": True}
-    _sampling(body, options, openai_platform)
-    _tools(body, options)
+            before["stream_options"] = {"include_usage": True}
+    _sampling(before, options, openai_platform)
+    after: dict[str, Any] = {}
     schema = options.output_schema
     if schema is not None:
-        body["response_format"] = _response_format(schema, options)
+        after["response_format"] = _response_format(schema, options)
     elif (response_format := getattr(options, "response_format", None)) is not None:
-        body["response_format"] = response_format
+        after["response_format"] = response_format
     for name in ("seed", "reasoning_effort", "user", "logit_bias", "logprobs", "top_logprobs", "n"):
         if (value := getattr(options, name, None)) is not None:
-            body[name] = value
+            after[name] = value
     for name in ("service_tier", "store", "metadata"):
         if (value := getattr(options, name, None)) is not None:
-            body[name] = value
-    return apply_extra_body(body, options)
+            after[name] = value
+    form = getattr(options, "tool_call_content", "empty")
+    return _OptionFields(before, after, bool(getattr(options, "tool_callbacks", ())), form)
+
+
+_OPTION_FIELDS = PerOptions(_option_fields)
 
 
 def _sampling(body: dict[str, Any], options: ChatOptions, openai_platform: bool) -> None:
@@ -311,17 +340,25 @@ def parse_usage(data: Any) -> Usage | None:
     if not isinstance(data, dict):
         return None
     try:
-        prompt_details = data.get("prompt_tokens_details") or {}
-        completion_details = data.get("completion_tokens_details") or {}
-        cached = prompt_details.get("cached_tokens") or data.get("prompt_cache_hit_tokens") or 0
+        prompt_details = data.get("prompt_tokens_details")
+        completion_details = data.get("completion_tokens_details")
+        cached = (
+            (prompt_details.get("cached_tokens") if prompt_details else None)
+            or data.get("prompt_cache_hit_tokens")
+            or 0
+        )
+        prompt = data.get("prompt_tokens") or 0
+        completion = data.get("completion_tokens") or 0
+        reasoning = (completion_details.get("reasoning_tokens") if completion_details else None) or 0
         counts = {
-            "prompt_tokens": data.get("prompt_tokens") or 0,
-            "completion_tokens": data.get("completion_tokens") or 0,
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
             "cache_read_tokens": cached,
             "cache_write_tokens": 0,
-            "reasoning_tokens": completion_details.get("reasoning_tokens") or 0,
+            "reasoning_tokens": reasoning,
         }
-        if all_ints(counts):
+        # Checked inline (not by ``all_ints``): every reply asks.
+        if type(prompt) is int and type(completion) is int and type(cached) is int and type(reasoning) is int:
             return trusted(Usage, counts)
         return Usage(**counts)  # a server that sends "12" or 12.0: validated (and converted) as before
     except (AttributeError, ValueError) as exc:
@@ -334,10 +371,9 @@ def _response_extra(data: dict[str, Any], headers: Mapping[str, str] | None) -> 
         value = data.get(key)
         if value is not None:
             extra[key] = value
-    if headers is not None:
-        request_id = headers.get("x-request-id")
-        if request_id:
-            extra["request_id"] = request_id
+    request_id = header_value(headers, b"x-request-id")
+    if request_id:
+        extra["request_id"] = request_id
     return extra
 
 
@@ -423,8 +459,12 @@ def parse_response(data: Any, headers: Mapping[str, str] | None = None) -> ChatR
     """A complete (not streamed) reply. Reasoning text (``reasoning``/``reasoning_content``) and a
     refusal go to the message metadata, never into the answer text."""
     try:
-        reply = as_object(data, "the reply", PROVIDER, data)
-        choices = as_list(reply.get("choices"), "'choices'", PROVIDER, data)
+        # Shapes are checked inline (``type(...) is``) and by ``as_object`` only when they are
+        # wrong: its ``where`` strings would otherwise be formatted for every choice of every reply.
+        reply = data if type(data) is dict else as_object(data, "the reply", PROVIDER, data)
+        choices = reply.get("choices")
+        if type(choices) is not list:
+            choices = as_list(choices, "'choices'", PROVIDER, data)
         if not choices:  # the API always sends n >= 1 choices: an empty list is no answer, not an empty one
             raise MalformedResponseError(
                 "The Chat Completions reply has no choices ('choices' is empty): there is no message to read",
@@ -433,11 +473,21 @@ def parse_response(data: Any, headers: Mapping[str, str] | None = None) -> ChatR
             )
         generations = []
         for position, raw_choice in enumerate(choices):
-            choice = as_object(raw_choice, f"choices[{position}]", PROVIDER, data)
-            message = as_object(choice.get("message"), f"choices[{position}].message", PROVIDER, data)
+            choice = (
+                raw_choice
+                if type(raw_choice) is dict
+                else as_object(raw_choice, f"choices[{position}]", PROVIDER, data)
+            )
+            message = choice.get("message")
+            if type(message) is not dict:
+                message = as_object(message, f"choices[{position}].message", PROVIDER, data)
+            raw_calls = message.get("tool_calls")
             index = choice.get("index", position)
-            calls = _tool_calls(message.get("tool_calls"), index, f"choices[{position}].message", data)
-            content, thinking = split_content(message.get("content"))
+            calls = _tool_calls(raw_calls, index, f"choices[{position}].message", data) if raw_calls else []
+            content = message.get("content")
+            thinking = None
+            if content is not None and type(content) is not str:
+                content, thinking = split_content(content)
             message_metadata = _message_metadata(message, thinking)
             raw_reason = choice.get("finish_reason")
             reason = finish_reason(raw_reason, bool(calls))
@@ -457,7 +507,10 @@ def parse_response(data: Any, headers: Mapping[str, str] | None = None) -> ChatR
             meta = trusted(GenerationMetadata, {"finish_reason": reason, "extra": extra})
             generations.append(trusted(Generation, {"output": output, "metadata": meta}))
         reply_id, model = data.get("id"), data.get("model")
-        usage = parse_usage(optional_object(data.get("usage"), "'usage'", PROVIDER, data))
+        raw_usage = data.get("usage")
+        usage = parse_usage(
+            raw_usage if type(raw_usage) is dict else optional_object(raw_usage, "'usage'", PROVIDER, data)
+        )
         response_extra = _response_extra(data, headers)
         if (reply_id is None or type(reply_id) is str) and (model is None or type(model) is str):
             metadata = trusted(

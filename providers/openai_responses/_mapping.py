@@ -42,7 +42,7 @@ from chatclient.responses import (
 from chatclient.tools.callback import ToolCallback
 from chatclient.tools.definition import ToolDefinition
 from providers._extras import apply_extra_body
-from providers._http import ErrorDetails, error_from_event
+from providers._http import ErrorDetails, error_from_event, header_value
 from providers._media import unsupported_media
 from providers._reply_shape import as_list, optional_object
 from providers._tool_rendering import TOOL_RENDERINGS
@@ -525,7 +525,7 @@ def parse_response(data: Any, headers: Mapping[str, str]) -> ChatResponse:
     message = AssistantMessage(output.text(), tool_calls=output.calls, metadata=output.metadata())
     return ChatResponse(
         [Generation(message, _generation_meta(reason, raw, bool(output.refusal)))],
-        _response_metadata(data, parse_usage(usage), headers.get("x-request-id")),
+        _response_metadata(data, parse_usage(usage), header_value(headers, b"x-request-id")),
     )
 
 
