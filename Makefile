@@ -29,6 +29,7 @@ demo: $(VENV)/.stamp-demo
 
 lint: $(VENV)/.stamp-dev
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 
 typecheck: $(VENV)/.stamp-dev
 	$(BIN)/mypy

@@ -93,9 +93,7 @@ class ComposedChains:
     def __init__(self) -> None:
         self._by_key: dict[tuple[Any, ...], tuple[ChatModel, tuple[Advisor, ...], Any]] = {}
 
-    def get(
-        self, compose: Callable[..., HandlerT], advisors: Sequence[Advisor], model: ChatModel
-    ) -> HandlerT:
+    def get(self, compose: Callable[..., HandlerT], advisors: Sequence[Advisor], model: ChatModel) -> HandlerT:
         # Keyed by identity: the entry holds the model and advisors, so no id is reused while it lives.
         key = (compose, id(model), *map(id, advisors))
         hit = self._by_key.get(key)
