@@ -8,12 +8,16 @@ imported here: a failure is recognised by the module its class comes from.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import secrets
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
+from typing import TypeVar
 
 from ..errors import ChatClientError, PendingStoreError
 
-__all__ = ["is_store_failure", "store_call"]
+__all__ = ["atwice", "is_store_failure", "store_call", "take_mark", "twice"]
+
+T = TypeVar("T")
 
 _DRIVERS = frozenset({"redis", "psycopg", "psycopg_pool", "sqlite3"})
 
@@ -52,3 +56,31 @@ def store_call(store: object, operation: str) -> Iterator[None]:
             f"{_AFTER.get(operation, 'nothing ran')}",
             store=name,
         ) from exc
+
+
+def twice(lost: Callable[[BaseException], bool], call: Callable[[], T]) -> T:
+    """``call``, sent once more when it failed with a lost connection (``lost`` says which errors
+    are): the same arguments, so a save, take or redeem carrying its token is recognised as the
+    same caller by the store."""
+    try:
+        return call()
+    except Exception as exc:
+        if not lost(exc):
+            raise
+    return call()
+
+
+async def atwice(lost: Callable[[BaseException], bool], call: Callable[[], Awaitable[T]]) -> T:
+    """:func:`twice` for a coroutine function."""
+    try:
+        return await call()
+    except Exception as exc:
+        if not lost(exc):
+            raise
+    return await call()
+
+
+def take_mark() -> str:
+    """What a take puts before the state it hands out: ``taken:<random token>`` and a newline
+    (a state is JSON, so it never starts with ``taken:``)."""
+    return f"taken:{secrets.token_hex(16)}\n"

@@ -21,15 +21,14 @@ from __future__ import annotations
 
 import secrets
 import time
-from collections.abc import Awaitable, Callable
 from contextlib import suppress
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigurationError, PendingStateExpiredError, PendingStateNotFoundError, PendingStoreError
 from . import pending as _pending
 from .confirmation import PendingToolCalls
 from .pending import _expires_at, check_state_id
-from .pending_outage import store_call
+from .pending_outage import atwice, store_call, take_mark, twice
 
 if TYPE_CHECKING:
     from psycopg_pool import AsyncConnectionPool, ConnectionPool
@@ -43,7 +42,6 @@ __all__ = [
 
 _WEEK = 7 * 24 * 3600.0
 Statement = tuple[str, tuple[Any, ...]]
-T = TypeVar("T")
 _NOT_TAKEN = "state NOT LIKE 'taken:%%'"
 """A row waiting to be resumed (a state is JSON: it never starts with ``taken:``)."""
 
@@ -52,29 +50,6 @@ def _is_lost_connection(exc: BaseException) -> bool:
     import psycopg
 
     return isinstance(exc, psycopg.OperationalError)
-
-
-def _twice(call: Callable[[], T]) -> T:
-    """``call``, sent once more if the connection was lost (the same statement: the same token)."""
-    try:
-        return call()
-    except Exception as exc:
-        if not _is_lost_connection(exc):
-            raise
-    return call()
-
-
-async def _atwice(call: Callable[[], Awaitable[T]]) -> T:
-    try:
-        return await call()
-    except Exception as exc:
-        if not _is_lost_connection(exc):
-            raise
-    return await call()
-
-
-def _mark() -> str:
-    return f"taken:{secrets.token_hex(16)}\n"
 
 
 def _seconds(expires_at: float | None, default: float) -> float:
@@ -279,13 +254,13 @@ class PostgresPendingToolCallStore:
     def save(self, pending: PendingToolCalls) -> str:
         state_id, statement = self._sql.save(pending, self._ttl)
         with store_call(self, "save"):
-            return self._sql.saved(state_id, _twice(lambda: self._one(statement)))
+            return self._sql.saved(state_id, twice(_is_lost_connection, lambda: self._one(statement)))
 
     def take(self, state_id: str) -> PendingToolCalls:
-        mark = _mark()
+        mark = take_mark()
         statement = self._sql.take(state_id, mark)
         with store_call(self, "take"):
-            row = _twice(lambda: self._one(statement))
+            row = twice(_is_lost_connection, lambda: self._one(statement))
         if row is not None:
             with suppress(Exception):  # left behind, the marked row goes with the expired ones
                 self._one(self._sql.taken(state_id, mark))
@@ -295,7 +270,7 @@ class PostgresPendingToolCallStore:
         """The state, left in place; raises as ``take`` does once it is taken or expired."""
         statement = self._sql.peek(state_id)
         with store_call(self, "peek"):
-            return self._sql.state(_twice(lambda: self._one(statement)))
+            return self._sql.state(twice(_is_lost_connection, lambda: self._one(statement)))
 
     def discard(self, state_id: str) -> bool:
         with store_call(self, "discard"):
@@ -332,13 +307,13 @@ class AsyncPostgresPendingToolCallStore:
     async def save(self, pending: PendingToolCalls) -> str:
         state_id, statement = self._sql.save(pending, self._ttl)
         with store_call(self, "save"):
-            return self._sql.saved(state_id, await _atwice(lambda: self._db.fetchone(statement)))
+            return self._sql.saved(state_id, await atwice(_is_lost_connection, lambda: self._db.fetchone(statement)))
 
     async def take(self, state_id: str) -> PendingToolCalls:
-        mark = _mark()
+        mark = take_mark()
         statement = self._sql.take(state_id, mark)
         with store_call(self, "take"):
-            row = await _atwice(lambda: self._db.fetchone(statement))
+            row = await atwice(_is_lost_connection, lambda: self._db.fetchone(statement))
         if row is not None:
             with suppress(Exception):  # left behind, the marked row goes with the expired ones
                 await self._db.fetchone(self._sql.taken(state_id, mark))
@@ -347,7 +322,7 @@ class AsyncPostgresPendingToolCallStore:
     async def peek(self, state_id: str) -> PendingToolCalls:
         statement = self._sql.peek(state_id)
         with store_call(self, "peek"):
-            return self._sql.state(await _atwice(lambda: self._db.fetchone(statement)))
+            return self._sql.state(await atwice(_is_lost_connection, lambda: self._db.fetchone(statement)))
 
     async def discard(self, state_id: str) -> bool:
         with store_call(self, "discard"):
@@ -387,12 +362,12 @@ class PostgresNonceLedger:
     def redeem(self, nonce: str, expires_at: float | None) -> bool:
         statement = self._sql.redeem(nonce, expires_at, self._retention)
         with store_call(self, "redeem"):
-            return _twice(lambda: self._one(statement)) is not None
+            return twice(_is_lost_connection, lambda: self._one(statement)) is not None
 
     def release(self, nonce: str) -> None:
         statement = self._sql.release(nonce)
         with store_call(self, "release"):
-            _twice(lambda: self._one(statement))
+            twice(_is_lost_connection, lambda: self._one(statement))
 
     def close(self) -> None:
         if self._own:
@@ -421,12 +396,12 @@ class AsyncPostgresNonceLedger:
     async def redeem(self, nonce: str, expires_at: float | None) -> bool:
         statement = self._sql.redeem(nonce, expires_at, self._retention)
         with store_call(self, "redeem"):
-            return await _atwice(lambda: self._db.fetchone(statement)) is not None
+            return await atwice(_is_lost_connection, lambda: self._db.fetchone(statement)) is not None
 
     async def release(self, nonce: str) -> None:
         statement = self._sql.release(nonce)
         with store_call(self, "release"):
-            await _atwice(lambda: self._db.fetchone(statement))
+            await atwice(_is_lost_connection, lambda: self._db.fetchone(statement))
 
     async def close(self) -> None:
         await self._db.close()

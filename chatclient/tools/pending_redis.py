@@ -20,14 +20,13 @@ from __future__ import annotations
 
 import secrets
 import time
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigurationError, PendingStateExpiredError, PendingStateNotFoundError
 from . import pending as _pending
 from .confirmation import PendingToolCalls
 from .pending import _expires_at, check_state_id
-from .pending_outage import store_call
+from .pending_outage import atwice, store_call, take_mark, twice
 
 if TYPE_CHECKING:
     import redis
@@ -39,7 +38,6 @@ _WEEK = 7 * 24 * 3600.0
 _CLAIM_MS = 60_000
 """How long a taken state answers its taker's retry."""
 _TAKEN = "taken:"
-T = TypeVar("T")
 
 # KEYS[1] the state; ARGV[1] "taken:<token>\n", ARGV[2] how long the mark stays (ms). The state, or
 # nil: unknown, expired, or taken by another token. A state is JSON, so it never starts with "taken:".
@@ -72,29 +70,6 @@ def _is_lost_connection(exc: BaseException) -> bool:
     import redis
 
     return isinstance(exc, (redis.ConnectionError, redis.TimeoutError))
-
-
-def _twice(call: Callable[[], T]) -> T:
-    """``call``, sent once more if the connection was lost (the same arguments: the same token)."""
-    try:
-        return call()
-    except Exception as exc:
-        if not _is_lost_connection(exc):
-            raise
-    return call()
-
-
-async def _atwice(call: Callable[[], Awaitable[T]]) -> T:
-    try:
-        return await call()
-    except Exception as exc:
-        if not _is_lost_connection(exc):
-            raise
-    return await call()
-
-
-def _mark() -> str:
-    return f"{_TAKEN}{secrets.token_hex(16)}\n"
 
 
 def _client(url: str | None, client: Any, name: str, *, asynchronous: bool = False) -> Any:
@@ -159,20 +134,20 @@ class RedisPendingToolCallStore:
         state_id, state, px = _to_save(pending, self._ttl)
         keys, args = [self._prefix + state_id], [state, px]
         with store_call(self, "save"):
-            return _saved(state_id, _twice(lambda: self._put_once(keys=keys, args=args)))
+            return _saved(state_id, twice(_is_lost_connection, lambda: self._put_once(keys=keys, args=args)))
 
     def take(self, state_id: str) -> PendingToolCalls:
         check_state_id(state_id)
-        keys, args = [self._prefix + state_id], [_mark(), _CLAIM_MS]
+        keys, args = [self._prefix + state_id], [take_mark(), _CLAIM_MS]
         with store_call(self, "take"):
-            return _taken(_twice(lambda: self._take(keys=keys, args=args)))
+            return _taken(twice(_is_lost_connection, lambda: self._take(keys=keys, args=args)))
 
     def peek(self, state_id: str) -> PendingToolCalls:
         """The state, left in place (for UIs and approver checks); raises as ``take`` does once it
         is taken or expired (Redis expires it, so both read as not found)."""
         check_state_id(state_id)
         with store_call(self, "peek"):
-            return _taken(_twice(lambda: self._redis.get(self._prefix + state_id)))
+            return _taken(twice(_is_lost_connection, lambda: self._redis.get(self._prefix + state_id)))
 
     def discard(self, state_id: str) -> bool:
         check_state_id(state_id)
@@ -208,18 +183,18 @@ class AsyncRedisPendingToolCallStore:
         state_id, state, px = _to_save(pending, self._ttl)
         keys, args = [self._prefix + state_id], [state, px]
         with store_call(self, "save"):
-            return _saved(state_id, await _atwice(lambda: self._put_once(keys=keys, args=args)))
+            return _saved(state_id, await atwice(_is_lost_connection, lambda: self._put_once(keys=keys, args=args)))
 
     async def take(self, state_id: str) -> PendingToolCalls:
         check_state_id(state_id)
-        keys, args = [self._prefix + state_id], [_mark(), _CLAIM_MS]
+        keys, args = [self._prefix + state_id], [take_mark(), _CLAIM_MS]
         with store_call(self, "take"):
-            return _taken(await _atwice(lambda: self._take(keys=keys, args=args)))
+            return _taken(await atwice(_is_lost_connection, lambda: self._take(keys=keys, args=args)))
 
     async def peek(self, state_id: str) -> PendingToolCalls:
         check_state_id(state_id)
         with store_call(self, "peek"):
-            return _taken(await _atwice(lambda: self._redis.get(self._prefix + state_id)))
+            return _taken(await atwice(_is_lost_connection, lambda: self._redis.get(self._prefix + state_id)))
 
     async def discard(self, state_id: str) -> bool:
         check_state_id(state_id)
@@ -253,11 +228,11 @@ class RedisNonceLedger:
     def redeem(self, nonce: str, expires_at: float | None) -> bool:
         keys, args = [self._prefix + nonce], [secrets.token_hex(16), _ttl_ms(expires_at, self._retention)]
         with store_call(self, "redeem"):
-            return bool(_twice(lambda: self._redeem(keys=keys, args=args)))
+            return bool(twice(_is_lost_connection, lambda: self._redeem(keys=keys, args=args)))
 
     def release(self, nonce: str) -> None:
         with store_call(self, "release"):
-            _twice(lambda: self._redis.delete(self._prefix + nonce))
+            twice(_is_lost_connection, lambda: self._redis.delete(self._prefix + nonce))
 
     def close(self) -> None:
         if self._own:
@@ -282,11 +257,11 @@ class AsyncRedisNonceLedger:
     async def redeem(self, nonce: str, expires_at: float | None) -> bool:
         keys, args = [self._prefix + nonce], [secrets.token_hex(16), _ttl_ms(expires_at, self._retention)]
         with store_call(self, "redeem"):
-            return bool(await _atwice(lambda: self._redeem(keys=keys, args=args)))
+            return bool(await atwice(_is_lost_connection, lambda: self._redeem(keys=keys, args=args)))
 
     async def release(self, nonce: str) -> None:
         with store_call(self, "release"):
-            await _atwice(lambda: self._redis.delete(self._prefix + nonce))
+            await atwice(_is_lost_connection, lambda: self._redis.delete(self._prefix + nonce))
 
     async def close(self) -> None:
         if self._own:
