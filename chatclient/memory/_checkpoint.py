@@ -4,16 +4,22 @@ With SQLite's automatic checkpoint, the commit that crosses the threshold (1,000
 the whole WAL back into the database file before it returns: about one turn in two hundred pays
 for all of them. The store's request connections turn that off (``wal_autocheckpoint=0``) and a
 daemon thread runs ``PRAGMA wal_checkpoint(PASSIVE)`` instead, woken by every ``every``-th commit of
-this store (never by a timer, so an idle store costs nothing). A passive checkpoint takes no lock a
-writer waits for. Durability is unchanged: under ``synchronous=NORMAL`` a committed WAL frame is as
-durable as the main file (a crash loses nothing committed; a power loss may lose the last
-transactions, whole, as before).
+this store (never by a timer, so an idle store costs nothing). Durability is unchanged: under
+``synchronous=NORMAL`` a committed WAL frame is as durable as the main file (a crash loses nothing
+committed; a power loss may lose the last transactions, whole, as before).
 
-The WAL stays bounded: once a checkpoint has copied every frame, the next writer starts the WAL
-from its beginning again; if readers kept it from doing so and the WAL has grown past ``limit``
-frames, the thread runs a ``TRUNCATE`` checkpoint, which waits for them (through the busy timeout)
-and empties the file. Each process checkpoints with its own thread; SQLite lets one checkpointer
-run at a time, so concurrent ones are safe (a passive one that meets another just does nothing).
+The WAL starts over from its beginning when a writer finds every frame copied back. Under a steady
+stream of commits a passive checkpoint alone never gets there (the commits made while it copies
+are left), so the WAL would only grow, every frame landing on a new page of the file, which the
+kernel must allocate and zero, until the ``limit`` truncation: that kernel work was most of what a
+SQLite turn cost beyond its instructions. So the thread follows the passive checkpoint (the bulk,
+no lock a writer waits for) with a ``RESTART`` one: it holds writers off while it copies the few
+frames committed meanwhile and waits (``RESTART_WAIT_MS`` at most) for readers of the old
+frames, and the next commit rewrites the WAL's first pages, already in the page cache. If readers
+kept it from restarting and the WAL has grown past ``limit`` frames, the thread runs a ``TRUNCATE``
+checkpoint, which waits for them (through the busy timeout) and empties the file. Each process
+checkpoints with its own thread; SQLite lets one checkpointer run at a time, so concurrent ones are
+safe (one that meets another just does nothing).
 """
 
 from __future__ import annotations
@@ -114,9 +120,7 @@ def _run(path: str, limit: int, state: _State, owner: weakref.ref[Any]) -> None:
             if db is None:
                 db = sqlite3.connect(path, timeout=30.0, isolation_level=None, check_same_thread=False)
             try:
-                _busy, frames, _copied = db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
-                if frames > limit:  # readers kept the WAL from restarting: wait for them, empty it
-                    db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+                checkpoint_once(db, limit)
             except sqlite3.Error:  # never fatal: the next wake-up tries again
                 _log.warning("SQLite checkpoint of %s failed", path, exc_info=True)
                 continue
@@ -129,3 +133,22 @@ def _run(path: str, limit: int, state: _State, owner: weakref.ref[Any]) -> None:
     finally:
         if db is not None:
             db.close()
+
+
+RESTART_WAIT_MS = 20
+"""The longest a ``RESTART`` checkpoint holds writers off waiting for the lock or for readers (it
+then gives up, nothing changed, and the next wake-up tries again)."""
+
+
+def checkpoint_once(db: Any, limit: int) -> None:
+    """One checkpoint pass on the thread's own connection ``db``: the bulk copied without blocking
+    anyone, then the WAL made to start over (or emptied once past ``limit`` frames)."""
+    _busy, frames, _copied = db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+    if frames > limit:  # readers kept the WAL from restarting: wait for them, empty it
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        return
+    db.execute(f"PRAGMA busy_timeout = {RESTART_WAIT_MS}")
+    try:
+        db.execute("PRAGMA wal_checkpoint(RESTART)").fetchone()
+    finally:
+        db.execute("PRAGMA busy_timeout = 30000")

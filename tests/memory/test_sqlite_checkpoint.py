@@ -4,6 +4,7 @@ copied back and starts over without any append doing it, and ``close()`` stops t
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ import pytest
 from chatclient import AssistantMessage, UserMessage
 from chatclient.errors import ConfigurationError
 from chatclient.memory import turn_events
+from chatclient.memory._checkpoint import checkpoint_once
 from chatclient.memory.sqlite import SqliteSessionRepository
 
 
@@ -75,3 +77,68 @@ def test_sqlite_s_own_checkpoint_can_be_kept(tmp_path: Path) -> None:
     assert repository._db.connection().execute("PRAGMA wal_autocheckpoint").fetchone() == (1000,)
     with pytest.raises(ConfigurationError, match="checkpoint_every"):
         SqliteSessionRepository(tmp_path / "t.db", checkpoint_every=-1)
+
+
+class _ReaderLeavesDuringTheCopy:
+    """The checkpoint thread's connection on a busy store: frames were committed after the passive
+    step's limit (here: past a reader's snapshot, which leaves right after the passive step), as a
+    steady stream of turns commits while a checkpoint copies."""
+
+    def __init__(self, db: sqlite3.Connection, leave: Callable[[], object]) -> None:
+        self._db, self._leave = db, leave
+
+    def execute(self, sql: str) -> sqlite3.Cursor:
+        cursor = self._db.execute(sql)  # a PRAGMA's row is ready once execute returns
+        if "PASSIVE" in sql:
+            self._leave()
+        return cursor
+
+
+def _writer(path: Path) -> sqlite3.Connection:
+    db = sqlite3.connect(path, isolation_level=None, timeout=30.0)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA wal_autocheckpoint=0")
+    db.execute("CREATE TABLE IF NOT EXISTS t (x BLOB)")
+    return db
+
+
+def _frames_left(path: Path) -> int:
+    with sqlite3.connect(path) as other:
+        frames: int = other.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()[1]
+    return frames
+
+
+def test_the_wal_starts_over_although_commits_arrived_while_it_was_copied(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    writer = _writer(path)
+    for _ in range(20):
+        writer.execute("INSERT INTO t VALUES (randomblob(3000))")
+    reader = sqlite3.connect(path, isolation_level=None)
+    reader.execute("BEGIN")
+    assert reader.execute("SELECT count(*) FROM t").fetchone() == (20,)
+    for _ in range(20):  # past what the passive step may copy while the reader is there
+        writer.execute("INSERT INTO t VALUES (randomblob(3000))")
+    thread_db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    checkpoint_once(_ReaderLeavesDuringTheCopy(thread_db, lambda: reader.execute("COMMIT")), 10_000)
+    writer.execute("INSERT INTO t VALUES (1)")
+    assert _frames_left(path) < 5, "the commit after the checkpoint went to the WAL's start, not after its frames"
+    assert writer.execute("SELECT count(*) FROM t").fetchone() == (41,)
+
+
+def test_a_reader_of_old_frames_only_delays_the_restart(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    writer = _writer(path)
+    writer.execute("INSERT INTO t VALUES (randomblob(3000))")
+    reader = sqlite3.connect(path, isolation_level=None)
+    reader.execute("BEGIN")
+    assert reader.execute("SELECT count(*) FROM t").fetchone() == (1,)  # holds the snapshot
+    writer.execute("INSERT INTO t VALUES (randomblob(3000))")
+    thread_db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    checkpoint_once(thread_db, 10_000)  # gives up waiting for the reader: no error, writers not held
+    quick = sqlite3.connect(path, isolation_level=None, timeout=0)
+    quick.execute("INSERT INTO t VALUES (3)")  # the write lock is free again at once
+    reader.execute("COMMIT")
+    checkpoint_once(thread_db, 10_000)
+    writer.execute("INSERT INTO t VALUES (4)")
+    assert _frames_left(path) < 3, "with the reader gone the next pass restarts the WAL"
+    assert writer.execute("SELECT count(*) FROM t").fetchone() == (4,)
