@@ -18,6 +18,16 @@ SQLite's ``PRAGMA data_version`` alone (the read's one statement).
 
 ``--opcodes STORE``: where a store's turn spends its Python beyond the baseline's: bytecodes executed
 per turn by each function (``sys.settrace``), the store's turn minus the turn with the history by hand.
+
+``--kernel``: what each counted turn asks of the kernel, which the instruction count leaves out (``perf
+stat``, root: page-cache pages added, pages allocated, ``pwrite64``/``fcntl``/``futex`` calls, context
+switches; difference of 1,200 and 200 turns over 1,000). ``--gc``: garbage collections per turn by
+generation and their µs (``gc.callbacks``), interleaved.
+
+Every SQLite store has its WAL cycled once before any turn is timed or counted (300 turns appended to
+another conversation of the same file, past the first checkpoint): a new file's first ~200 turns land
+on pages the WAL has never used, which the kernel allocates and zeroes; a running store rewrites the
+WAL's first pages from then on. What those first turns cost is in the results file (``--kernel``).
 """
 
 from __future__ import annotations
@@ -57,6 +67,23 @@ def prefill(repository: Any, conversation: str, turns: int) -> None:
     for n in range(turns):
         messages = [UserMessage(f"Question {n}: {PROMPT}"), AssistantMessage("The capital of France is Paris.")]
         repository.append(conversation, turn_events(f"pre-{n}", messages))
+
+
+WAL_WARM_UP = 300
+"""Turns appended to another conversation of a SQLite store before it is measured: past its first
+checkpoint (every 200 commits; SQLite's own at 1,000 WAL pages, ≈ 250 turns), so the WAL has started over."""
+
+
+def settle(repository: Any) -> Any:
+    """``repository``, with its SQLite WAL cycled once (see :data:`WAL_WARM_UP`); other stores as they are."""
+    database = getattr(repository, "_db", None)
+    if database is None or not hasattr(database, "checkpointer"):
+        return repository
+    prefill(repository, "wal-warm-up", WAL_WARM_UP)
+    if database.checkpointer is not None and not database.checkpointer.wait_for(1, timeout=60):
+        raise RuntimeError("the SQLite checkpoint thread did not run")
+    prefill(repository, "wal-warm-up-2", 2)  # the first commit after the checkpoint starts the WAL over
+    return repository
 
 
 def repositories(redis_url: str | None, postgres_url: str | None) -> dict[str, Callable[[], Any]]:
@@ -119,7 +146,7 @@ def counted_turn(series: str) -> Callable[[], None]:
         history = InMemorySessionRepository()
         prefill(history, "by-hand", 20)
         return turn_op(ChatClient.create(model), None, [e.message() for e in history.events("by-hand", last=WINDOW)])
-    repository = repositories(None, None)[series]()
+    repository = settle(repositories(None, None)[series]())
     prefill(repository, "c", 20)
     return turn_op(
         ChatClient.builder(model).default_advisors(SessionMemoryAdvisor(repository, window=WINDOW)).build(), "c"
@@ -181,6 +208,85 @@ def count_instructions() -> None:
     print(f"\nSQLite: {wal_bytes_per_turn():,.0f} WAL bytes per turn (4,096-byte pages, 24-byte frame headers)")
 
 
+KERNEL_EVENTS = {
+    "filemap:mm_filemap_add_to_page_cache": "page-cache pages added",
+    "kmem:mm_page_alloc": "pages allocated",
+    "syscalls:sys_enter_pwrite64": "pwrite64",
+    "syscalls:sys_enter_fcntl": "fcntl",
+    "syscalls:sys_enter_futex": "futex",
+    "context-switches": "context switches",
+    "page-faults": "page faults",
+}
+
+
+def _run_child(series: str, n: int) -> None:
+    op = counted_turn(series)
+    for _ in range(50):
+        op()
+    for _ in range(n):
+        op()
+
+
+def _kernel_counts(series: str, n: int) -> dict[str, float]:
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "perf.csv")
+        command = ["perf", "stat", "-x,", "-e", ",".join(KERNEL_EVENTS), "-o", out,
+                   sys.executable, "-m", "benchmarks.memory", "--run-child", series, str(n)]  # fmt: skip
+        subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        with open(out) as file:
+            rows = [line.split(",") for line in file if line[:1].isdigit()]
+        return {row[2]: float(row[0]) for row in rows}
+
+
+def count_kernel() -> None:
+    print("| turn | " + " | ".join(KERNEL_EVENTS.values()) + " |\n|---|" + "---|" * len(KERNEL_EVENTS))
+    for series in COUNTED:
+        few, many = _kernel_counts(series, 200), _kernel_counts(series, 1200)
+        cells = [f"{(many.get(e, 0) - few.get(e, 0)) / 1000:.2f}" for e in KERNEL_EVENTS]
+        print(f"| {series} | " + " | ".join(cells) + " |", flush=True)
+
+
+def count_collections(*, rounds: int, per_round: int) -> None:
+    import gc
+
+    ops = {series: counted_turn(series) for series in COUNTED}
+    for op in ops.values():
+        for _ in range(50):
+            op()
+    current: list[str | None] = [None]
+    started = [0]
+    counts = {series: [0, 0, 0] for series in ops}
+    spent = {series: [0, 0, 0] for series in ops}
+
+    def observe(phase: str, info: dict[str, int]) -> None:
+        series = current[0]
+        if series is None:
+            return
+        if phase == "start":
+            started[0] = time.perf_counter_ns()
+            return
+        counts[series][info["generation"]] += 1
+        spent[series][info["generation"]] += time.perf_counter_ns() - started[0]
+
+    gc.callbacks.append(observe)
+    for _ in range(rounds):
+        for series, op in ops.items():
+            current[0] = series
+            for _ in range(per_round):
+                op()
+            current[0] = None
+    gc.callbacks.remove(observe)
+    turns = rounds * per_round
+    print(f"tracked objects: {len(gc.get_objects()):,}, thresholds {gc.get_threshold()}\n")
+    print("| turn | collections per turn (gen 0 / 1 / 2) | µs per turn in them (gen 0 / 1 / 2) |\n|---|---|---|")
+    for series in ops:
+        n, us = counts[series], spent[series]
+        print(
+            f"| {series} | {n[0] / turns:.3f} / {n[1] / turns:.3f} / {n[2] / turns:.4f}"
+            f" | {us[0] / turns / 1e3:.2f} / {us[1] / turns / 1e3:.2f} / {us[2] / turns / 1e3:.2f} |"
+        )
+
+
 def _opcodes(series: str, turns: int = 10) -> Counter[str]:
     op = counted_turn(series)
     for _ in range(30):
@@ -239,7 +345,7 @@ def store_parts(*, rounds: int, per_round: int) -> None:
     ]
     turns = iter(prebuilt)  # built before the clock runs: the appends alone are timed
     ops: dict[str, Callable[[], None]] = {}
-    sqlite = SqliteSessionRepository(Path(tempfile.mkdtemp()) / "parts.db")
+    sqlite = settle(SqliteSessionRepository(Path(tempfile.mkdtemp()) / "parts.db"))
     for name, repository in (("in-memory", InMemorySessionRepository()), ("SQLite", sqlite)):
         prefill(repository, "c", 20)
         repository.events("c", last=2 * WINDOW)
@@ -260,13 +366,25 @@ def main() -> None:
     parser.add_argument("--instructions", action="store_true", help="count instructions per turn (callgrind)")
     parser.add_argument("--opcodes", choices=COUNTED[1:], help="bytecodes per function beyond the baseline")
     parser.add_argument("--parts", action="store_true", help="time the store's pieces of a turn alone")
+    parser.add_argument("--kernel", action="store_true", help="count what each turn asks of the kernel (perf stat)")
+    parser.add_argument("--gc", action="store_true", help="count garbage collections per turn")
     parser.add_argument("--count-child", nargs=2, help=argparse.SUPPRESS)
+    parser.add_argument("--run-child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.opcodes:
         count_opcodes(args.opcodes)
         return
     if args.parts:
         store_parts(rounds=args.rounds, per_round=args.per_round)
+        return
+    if args.run_child:
+        _run_child(args.run_child[0], int(args.run_child[1]))
+        return
+    if args.kernel:
+        count_kernel()
+        return
+    if args.gc:
+        count_collections(rounds=args.rounds, per_round=args.per_round)
         return
     if args.count_child:
         _count_child(args.count_child[0], int(args.count_child[1]))
@@ -282,7 +400,7 @@ def main() -> None:
     by_hand = [e.message() for e in history.events("by-hand", last=WINDOW)]
     ops = {"no memory, the same history passed by hand": turn_op(ChatClient.create(model), None, by_hand)}
     for name, make in made.items():
-        repository = make()
+        repository = settle(make())
         conversation = f"c-{uuid.uuid4().hex}"
         prefill(repository, conversation, 20)
         client = ChatClient.builder(model).default_advisors(SessionMemoryAdvisor(repository, window=WINDOW)).build()
@@ -290,14 +408,14 @@ def main() -> None:
     # The same SQLite turn with compaction on (the view then starts at the latest boundary: one more read).
     from chatclient.memory.sqlite import SqliteSessionRepository
 
-    compacted = SqliteSessionRepository(Path(tempfile.mkdtemp()) / "compacted.db")
+    compacted = settle(SqliteSessionRepository(Path(tempfile.mkdtemp()) / "compacted.db"))
     prefill(compacted, "c-compacted", 20)
     memory = SessionMemoryAdvisor(compacted, window=WINDOW, compaction=Compaction(TurnCount(20), TurnWindow(10)))
     ops["SQLite + compaction (TurnCount(20), TurnWindow(10))"] = turn_op(
         ChatClient.builder(model).default_advisors(memory).build(), "c-compacted"
     )
     # The same SQLite turn with SQLite's own WAL checkpoint, run by the request that crosses its threshold.
-    inline = SqliteSessionRepository(Path(tempfile.mkdtemp()) / "inline.db", checkpoint_every=None)
+    inline = settle(SqliteSessionRepository(Path(tempfile.mkdtemp()) / "inline.db", checkpoint_every=None))
     prefill(inline, "c-inline", 20)
     ops["SQLite, checkpoint in the request (checkpoint_every=None)"] = turn_op(
         ChatClient.builder(model).default_advisors(SessionMemoryAdvisor(inline, window=WINDOW)).build(), "c-inline"
@@ -316,7 +434,7 @@ def main() -> None:
     for name, make in made.items():
         grown: dict[str, Callable[[], None]] = {}
         for size in sizes:
-            repository = make()
+            repository = settle(make())
             conversation = f"g-{uuid.uuid4().hex}"
             prefill(repository, conversation, size)
             client = ChatClient.builder(model).default_advisors(SessionMemoryAdvisor(repository, window=WINDOW)).build()
