@@ -24,8 +24,8 @@ stat``, root: page-cache pages added, pages allocated, ``pwrite64``/``fcntl``/``
 switches; difference of 1,200 and 200 turns over 1,000). ``--gc``: garbage collections per turn by
 generation and their µs (``gc.callbacks``), interleaved.
 
-Every SQLite store has its WAL cycled once before any turn is timed or counted (300 turns appended to
-another conversation of the same file, past the first checkpoint): a new file's first ~200 turns land
+Every SQLite store has its WAL cycled once before any turn is timed or counted (800 turns appended to
+another conversation of the same file, past the first restart): a new file's first ~500 turns land
 on pages the WAL has never used, which the kernel allocates and zeroes; a running store rewrites the
 WAL's first pages from then on. What those first turns cost is in the results file (``--kernel``).
 """
@@ -69,9 +69,10 @@ def prefill(repository: Any, conversation: str, turns: int) -> None:
         repository.append(conversation, turn_events(f"pre-{n}", messages))
 
 
-WAL_WARM_UP = 300
-"""Turns appended to another conversation of a SQLite store before it is measured: past its first
-checkpoint (every 200 commits; SQLite's own at 1,000 WAL pages, ≈ 250 turns), so the WAL has started over."""
+WAL_WARM_UP = 800
+"""Turns appended to another conversation of a SQLite store before it is measured: past the fourth
+checkpoint (every 200 commits), which restarts the WAL (past 2,000 frames, ≈ 500 turns; SQLite's
+own checkpoint: every 1,000 WAL pages), so the WAL has started over."""
 
 
 def settle(repository: Any) -> Any:
@@ -80,7 +81,7 @@ def settle(repository: Any) -> Any:
     if database is None or not hasattr(database, "checkpointer"):
         return repository
     prefill(repository, "wal-warm-up", WAL_WARM_UP)
-    if database.checkpointer is not None and not database.checkpointer.wait_for(1, timeout=60):
+    if database.checkpointer is not None and not database.checkpointer.wait_for(4, timeout=60):
         raise RuntimeError("the SQLite checkpoint thread did not run")
     prefill(repository, "wal-warm-up-2", 2)  # the first commit after the checkpoint starts the WAL over
     return repository

@@ -10,16 +10,17 @@ committed; a power loss may lose the last transactions, whole, as before).
 
 The WAL starts over from its beginning when a writer finds every frame copied back. Under a steady
 stream of commits a passive checkpoint alone never gets there (the commits made while it copies
-are left), so the WAL would only grow, every frame landing on a new page of the file, which the
-kernel must allocate and zero, until the ``limit`` truncation: that kernel work was most of what a
-SQLite turn cost beyond its instructions. So the thread follows the passive checkpoint (the bulk,
-no lock a writer waits for) with a ``RESTART`` one: it holds writers off while it copies the few
-frames committed meanwhile and waits (``RESTART_WAIT_MS`` at most) for readers of the old
-frames, and the next commit rewrites the WAL's first pages, already in the page cache. If readers
-kept it from restarting and the WAL has grown past ``limit`` frames, the thread runs a ``TRUNCATE``
-checkpoint, which waits for them (through the busy timeout) and empties the file. Each process
-checkpoints with its own thread; SQLite lets one checkpointer run at a time, so concurrent ones are
-safe (one that meets another just does nothing).
+are left), so the WAL only grew, to the ``limit`` truncation (40 MB), every frame landing on a new
+page of the file that the kernel allocates and zeroes (five pages a turn). So the thread follows
+the passive checkpoint (the bulk, no lock a writer waits for) with a ``RESTART`` one once the WAL
+holds more than ``restart_after`` frames (8 MB by default; rarely, since writers wait for it): it
+holds writers off while it copies the few frames committed meanwhile and waits
+(``RESTART_WAIT_MS`` at most) for readers of the old frames, and the next commit rewrites the
+WAL's first pages, already in the page cache. If readers kept it from restarting and the WAL has
+grown past ``limit`` frames, the thread runs a ``TRUNCATE`` checkpoint, which waits for them
+(through the busy timeout) and empties the file. Each process checkpoints with its own thread;
+SQLite lets one checkpointer run at a time, so concurrent ones are safe (one that meets another
+just does nothing).
 """
 
 from __future__ import annotations
@@ -40,10 +41,10 @@ _log = logging.getLogger("chatclient.memory")
 class Checkpointer:
     """Counts a store's commits and wakes its checkpoint thread every ``every`` of them."""
 
-    def __init__(self, path: str, *, every: int = 200, limit: int = 10_000) -> None:
+    def __init__(self, path: str, *, every: int = 200, limit: int = 10_000, restart_after: int = 2_000) -> None:
         if every <= 0:
             raise ConfigurationError(f"checkpoint_every must be a positive number of commits, got {every}")
-        self.path, self.every, self.limit = path, every, limit
+        self.path, self.every, self.limit, self.restart_after = path, every, limit, restart_after
         self._commits = 0
         self._lock = threading.Lock()
         self._state: _State | None = None
@@ -67,7 +68,7 @@ class Checkpointer:
                 state = self._state = _State()
                 state.thread = threading.Thread(
                     target=_run,
-                    args=(self.path, self.limit, state, weakref.ref(self)),
+                    args=(self.path, self.limit, self.restart_after, state, weakref.ref(self)),
                     daemon=True,
                     name=f"chatclient-sqlite-checkpoint:{self.path}",
                 )
@@ -109,7 +110,7 @@ class _State:
         self.wanted.set()
 
 
-def _run(path: str, limit: int, state: _State, owner: weakref.ref[Any]) -> None:
+def _run(path: str, limit: int, restart_after: int, state: _State, owner: weakref.ref[Any]) -> None:
     db: sqlite3.Connection | None = None
     try:
         while True:
@@ -120,7 +121,7 @@ def _run(path: str, limit: int, state: _State, owner: weakref.ref[Any]) -> None:
             if db is None:
                 db = sqlite3.connect(path, timeout=30.0, isolation_level=None, check_same_thread=False)
             try:
-                checkpoint_once(db, limit)
+                checkpoint_once(db, limit, restart_after)
             except sqlite3.Error:  # never fatal: the next wake-up tries again
                 _log.warning("SQLite checkpoint of %s failed", path, exc_info=True)
                 continue
@@ -140,12 +141,14 @@ RESTART_WAIT_MS = 20
 then gives up, nothing changed, and the next wake-up tries again)."""
 
 
-def checkpoint_once(db: Any, limit: int) -> None:
+def checkpoint_once(db: Any, limit: int, restart_after: int) -> None:
     """One checkpoint pass on the thread's own connection ``db``: the bulk copied without blocking
-    anyone, then the WAL made to start over (or emptied once past ``limit`` frames)."""
+    anyone, then, past ``restart_after`` frames, the WAL made to start over (emptied past ``limit``)."""
     _busy, frames, _copied = db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
     if frames > limit:  # readers kept the WAL from restarting: wait for them, empty it
         db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        return
+    if frames <= restart_after:  # short enough: its pages, once written, stay in the page cache
         return
     db.execute(f"PRAGMA busy_timeout = {RESTART_WAIT_MS}")
     try:

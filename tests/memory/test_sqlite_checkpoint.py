@@ -119,7 +119,7 @@ def test_the_wal_starts_over_although_commits_arrived_while_it_was_copied(tmp_pa
     for _ in range(20):  # past what the passive step may copy while the reader is there
         writer.execute("INSERT INTO t VALUES (randomblob(3000))")
     thread_db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-    checkpoint_once(_ReaderLeavesDuringTheCopy(thread_db, lambda: reader.execute("COMMIT")), 10_000)
+    checkpoint_once(_ReaderLeavesDuringTheCopy(thread_db, lambda: reader.execute("COMMIT")), 10_000, 0)
     writer.execute("INSERT INTO t VALUES (1)")
     assert _frames_left(path) < 5, "the commit after the checkpoint went to the WAL's start, not after its frames"
     assert writer.execute("SELECT count(*) FROM t").fetchone() == (41,)
@@ -134,11 +134,11 @@ def test_a_reader_of_old_frames_only_delays_the_restart(tmp_path: Path) -> None:
     assert reader.execute("SELECT count(*) FROM t").fetchone() == (1,)  # holds the snapshot
     writer.execute("INSERT INTO t VALUES (randomblob(3000))")
     thread_db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-    checkpoint_once(thread_db, 10_000)  # gives up waiting for the reader: no error, writers not held
+    checkpoint_once(thread_db, 10_000, 0)  # gives up waiting for the reader: no error, writers not held
     quick = sqlite3.connect(path, isolation_level=None, timeout=0)
     quick.execute("INSERT INTO t VALUES (3)")  # the write lock is free again at once
     reader.execute("COMMIT")
-    checkpoint_once(thread_db, 10_000)
+    checkpoint_once(thread_db, 10_000, 0)
     writer.execute("INSERT INTO t VALUES (4)")
     assert _frames_left(path) < 3, "with the reader gone the next pass restarts the WAL"
     assert writer.execute("SELECT count(*) FROM t").fetchone() == (4,)
