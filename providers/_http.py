@@ -178,8 +178,8 @@ def _put_headers(headers: httpx2.Headers, prepared: _PreparedHeaders, keys: froz
     """Put the prepared headers into a just built request's ``headers``, each replacing the client's
     header of that name: what httpx2's merge does (``Headers.update``: a pop per name the client
     has, then an extend), in one pass over the list instead of three list comprehensions per name.
-    Overriding the client's ``user-agent`` and ``accept`` through the merge cost ~30 k instructions
-    per request (callgrind)."""
+    The merge cost 84 k instructions per request more than this (``_build``: 250.6 k with it, 166.6 k
+    without, callgrind): it copies both header sets, re-parses ours and decodes every name per lookup."""
     entries = headers._list
     entries[:] = [entry for entry in entries if entry[1] not in keys]
     entries.extend(prepared.headers._list)
