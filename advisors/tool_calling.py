@@ -20,10 +20,12 @@ its round had.
 from __future__ import annotations
 
 import inspect
-from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar, Union
 
+from chatclient._chain import model_of as _model_of
+from chatclient._chain import model_prompt
 from chatclient._sync import run_sync
 from chatclient._trusted import trusted
 from chatclient.advisor import (
@@ -527,15 +529,7 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
         """The final response of a plain call's one round: what the flow's ``_stamp`` makes of it
         (round 1, no tools ran, so the reply is unchanged). ``None`` when the reply asks for tools:
         then the flow takes over from this reply (see :meth:`_replay`)."""
-        chat = response.chat_response
-        if chat is not None and chat.has_tool_calls:
-            return None
-        messages = request.prompt.messages
-        answer = _first_output(response)
-        turn_messages = messages[_turn_start(messages) :]
-        turn_id = request.context.get(ContextKeys.TURN_ID) or new_turn_id()
-        turn = Turn(turn_id, turn_messages if answer is None else (*turn_messages, answer), 1)
-        return ChatClientResponse(chat, {**response.context, ContextKeys.TURN: turn})
+        return _plain_reply(request, response.chat_response, response.context)
 
     def _replay(
         self, request: ChatClientRequest, streaming: bool, observers: Observers, first: ChatClientResponse
@@ -589,10 +583,19 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
         manager = self.tool_calling_manager
         try:
             if self._is_plain(request):
-                first = await next_(request)
-                final = self._plain_turn(request, first)
-                if final is not None:
-                    return final
+                model = _model_of(next_)
+                if model is not None:  # the model call is next: awaited here, no coroutine between
+                    chat = await model.acall(model_prompt(request, model))
+                    context = request.context
+                    final = _plain_reply(request, chat, context)
+                    if final is not None:
+                        return final
+                    first = ChatClientResponse(chat, context)
+                else:
+                    first = await next_(request)
+                    final = self._plain_turn(request, first)
+                    if final is not None:
+                        return final
                 observers = _observers_of(request)
                 flow, step = self._replay(request, False, observers, first)
             else:
@@ -725,6 +728,21 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
                     step = flow.send(outcome)
         except StopIteration as stop:
             yield TurnFinished(stop.value)
+
+
+def _plain_reply(
+    request: ChatClientRequest, chat: ChatResponse | None, context: Mapping[str, Any]
+) -> ChatClientResponse | None:
+    """:meth:`ToolCallingAdvisor._plain_turn` of the reply ``chat`` that came back with ``context``."""
+    if chat is not None and chat.has_tool_calls:
+        return None
+    messages = request.prompt.messages
+    result = chat.result if chat is not None else None
+    answer = result.output if result is not None else None
+    turn_messages = messages[_turn_start(messages) :]
+    turn_id = request.context.get(ContextKeys.TURN_ID) or new_turn_id()
+    turn = Turn(turn_id, turn_messages if answer is None else (*turn_messages, answer), 1)
+    return ChatClientResponse(chat, {**context, ContextKeys.TURN: turn})
 
 
 def _peek(stored: StoredPendingToolCalls) -> Generator[_Step, Any, PendingToolCalls]:

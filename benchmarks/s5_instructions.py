@@ -8,13 +8,15 @@ and the switch cancel out: what one steady-state batch costs per call, whatever 
 runs. Needs ``valgrind`` (``callgrind_control``). The server runs outside valgrind.
 
     .venv/bin/python -m benchmarks.s5_instructions [--wires openai,anthropic] [--libs raw,chatclient]
-        [--limits 100,20] [--batches 1] [--mock] [--profile]
+        [--limits 100,20] [--batches 1] [--mock] [--profile] [--concurrency 1,30,100,300]
 
 ``--mock`` counts the same calls made one at a time on httpx2's in-process mock transport (no
 sockets, no pool): what each library adds above httpx2 itself, in a tenth of the time.
 ``--limits MAX,KEEPALIVE`` gives both libraries' async clients those pool limits (default httpx2's,
 100 and 20). ``--profile`` prints, instead, where each library's CPU time goes by package (cProfile,
 in-process, timed: a breakdown, not a figure to compare), and how many connections each batch opens.
+``--concurrency`` counts at each number in flight instead of 300 (a batch of N concurrent calls, as many
+batches as make 300 calls): whether what a library adds per call grows with the calls in flight.
 """
 
 from __future__ import annotations
@@ -54,7 +56,7 @@ class LimitedBackend(LoopbackBackend):
         )
 
 
-def _batch_runner(lib: str, wire: str, port: int, limits: tuple[int, int]) -> Any:
+def _batch_runner(lib: str, wire: str, port: int, limits: tuple[int, int], concurrency: int = CONCURRENCY) -> Any:
     from . import libs
     from .canned import TEXT
 
@@ -62,7 +64,7 @@ def _batch_runner(lib: str, wire: str, port: int, limits: tuple[int, int]) -> An
     adapter = libs.make(lib, wire, LimitedBackend(wire, port, limits))
 
     async def batch() -> None:
-        results = await asyncio.gather(*(adapter.acall() for _ in range(CONCURRENCY)))
+        results = await asyncio.gather(*(adapter.acall() for _ in range(concurrency)))
         assert all(r == TEXT for r in results), "wrong answer"
 
     return lambda n: [loop.run_until_complete(batch()) for _ in range(n)]
@@ -84,9 +86,9 @@ def _mock_runner(lib: str, wire: str) -> Any:
     return lambda n: loop.run_until_complete(calls(n * CONCURRENCY))
 
 
-def _child(lib: str, wire: str, port: int, batches: int, limits: tuple[int, int]) -> None:
+def _child(lib: str, wire: str, port: int, batches: int, limits: tuple[int, int], concurrency: int) -> None:
     """Under callgrind: warm up, then count ``batches`` batches (port 0: on the mock transport)."""
-    run = _batch_runner(lib, wire, port, limits) if port else _mock_runner(lib, wire)
+    run = _batch_runner(lib, wire, port, limits, concurrency) if port else _mock_runner(lib, wire)
     run(WARMUP)
     pid = str(os.getpid())
     subprocess.run(["callgrind_control", "-i", "on", pid], stdout=subprocess.DEVNULL, check=True)
@@ -94,12 +96,14 @@ def _child(lib: str, wire: str, port: int, batches: int, limits: tuple[int, int]
     subprocess.run(["callgrind_control", "-i", "off", pid], stdout=subprocess.DEVNULL, check=True)
 
 
-def _instructions(lib: str, wire: str, port: int, batches: int, limits: tuple[int, int]) -> int:
+def _instructions(
+    lib: str, wire: str, port: int, batches: int, limits: tuple[int, int], concurrency: int = CONCURRENCY
+) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "callgrind.out")
         command = ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}",
                    sys.executable, "-m", "benchmarks.s5_instructions", "--child", lib, wire, str(port),
-                   str(batches), f"--limits={limits[0]},{limits[1]}"]  # fmt: skip
+                   str(batches), f"--limits={limits[0]},{limits[1]}", f"--concurrency={concurrency}"]  # fmt: skip
         subprocess.run(command, cwd=ROOT, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         total = 0
         for path in glob.glob(out + "*"):  # one file per thread part
@@ -108,18 +112,22 @@ def _instructions(lib: str, wire: str, port: int, batches: int, limits: tuple[in
         return total
 
 
-def per_call(lib: str, wire: str, batches: int, limits: tuple[int, int], *, mock: bool = False) -> float:
-    """Instructions per call of one steady-state batch (the difference of two runs)."""
+def per_call(
+    lib: str, wire: str, batches: int, limits: tuple[int, int], *, mock: bool = False, concurrency: int = CONCURRENCY
+) -> float:
+    """Instructions per call of one steady-state batch (the difference of two runs); below 300 in
+    flight, of as many batches as make 300 calls."""
     from .server import running
 
     if mock:
         base = _instructions(lib, wire, 0, 1, limits)
         return (_instructions(lib, wire, 0, 1 + batches, limits) - base) / (batches * CONCURRENCY)
-    bound = CONCURRENCY * (2 * WARMUP + batches + 2) + 100
+    batches *= -(-CONCURRENCY // concurrency)  # at least 300 measured calls
+    bound = concurrency * (2 * WARMUP + batches + 2) + 100
     with running(max_requests=bound, max_seconds=1800, idle_seconds=600) as port:
-        base = _instructions(lib, wire, port, 1, limits)
-        more = _instructions(lib, wire, port, 1 + batches, limits)
-    return (more - base) / (batches * CONCURRENCY)
+        base = _instructions(lib, wire, port, 1, limits, concurrency)
+        more = _instructions(lib, wire, port, 1 + batches, limits, concurrency)
+    return (more - base) / (batches * concurrency)
 
 
 # ------------------------------------------------------------------ --profile: where the time goes
@@ -187,14 +195,16 @@ def main() -> None:
     parser.add_argument("--batches", type=int, default=1, help="measured batches (each count's difference)")
     parser.add_argument("--profile", action="store_true", help="CPU time by package instead (timed)")
     parser.add_argument("--mock", action="store_true", help="calls one at a time on the mock transport instead")
+    parser.add_argument("--concurrency", default=str(CONCURRENCY), help="calls in flight: N or N,N,...")
     parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)  # LIB WIRE PORT BATCHES
     args = parser.parse_args()
     most, kept = (int(x) for x in args.limits.split(","))
     limits = (most, kept)
     if args.child:
         lib, wire, port, batches = args.child
-        _child(lib, wire, int(port), int(batches), limits)
+        _child(lib, wire, int(port), int(batches), limits, int(args.concurrency))
         return
+    levels = [int(n) for n in args.concurrency.split(",")]
     pairs = [(wire, lib) for wire in args.wires.split(",") for lib in args.libs.split(",")]
     if args.profile:
         for wire, lib in pairs:
@@ -203,14 +213,17 @@ def main() -> None:
     if args.mock:
         print(f"mock transport, calls one at a time, {args.batches} x {CONCURRENCY} measured calls")
     else:
-        print(f"pool limits {most}/{kept}, {CONCURRENCY} in flight, {args.batches} measured batch(es)")
-    print(f"{'wire':10} {'library':12} {'instructions / call':>20} {'x raw':>7}")
-    raw: dict[str, float] = {}
-    for wire, lib in pairs:
-        count = per_call(lib, wire, args.batches, limits, mock=args.mock)
-        raw.setdefault(wire, count) if lib == "raw" else None
-        ratio = f"{count / raw[wire]:.3f}" if wire in raw else ""
-        print(f"{wire:10} {lib:12} {count / 1e3:18,.1f} k {ratio:>7}", flush=True)
+        print(f"pool limits {most}/{kept}, {args.concurrency} in flight, {args.batches} x 300 measured calls")
+    print(f"{'wire':10} {'library':12} {'in flight':>9} {'instructions / call':>20} {'x raw':>7} {'+ raw':>9}")
+    raw: dict[tuple[str, int], float] = {}
+    for level in [0] if args.mock else levels:
+        for wire, lib in pairs:
+            count = per_call(lib, wire, args.batches, limits, mock=args.mock, concurrency=level or CONCURRENCY)
+            raw.setdefault((wire, level), count) if lib == "raw" else None
+            base = raw.get((wire, level))
+            ratio, extra = (f"{count / base:.3f}", f"{(count - base) / 1e3:+,.1f} k") if base else ("", "")
+            shown = "1 (mock)" if args.mock else str(level)
+            print(f"{wire:10} {lib:12} {shown:>9} {count / 1e3:18,.1f} k {ratio:>7} {extra:>9}", flush=True)
 
 
 if __name__ == "__main__":

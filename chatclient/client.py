@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from typing_extensions import Self
 
+from . import _builders as built
 from ._chain import ComposedChains, HandlerT
-from ._trusted import trusted
 from .advisor import Advisor, ChatClientRequest, ChatClientResponse, ContextKeys, ToolAdvisor
 from .errors import ConfigurationError
 from .messages import MediaPart, Message, SystemMessage, UserMessage
@@ -110,7 +110,7 @@ class PreparedRequest:
         assert isinstance(options, ToolCallingChatOptions)
         cache = self.tool_options
         merged = cache.merged(options, provided) if cache is not None else _with_tools(options, provided)
-        prompt = trusted(Prompt, {"messages": request.prompt.messages, "options": merged})  # both are models
+        prompt = built.prompt(messages=request.prompt.messages, options=merged)  # both are models
         return ChatClientRequest(prompt, request.context)
 
 
@@ -358,7 +358,7 @@ class ChatClientRequestSpec:
         observers = self.observer_set
         if observers:
             context[ContextKeys.OBSERVERS] = observers
-        prompt = trusted(Prompt, {"messages": tuple(messages), "options": self._options()})  # both are models
+        prompt = built.prompt(messages=tuple(messages), options=self._options())  # both are models
         advisors = self.advisor_list
         if extra_advisors:
             replaced = {type(a) for a in extra_advisors}
@@ -386,7 +386,7 @@ class ChatClientRequestSpec:
         text = self.user_text
         if text is not None:
             if type(text) is str and not self.user_media:  # the usual case: nothing to validate but the type
-                messages.append(trusted(UserMessage, {"role": "user", "text": text, "metadata": {}, "media": ()}))
+                messages.append(built.user_message(role="user", text=text, metadata={}, media=()))
             else:
                 messages.append(UserMessage(text, media=self.user_media))
         if not messages:

@@ -18,6 +18,7 @@ __all__ = [
     "Generation",
     "GenerationMetadata",
     "Usage",
+    "shared_generation_metadata",
 ]
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid", defer_build=True)
@@ -75,6 +76,40 @@ class GenerationMetadata(BaseModel):
     model_config = _FROZEN
     finish_reason: FinishReason | None = None
     extra: dict[str, JsonValue] = Field(default_factory=dict)
+
+
+class _SharedExtra(dict):  # type: ignore[type-arg]
+    """The ``extra`` of a metadata instance that many replies share: read-only, so a change made
+    through one reply cannot show in another. Copies (``dict(extra)``, ``{**extra}``, ``copy()``,
+    ``model_dump()``, pickling) are ordinary dicts."""
+
+    __slots__ = ()
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError(
+            "This metadata's extra is shared by every reply with the same finish reason and cannot be "
+            "changed; copy it (dict(extra)) or build a new GenerationMetadata"
+        )
+
+    __setitem__ = __delitem__ = __ior__ = clear = pop = popitem = setdefault = update = _refuse
+
+    def __reduce__(self) -> Any:
+        return (dict, (dict(self),))
+
+
+_SHARED_METADATA: dict[tuple[FinishReason | None, str], GenerationMetadata] = {}
+
+
+def shared_generation_metadata(finish_reason: FinishReason | None, raw_finish_reason: str) -> GenerationMetadata:
+    """One frozen ``GenerationMetadata(finish_reason, extra={"raw_finish_reason": raw})`` per pair,
+    shared by every reply that has it (its ``extra`` is read-only): a model and two dicts fewer per
+    reply. For a provider's known raw reasons only (the table stays as small as its vocabulary)."""
+    key = (finish_reason, raw_finish_reason)
+    shared = _SHARED_METADATA.get(key)
+    if shared is None:
+        extra = _SharedExtra(raw_finish_reason=raw_finish_reason)
+        shared = _SHARED_METADATA[key] = trusted(GenerationMetadata, {"finish_reason": finish_reason, "extra": extra})
+    return shared
 
 
 class Generation(BaseModel):

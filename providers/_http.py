@@ -154,15 +154,36 @@ def check_base_url(url: str, *, provider: str) -> str:
 
 
 class _PreparedHeaders:
-    """Holds request headers that include revealed credentials, without ever showing them."""
+    """Holds request headers that include revealed credentials, without ever showing them.
 
-    __slots__ = ("headers",)
+    ``keys``: their lower-case names, for :func:`_put_headers`; ``None`` when one of them is a
+    header httpx2 sets while it builds a request (``host``, ``content-length``, ``transfer-encoding``):
+    those go through httpx2's own merge, before the request is prepared."""
+
+    __slots__ = ("headers", "keys")
 
     def __init__(self, headers: httpx2.Headers) -> None:
         self.headers = headers
+        keys = frozenset(lower for _, lower, _ in headers._list)
+        self.keys = None if keys & _BUILT_HEADERS else keys
 
     def __repr__(self) -> str:
         return "_PreparedHeaders(***)"
+
+
+_BUILT_HEADERS = frozenset((b"host", b"content-length", b"transfer-encoding"))
+
+
+def _put_headers(headers: httpx2.Headers, prepared: _PreparedHeaders, keys: frozenset[bytes]) -> None:
+    """Put the prepared headers into a just built request's ``headers``, each replacing the client's
+    header of that name: what httpx2's merge does (``Headers.update``: a pop per name the client
+    has, then an extend), in one pass over the list instead of three list comprehensions per name.
+    The merge cost 84 k instructions per request more than this (``_build``: 250.6 k with it, 166.6 k
+    without, callgrind): it copies both header sets, re-parses ours and decodes every name per lookup."""
+    entries = headers._list
+    entries[:] = [entry for entry in entries if entry[1] not in keys]
+    entries.extend(prepared.headers._list)
+    headers._encoding = None  # worked out again from the values, as for a new Headers
 
 
 class RetryPolicy(NamedTuple):
@@ -671,12 +692,15 @@ class ProviderHttp:
 
     def _request_headers(self) -> httpx2.Headers:
         """The headers of every request, built once: httpx2 copies a ``Headers`` without re-parsing."""
+        return self._prepared().headers
+
+    def _prepared(self) -> _PreparedHeaders:
         prepared = self._prepared_headers
         if prepared is None:
             values = {"content-type": "application/json", **self._user_agent(), **self._headers}
             values.update((k, v.reveal()) for k, v in self._secret_headers.items() if v)
             prepared = self._prepared_headers = _PreparedHeaders(httpx2.Headers(values))
-        return prepared.headers
+        return prepared
 
     def _url(self, path: str) -> httpx2.URL:
         """The parsed URL of ``path``, parsed once per path."""
@@ -881,13 +905,19 @@ class ProviderHttp:
         headers: Mapping[str, str] | None,
         deadline: _Deadline | None = None,
     ) -> httpx2.Request:
-        request_headers = self._request_headers()
-        if headers:
-            request_headers = httpx2.Headers(request_headers)
-            request_headers.update(headers)
-        request = client.build_request(
-            "POST", self._url(path), content=pydantic_core.to_json(body), headers=request_headers
-        )
+        prepared = self._prepared()
+        keys = prepared.keys
+        if headers or keys is None:  # a request's own headers: through httpx2's merge, as ever
+            request_headers = prepared.headers
+            if headers:
+                request_headers = httpx2.Headers(request_headers)
+                request_headers.update(headers)
+            request = client.build_request(
+                "POST", self._url(path), content=pydantic_core.to_json(body), headers=request_headers
+            )
+        else:
+            request = client.build_request("POST", self._url(path), content=pydantic_core.to_json(body))
+            _put_headers(request.headers, prepared, keys)
         _redact(request.headers, self._secret_names)
         if deadline is not None:
             # A first attempt starts as its deadline does: only a deadline of (next to) no time is past.

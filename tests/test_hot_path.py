@@ -599,3 +599,125 @@ def test_a_providers_tuple_is_checked_again_once_it_is_another() -> None:
     with pytest.raises(ConfigurationError, match="not a ToolCallback"):
         resolve_providers([Handing([*good.tools, "not a tool"])])
     assert resolve_providers([good]) == good.tools
+
+
+# ------------------------------------------------------------------------------------------- builders
+
+
+def test_each_builder_makes_the_validated_model() -> None:
+    from chatclient import _builders as built
+
+    usage = built.usage(prompt_tokens=3, completion_tokens=4, cache_read_tokens=1, cache_write_tokens=0,
+                        reasoning_tokens=2)  # fmt: skip
+    assert usage == Usage(prompt_tokens=3, completion_tokens=4, cache_read_tokens=1, reasoning_tokens=2)
+    message = built.assistant_message(role="assistant", text="hi", tool_calls=(), metadata={})
+    meta = built.generation_metadata(finish_reason=FinishReason.STOP, extra={})
+    generation = built.generation(output=message, metadata=meta)
+    metadata = built.response_metadata(id="r", model="m", usage=usage, extra={})
+    pairs: list[tuple[BaseModel, BaseModel]] = [
+        (usage, Usage(**usage.model_dump())),
+        (message, AssistantMessage("hi")),
+        (generation, Generation(AssistantMessage("hi"), GenerationMetadata(finish_reason=FinishReason.STOP))),
+        (metadata, ChatResponseMetadata(id="r", model="m", usage=usage)),
+        (built.chat_response(generations=(generation,), metadata=metadata), ChatResponse([generation], metadata)),
+        (built.user_message(role="user", text="q", metadata={}, media=()), UserMessage("q")),
+        (built.prompt(messages=(UserMessage("q"),), options=None), Prompt("q")),
+    ]
+    for made, validated in pairs:
+        assert type(made) is type(validated) and made == validated
+        assert made.model_dump_json() == validated.model_dump_json() and repr(made) == repr(validated)
+        assert made.model_fields_set == set(type(made).model_fields)
+    with pytest.raises(TypeError, match="missing 1 required keyword-only argument: 'reasoning_tokens'"):
+        built.usage(prompt_tokens=1, completion_tokens=2, cache_read_tokens=0, cache_write_tokens=0)  # type: ignore[call-arg]
+
+
+def test_a_builder_that_leaves_out_or_swaps_a_field_is_refused_when_defined() -> None:
+    from chatclient._trusted import builds, new, set_dict, set_extra, set_fields_set, set_private
+
+    with pytest.raises(TypeError, match="cannot build GenerationMetadata"):
+
+        @builds(GenerationMetadata)
+        def missing(*, finish_reason: Any) -> GenerationMetadata:
+            raise AssertionError
+
+    with pytest.raises(TypeError, match="does not build GenerationMetadata field by field"):
+
+        @builds(GenerationMetadata)
+        def swapped(*, finish_reason: Any, extra: Any) -> GenerationMetadata:
+            model = new(GenerationMetadata)
+            set_dict(model, {"finish_reason": extra, "extra": finish_reason})
+            set_fields_set(model, {"finish_reason", "extra"})
+            set_extra(model, None)
+            set_private(model, None)
+            return model
+
+
+# ------------------------------------------------------------------------ builders (chatclient._builders)
+
+
+def test_each_builder_makes_the_model_validation_would() -> None:
+    from chatclient import _builders as built
+
+    usage = {"prompt_tokens": 3, "completion_tokens": 4, "cache_read_tokens": 1, "cache_write_tokens": 0,
+             "reasoning_tokens": 2}  # fmt: skip
+    message = built.assistant_message(role="assistant", text="hi", tool_calls=(), metadata={"k": 1})
+    meta = built.generation_metadata(finish_reason=FinishReason.STOP, extra={"raw_finish_reason": "stop"})
+    generation = built.generation(output=message, metadata=meta)
+    metadata = built.response_metadata(id="r1", model="m", usage=built.usage(**usage), extra={})
+    user = built.user_message(role="user", text="q", metadata={}, media=())
+    pairs: list[tuple[BaseModel, BaseModel]] = [
+        (Usage(**usage), built.usage(**usage)),
+        (AssistantMessage("hi", metadata={"k": 1}), message),
+        (GenerationMetadata(finish_reason=FinishReason.STOP, extra={"raw_finish_reason": "stop"}), meta),
+        (Generation(AssistantMessage("hi", metadata={"k": 1}), meta), generation),
+        (ChatResponseMetadata(id="r1", model="m", usage=Usage(**usage)), metadata),
+        (ChatResponse([generation], metadata), built.chat_response(generations=(generation,), metadata=metadata)),
+        (UserMessage("q"), user),
+        (Prompt("q"), built.prompt(messages=(user,), options=None)),
+    ]
+    for validated, made in pairs:
+        assert type(made) is type(validated) and made == validated and validated == made
+        assert repr(made) == repr(validated)
+        assert made.model_dump_json() == validated.model_dump_json()
+        assert made.model_fields_set == validated.model_fields_set | set(type(validated).model_fields)
+        with pytest.raises(ValidationError):
+            setattr(made, next(iter(type(made).model_fields)), None)
+
+
+def test_a_builder_call_without_a_field_or_with_an_unknown_one_is_refused() -> None:
+    from chatclient import _builders as built
+
+    with pytest.raises(TypeError):
+        built.generation(output=None)  # type: ignore[call-arg]
+    with pytest.raises(TypeError):
+        built.prompt(messages=(), options=None, typo=1)  # type: ignore[call-arg]
+
+
+def test_a_builder_that_misses_a_field_or_misplaces_one_is_refused_when_defined() -> None:
+    from chatclient._trusted import builds, new, set_dict, set_extra, set_fields_set, set_private
+
+    with pytest.raises(TypeError, match="cannot build Generation"):
+
+        @builds(Generation)
+        def missing(*, output: Any) -> Generation:  # pragma: no cover - refused before any call
+            raise AssertionError
+
+    with pytest.raises(TypeError, match="does not build Generation field by field"):
+
+        @builds(Generation)
+        def swapped(*, output: Any, metadata: Any) -> Generation:
+            model = new(Generation)
+            set_dict(model, {"output": metadata, "metadata": output})
+            set_fields_set(model, {"output", "metadata"})
+            set_extra(model, None)
+            set_private(model, None)
+            return model
+
+
+def test_two_calls_share_the_frozen_metadata_of_their_common_finish_reason() -> None:
+    first, second = parse_response(_reply()), parse_response(_reply())
+    assert first.generations[0].metadata is second.generations[0].metadata
+    assert first.generations[0] is not second.generations[0]
+    with pytest.raises(TypeError, match="shared"):
+        first.generations[0].metadata.extra["raw_finish_reason"] = "x"
+    assert second.generations[0].metadata.extra == {"raw_finish_reason": "stop"}

@@ -13,7 +13,7 @@ import httpx2
 import pydantic_core
 from pydantic import JsonValue
 
-from chatclient._trusted import trusted
+from chatclient import _builders as built
 from chatclient.errors import ConfigurationError, MalformedResponseError, ProviderError
 from chatclient.messages import (
     AssistantMessage,
@@ -31,15 +31,13 @@ from chatclient.options import ChatOptions, ToolCallingChatOptions
 from chatclient.prompt import Prompt
 from chatclient.responses import (
     ChatResponse,
-    ChatResponseMetadata,
     FinishReason,
-    Generation,
-    GenerationMetadata,
     Usage,
+    shared_generation_metadata,
 )
 from chatclient.tools.definition import ToolDefinition
 from providers._extras import apply_extra_body
-from providers._http import ErrorDetails, all_ints, error_from_event, event_status, header_value
+from providers._http import ErrorDetails, error_from_event, event_status, header_value
 from providers._media import unsupported_media
 from providers._per_options import PerOptions
 from providers._reply_shape import as_object, optional_object
@@ -404,16 +402,20 @@ def parse_usage(usage: Mapping[str, Any]) -> Usage:
     details = usage.get("output_tokens_details")
     thinking = _int(details.get("thinking_tokens")) if isinstance(details, dict) else 0
     given, produced = usage.get("input_tokens"), usage.get("output_tokens")
-    counts = {
-        "prompt_tokens": (given if isinstance(given, int) else 0) + cache_write + cache_read,
-        "completion_tokens": produced if isinstance(produced, int) else 0,
-        "cache_read_tokens": cache_read,
-        "cache_write_tokens": cache_write,
-        "reasoning_tokens": thinking,  # a part of output_tokens, as OpenAI's reasoning_tokens
-    }
-    if all_ints(counts):
-        return trusted(Usage, counts)  # checked: built without validating again (chatclient._trusted)
-    return Usage(**counts)
+    prompt = (given if isinstance(given, int) else 0) + cache_write + cache_read
+    completion = produced if isinstance(produced, int) else 0
+    # ``reasoning_tokens`` is a part of output_tokens, as OpenAI's reasoning_tokens.
+    if (
+        type(prompt) is int
+        and type(completion) is int
+        and type(cache_read) is int
+        and type(cache_write) is int
+        and type(thinking) is int
+    ):  # checked inline (a bool is validated below): built without validating again (chatclient._builders)
+        return built.usage(prompt_tokens=prompt, completion_tokens=completion, cache_read_tokens=cache_read,
+                           cache_write_tokens=cache_write, reasoning_tokens=thinking)  # fmt: skip
+    return Usage(prompt_tokens=prompt, completion_tokens=completion, cache_read_tokens=cache_read,
+                 cache_write_tokens=cache_write, reasoning_tokens=thinking)  # fmt: skip
 
 
 def _generation_extra(raw_reason: Any, stop_sequence: Any) -> dict[str, JsonValue]:
@@ -467,31 +469,29 @@ def parse_response(data: Any, headers: Mapping[str, str] | httpx2.Headers | None
         else:  # server tool use and results, and block types yet to come: kept, to be sent back
             server_blocks.append(block)
     # Every value below is checked here (strings by _str, blocks kept as parsed JSON), so the models
-    # are built without validating them again (chatclient._trusted).
+    # are built without validating them again (chatclient._builders).
     metadata = _blocks_metadata(thinking, server_blocks)
     text = "".join(texts) if saw_text else None
-    message = trusted(
-        AssistantMessage, {"role": "assistant", "text": text, "tool_calls": tuple(calls), "metadata": metadata}
-    )
+    message = built.assistant_message(role="assistant", text=text, tool_calls=tuple(calls), metadata=metadata)
     raw_reason = data.get("stop_reason")
     reason = finish_reason(raw_reason if isinstance(raw_reason, str) else None)
-    extra = _generation_extra(raw_reason, data.get("stop_sequence"))
-    generation = trusted(
-        Generation,
-        {"output": message, "metadata": trusted(GenerationMetadata, {"finish_reason": reason, "extra": extra})},
-    )
+    stop_sequence = data.get("stop_sequence")
+    if raw_reason in _FINISH_REASONS and not isinstance(stop_sequence, str):  # the usual reply: one for all
+        generation_metadata = shared_generation_metadata(reason, raw_reason)
+    else:
+        extra = _generation_extra(raw_reason, stop_sequence)
+        generation_metadata = built.generation_metadata(finish_reason=reason, extra=extra)
+    generation = built.generation(output=message, metadata=generation_metadata)
     usage = optional_object(data.get("usage"), "'usage'", PROVIDER, data)
     request_id = header_value(headers, b"request-id")
     reply_id, model = data.get("id"), data.get("model")
-    response_metadata = {
-        "id": reply_id if isinstance(reply_id, str) else None,
-        "model": model if isinstance(model, str) else None,
-        "usage": parse_usage(usage) if usage is not None else None,
-        "extra": _response_extra(request_id),
-    }
-    return trusted(
-        ChatResponse, {"generations": (generation,), "metadata": trusted(ChatResponseMetadata, response_metadata)}
+    response_metadata = built.response_metadata(
+        id=reply_id if isinstance(reply_id, str) else None,
+        model=model if isinstance(model, str) else None,
+        usage=parse_usage(usage) if usage is not None else None,
+        extra=_response_extra(request_id),
     )
+    return built.chat_response(generations=(generation,), metadata=response_metadata)
 
 
 def _blocks_metadata(thinking: list[JsonValue], server_blocks: list[JsonValue]) -> dict[str, JsonValue]:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import pydantic_core
 from pydantic import JsonValue
 
-from chatclient._trusted import trusted
+from chatclient import _builders as built
 from chatclient.errors import (
     MalformedResponseError,
     ProviderError,
@@ -34,9 +34,8 @@ from chatclient.responses import (
     ChatResponse,
     ChatResponseMetadata,
     FinishReason,
-    Generation,
-    GenerationMetadata,
     Usage,
+    shared_generation_metadata,
 )
 from chatclient.tools.definition import ToolDefinition
 from providers._extras import apply_extra_body
@@ -350,6 +349,10 @@ def parse_usage(data: Any) -> Usage | None:
         prompt = data.get("prompt_tokens") or 0
         completion = data.get("completion_tokens") or 0
         reasoning = (completion_details.get("reasoning_tokens") if completion_details else None) or 0
+        # Checked inline (not by ``all_ints``): every reply asks.
+        if type(prompt) is int and type(completion) is int and type(cached) is int and type(reasoning) is int:
+            return built.usage(prompt_tokens=prompt, completion_tokens=completion, cache_read_tokens=cached,
+                               cache_write_tokens=0, reasoning_tokens=reasoning)  # fmt: skip
         counts = {
             "prompt_tokens": prompt,
             "completion_tokens": completion,
@@ -357,9 +360,6 @@ def parse_usage(data: Any) -> Usage | None:
             "cache_write_tokens": 0,
             "reasoning_tokens": reasoning,
         }
-        # Checked inline (not by ``all_ints``): every reply asks.
-        if type(prompt) is int and type(completion) is int and type(cached) is int and type(reasoning) is int:
-            return trusted(Usage, counts)
         return Usage(**counts)  # a server that sends "12" or 12.0: validated (and converted) as before
     except (AttributeError, ValueError) as exc:
         raise MalformedResponseError(f"Unexpected usage object: {data!r:.200}", provider=PROVIDER) from exc
@@ -493,19 +493,22 @@ def parse_response(data: Any, headers: Mapping[str, str] | None = None) -> ChatR
             reason = finish_reason(raw_reason, bool(calls))
             if "refusal" in message_metadata:
                 reason = FinishReason.CONTENT_FILTER  # the rule of every provider: see the README
-            extra: dict[str, JsonValue] = {"raw_finish_reason": raw_reason} if raw_reason is not None else {}
-            if choice.get("logprobs") is not None:
-                extra["logprobs"] = choice["logprobs"]
+            logprobs = choice.get("logprobs")
+            if logprobs is None and raw_reason in _FINISH_REASONS:  # the usual reply: one metadata for all
+                meta = shared_generation_metadata(reason, raw_reason)
+            else:
+                extra: dict[str, JsonValue] = {"raw_finish_reason": raw_reason} if raw_reason is not None else {}
+                if logprobs is not None:
+                    extra["logprobs"] = logprobs
+                meta = built.generation_metadata(finish_reason=reason, extra=extra)
             # With tool calls, Ollama's ``content: ""`` means no text.
             text = (content or None) if calls else content
             # Checked here (split_content gives a str or None; the metadata holds parsed JSON), so
-            # the models are built without validating them again (chatclient._trusted).
-            output = trusted(
-                AssistantMessage,
-                {"role": "assistant", "text": text, "tool_calls": tuple(calls), "metadata": message_metadata},
+            # the models are built without validating them again (chatclient._builders).
+            output = built.assistant_message(
+                role="assistant", text=text, tool_calls=tuple(calls), metadata=message_metadata
             )
-            meta = trusted(GenerationMetadata, {"finish_reason": reason, "extra": extra})
-            generations.append(trusted(Generation, {"output": output, "metadata": meta}))
+            generations.append(built.generation(output=output, metadata=meta))
         reply_id, model = data.get("id"), data.get("model")
         raw_usage = data.get("usage")
         usage = parse_usage(
@@ -513,9 +516,7 @@ def parse_response(data: Any, headers: Mapping[str, str] | None = None) -> ChatR
         )
         response_extra = _response_extra(data, headers)
         if (reply_id is None or type(reply_id) is str) and (model is None or type(model) is str):
-            metadata = trusted(
-                ChatResponseMetadata, {"id": reply_id, "model": model, "usage": usage, "extra": response_extra}
-            )
+            metadata = built.response_metadata(id=reply_id, model=model, usage=usage, extra=response_extra)
         else:  # validated: an id or a model name that is not a string is reported as malformed
             metadata = ChatResponseMetadata(id=reply_id, model=model, usage=usage, extra=response_extra)
     except MalformedResponseError:
@@ -524,7 +525,7 @@ def parse_response(data: Any, headers: Mapping[str, str] | None = None) -> ChatR
         raise MalformedResponseError(
             f"Unexpected Chat Completions reply: {type(exc).__name__}: {exc}", provider=PROVIDER
         ) from exc
-    return trusted(ChatResponse, {"generations": tuple(generations), "metadata": metadata})
+    return built.chat_response(generations=tuple(generations), metadata=metadata)
 
 
 # ---------------------------------------------------------------------- errors
