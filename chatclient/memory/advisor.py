@@ -17,9 +17,7 @@ from collections.abc import AsyncIterator, Coroutine, Iterator, Mapping, Sequenc
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any, Literal, NamedTuple
 
-from pydantic import BaseModel
-
-from .._trusted import _plain_fields, trusted
+from .._builders import prompt as build_prompt
 from ..advisor import (
     AdvisorOrder,
     AsyncCallNext,
@@ -187,7 +185,7 @@ class SessionMemoryAdvisor:
         else:
             history = messages_of(events)
         messages = (*prompt[:split], *history, *prompt[split:]) if split else (*history, *prompt)
-        request = _request(_prompt(messages, fields["options"]), request.context)  # both parts are models already
+        request = _request(build_prompt(messages=messages, options=fields["options"]), request.context)
         new = prompt[split:] if split else prompt
         return request, _tuple_new(_Plan, (conversation_id, turn_id, base, new, events, boundary))
 
@@ -419,22 +417,6 @@ def _checked(conversation_id: str) -> str:
     return conversation_id
 
 
-def _plain_prompt(messages: tuple[Message, ...], options: Any) -> Prompt:
-    """``Prompt(messages, options)`` from parts that are models already, not validated again: its
-    state set through pydantic's own slots (``trusted`` checks the fields on every call; here the
-    check is done once, below)."""
-    prompt = _new(Prompt)
-    _set_dict(prompt, {"messages": messages, "options": options})
-    _set_fields_set(prompt, {"messages", "options"})
-    _set_extra(prompt, None)
-    _set_private(prompt, None)
-    return prompt
-
-
-def _trusted_prompt(messages: tuple[Message, ...], options: Any) -> Prompt:
-    return trusted(Prompt, {"messages": messages, "options": options})
-
-
 def _plain_request(prompt: Prompt, context: Mapping[str, Any]) -> ChatClientRequest:
     """``ChatClientRequest(prompt, context)`` through its slots (a frozen dataclass's ``__init__``
     sets each field by ``object.__setattr__``)."""
@@ -445,13 +427,8 @@ def _plain_request(prompt: Prompt, context: Mapping[str, Any]) -> ChatClientRequ
 
 
 _new = object.__new__
-_slot = BaseModel.__dict__
-_set_dict, _set_fields_set = _slot["__dict__"].__set__, _slot["__pydantic_fields_set__"].__set__
-_set_extra, _set_private = _slot["__pydantic_extra__"].__set__, _slot["__pydantic_private__"].__set__
 _set_request_prompt = ChatClientRequest.__dict__["prompt"].__set__
 _set_request_context = ChatClientRequest.__dict__["context"].__set__
-_prompt = _plain_prompt if _plain_fields(Prompt) == frozenset({"messages", "options"}) else _trusted_prompt
-"""How the turn's prompt is built: through the slots while ``Prompt`` only holds these two fields."""
 _request = (
     _plain_request
     if ChatClientRequest.__slots__ == ("prompt", "context") and not hasattr(ChatClientRequest, "__post_init__")

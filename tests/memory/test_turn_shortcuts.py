@@ -12,6 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from chatclient import AssistantMessage, ChatClient, UserMessage
+from chatclient import _builders as builders
 from chatclient.advisor import ChatClientRequest
 from chatclient.memory import InMemorySessionRepository, NewEvent, SessionMemoryAdvisor, turn_events
 from chatclient.memory import advisor as advisor_module
@@ -54,8 +55,8 @@ def test_a_count_that_is_not_an_int_is_written_by_the_encoder(odd: Any) -> None:
 
 def test_the_turn_prompt_and_request_are_the_validated_ones() -> None:
     messages = (UserMessage("before"), AssistantMessage("answer"), UserMessage("now"))
-    built = advisor_module._prompt(messages, None)
-    assert advisor_module._prompt is advisor_module._plain_prompt  # Prompt holds only its two fields
+    assert vars(advisor_module)["build_prompt"] is builders.prompt  # the shared builder, checked once against Prompt
+    built = builders.prompt(messages=messages, options=None)
     assert built == Prompt(messages=messages) and built.model_dump() == Prompt(messages=messages).model_dump()
     assert built.model_fields_set == {"messages", "options"}
     request = advisor_module._request(built, {"k": 1})
