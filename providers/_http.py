@@ -70,7 +70,6 @@ __all__ = [
     "RedactedHeaders",
     "RetryPolicy",
     "Secret",
-    "all_ints",
     "check_base_url",
     "error_from_event",
     "error_from_response",
@@ -332,15 +331,6 @@ def parse_json(data: bytes | str, *, provider: str) -> Any:
     except ValueError as exc:
         preview = data[:200] if isinstance(data, str) else data[:200].decode("utf-8", "replace")
         raise MalformedResponseError(f"The reply is not valid JSON: {preview!r}", provider=provider) from exc
-
-
-def all_ints(counts: Mapping[str, Any]) -> bool:
-    """Whether every value is an ``int`` (not a ``bool``, ``float`` or ``str``), so a reply's token
-    counts can be trusted as they are: a loop, not a generator, as every reply asks."""
-    for count in counts.values():  # noqa: SIM110 (a generator costs a frame and a resume per value)
-        if type(count) is not int:
-            return False
-    return True
 
 
 def header_value(headers: Mapping[str, str] | None, name: bytes) -> str | None:

@@ -36,7 +36,6 @@ from chatclient.responses import (
     shared_generation_metadata,
 )
 from chatclient.tools.definition import ToolDefinition
-from providers._extras import apply_extra_body
 from providers._http import ErrorDetails, error_from_event, event_status, header_value
 from providers._media import unsupported_media
 from providers._per_options import PerOptions
@@ -125,7 +124,7 @@ def build_request(prompt: Prompt, options: ChatOptions | None, *, stream: bool) 
         _add_tools(body, opts, opts if isinstance(opts, AnthropicChatOptions) else None)
     if fields.after_tools:
         body.update(fields.after_tools)
-    return apply_extra_body(body, opts)
+    return body
 
 
 class _OptionFields(NamedTuple):

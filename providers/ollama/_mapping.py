@@ -44,7 +44,6 @@ from chatclient.responses import (
 )
 from chatclient.tools.callback import ToolCallback
 from chatclient.tools.definition import ToolDefinition
-from providers._extras import apply_extra_body
 from providers._tool_rendering import TOOL_RENDERINGS
 
 from .._http import ErrorDetails, error_from_event
@@ -96,7 +95,7 @@ def build_request(prompt: Prompt, options: ChatOptions | None, *, stream: bool) 
     think = getattr(opts, "think", None)
     if think is not None:
         body["think"] = think
-    return apply_extra_body(body, opts)
+    return body
 
 
 def _messages(messages: Sequence[Message]) -> list[dict[str, Any]]:

@@ -38,7 +38,6 @@ from chatclient.responses import (
     shared_generation_metadata,
 )
 from chatclient.tools.definition import ToolDefinition
-from providers._extras import apply_extra_body
 from providers._http import ErrorDetails, error_from_event, header_value
 from providers._media import unsupported_media
 from providers._per_options import PerOptions
@@ -102,7 +101,7 @@ def build_request(
         _tools(body, options)
     if fields.after_tools:
         body.update(fields.after_tools)
-    return apply_extra_body(body, options)
+    return body
 
 
 class _OptionFields(NamedTuple):
@@ -349,7 +348,7 @@ def parse_usage(data: Any) -> Usage | None:
         prompt = data.get("prompt_tokens") or 0
         completion = data.get("completion_tokens") or 0
         reasoning = (completion_details.get("reasoning_tokens") if completion_details else None) or 0
-        # Checked inline (not by ``all_ints``): every reply asks.
+        # Checked inline, not by a helper: every reply asks.
         if type(prompt) is int and type(completion) is int and type(cached) is int and type(reasoning) is int:
             return built.usage(prompt_tokens=prompt, completion_tokens=completion, cache_read_tokens=cached,
                                cache_write_tokens=0, reasoning_tokens=reasoning)  # fmt: skip

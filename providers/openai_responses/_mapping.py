@@ -41,7 +41,6 @@ from chatclient.responses import (
 )
 from chatclient.tools.callback import ToolCallback
 from chatclient.tools.definition import ToolDefinition
-from providers._extras import apply_extra_body
 from providers._http import ErrorDetails, error_from_event, header_value
 from providers._media import unsupported_media
 from providers._reply_shape import as_list, optional_object
@@ -99,7 +98,7 @@ def build_request(prompt: Prompt, options: ChatOptions, *, stream: bool) -> dict
     text = _text_config(options)
     if text:
         body["text"] = text
-    return apply_extra_body(body, options)
+    return body
 
 
 def _uses_reasoning(options: ChatOptions, messages: Sequence[Message]) -> bool:

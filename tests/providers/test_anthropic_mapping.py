@@ -171,7 +171,7 @@ def test_common_and_anthropic_options() -> None:
     assert body["thinking"] == {"type": "enabled", "budget_tokens": 2048}
     assert body["metadata"] == {"user_id": "user-7"}
     assert (body["temperature"], body["top_p"], body["top_k"], body["stop_sequences"]) == (0.3, 0.9, 40, ["END"])
-    assert body["service_tier"] == "standard_only" and body["container"] == "c1"
+    assert body["service_tier"] == "standard_only" and "container" not in body, "extra_body is the shell's"
     assert "frequency_penalty" not in body and "stream" not in body
     assert build_request(Prompt("hi"), ChatOptions(model="m"), stream=True)["stream"] is True
 

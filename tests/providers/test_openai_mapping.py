@@ -30,7 +30,7 @@ from chatclient.errors import (
     StreamIncompleteError,
 )
 from chatclient.events import ReasoningDelta, TextDelta, ToolCallDelta, ToolCallStarted
-from providers.openai import OpenAIChatOptions
+from providers.openai import OpenAIChatModel, OpenAIChatOptions
 from providers.openai._mapping import (
     StreamParser,
     build_request,
@@ -190,8 +190,10 @@ def test_output_schema_becomes_response_format() -> None:
     }
 
 
-def test_extra_body_is_merged_last() -> None:
-    sent = body(OpenAIChatOptions(model="m", temperature=1.0, extra_body={"temperature": 0.0, "think": False}))
+def test_extra_body_is_merged_last_once_by_the_shell_not_the_mapping() -> None:
+    options = OpenAIChatOptions(model="m", temperature=1.0, extra_body={"temperature": 0.0, "think": False})
+    assert body(options)["temperature"] == 1.0 and "think" not in body(options), "the mapping leaves it"
+    sent = OpenAIChatModel("m", api_key="k").build_body(Prompt("hi", options), options, stream=False)
     assert sent["temperature"] == 0.0 and sent["think"] is False
 
 
