@@ -58,8 +58,10 @@ class Config:
     s3_rounds: int = 10
     s4_rounds: int = 20
     s5_rounds: int = 7
-    s5_processes: int = 5
-    """Generations of fresh S5 worker processes (see ``_run_workers``)."""
+    s5_processes: int = 15
+    """Generations of fresh S5 worker processes (see ``_run_workers``). One generation's median moves by
+    10-15 % from the next (heap layout, ports, scheduling), more than the 5 % S5's budget judges: 5
+    generations did not resolve it run to run, 15 (about 3 minutes) do."""
     s5_concurrency: int = 300
     s5_warmup: int = 300
     s6_runs: int = 15
@@ -499,9 +501,10 @@ def s6(ctx: Context) -> Result:
                            fmt_ratio(spent / floor_cpu if floor_cpu else None)])  # fmt: skip
         if label.startswith("chatclient"):
             what = f"import, {label if wire == DASH else wire}"
-            budgets.append(Budget("S6", what, f"\u2264 1.5{TIMES} `import httpx2`",
-                                  fmt_ratio(ratio), None if ratio is None else ratio <= 1.5))  # fmt: skip
-            if wire != DASH:
+            if wire == DASH:  # the core alone loads neither pydantic's fields nor a provider
+                budgets.append(Budget("S6", what, f"\u2264 1.5{TIMES} `import httpx2`",
+                                      fmt_ratio(ratio), None if ratio is None else ratio <= 1.5))  # fmt: skip
+            else:  # a provider loads pydantic, which alone is past 1.5x httpx2: judged over the two (issue 9)
                 verdict = None if over_floor is None else over_floor <= 1.3
                 budgets.append(Budget("S6", f"{what}, over its dependencies", f"\u2264 1.3{TIMES} httpx2 + pydantic",
                                       fmt_ratio(over_floor), verdict))  # fmt: skip
