@@ -325,10 +325,7 @@ class SessionSql:
     def try_lease(self, session_id: str, token: str, ttl: float, now: float) -> Flow[bool]:
         """Take or renew the lease row unless another token holds it unexpired (PostgreSQL: by
         the server's clock; SQLite: by the repository's)."""
-        before: tuple[float, ...] = ()
-        clock = "EXTRACT(EPOCH FROM clock_timestamp())"
-        if not self.dialect.postgres:
-            clock, before = "?", (now,)
+        clock, before = self._lease_clock(now)
         rows = yield self._q(
             f"INSERT INTO {self.lease} (session_id, token, expires_at) VALUES (?, ?, {clock} + ?)"
             " ON CONFLICT (session_id) DO UPDATE SET token = excluded.token, expires_at = excluded.expires_at"
@@ -340,6 +337,10 @@ class SessionSql:
             *before,
         )
         return bool(rows)
+
+    def _lease_clock(self, now: float | None) -> tuple[str, tuple[Any, ...]]:
+        """The clock leases expire by: PostgreSQL's (every holder's server agrees), else ``now``."""
+        return ("EXTRACT(EPOCH FROM clock_timestamp())", ()) if self.dialect.postgres else ("?", (now,))
 
     def release_lease(self, session_id: str, token: str) -> Flow[bool]:
         rows = yield self._q(
@@ -473,7 +474,7 @@ class SessionSql:
         return result, created_at, reset
 
     def delete_expired(self, ttl: float, now: float | None) -> Flow[list[str]]:
-        """Delete every expired session with its events; their ids."""
+        """Delete every expired session with its events, and every expired lease; the sessions' ids."""
         idle, params = self._idle(ttl, now)
         tail = " FOR UPDATE OF s" if self.dialect.postgres else ""
         rows = yield self._q(f"SELECT s.id FROM {self._from_last()} WHERE {idle}{tail}", *params)
@@ -484,6 +485,8 @@ class SessionSql:
             yield self._q(f"DELETE FROM {self.event} WHERE session_id IN ({marks})", *chunk)
             yield self._q(f"DELETE FROM {self.session} WHERE id IN ({marks})", *chunk)
             yield self._q(f"DELETE FROM {self.meta} WHERE id IN ({marks})", *chunk)
+        clock, at = self._lease_clock(now)  # leases a crashed holder never released, on any session
+        yield self._q(f"DELETE FROM {self.lease} WHERE expires_at <= {clock}", *at)
         return gone
 
     def prune(self, session_id: str, below_seq: int, ttl: float | None = None, now: float | None = None) -> Flow[int]:
