@@ -17,10 +17,10 @@ holds more than ``restart_after`` frames (8 MB by default; rarely, since writers
 holds writers off while it copies the few frames committed meanwhile and waits
 (``RESTART_WAIT_MS`` at most) for readers of the old frames, and the next commit rewrites the
 WAL's first pages, already in the page cache. If readers kept it from restarting and the WAL has
-grown past ``limit`` frames, the thread runs a ``TRUNCATE`` checkpoint, which waits for them
-(through the busy timeout) and empties the file. Each process checkpoints with its own thread;
-SQLite lets one checkpointer run at a time, so concurrent ones are safe (one that meets another
-just does nothing).
+grown past ``limit`` frames, the thread runs a ``TRUNCATE`` checkpoint instead, which empties the
+file, with the same short wait (a reader that stays only delays it to the next pass). Each process
+checkpoints with its own thread; SQLite lets one checkpointer run at a time, so concurrent ones are
+safe (one that meets another just does nothing).
 """
 
 from __future__ import annotations
@@ -145,13 +145,17 @@ def checkpoint_once(db: Any, limit: int, restart_after: int) -> None:
     """One checkpoint pass on the thread's own connection ``db``: the bulk copied without blocking
     anyone, then, past ``restart_after`` frames, the WAL made to start over (emptied past ``limit``)."""
     _busy, frames, _copied = db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
-    if frames > limit:  # readers kept the WAL from restarting: wait for them, empty it
-        db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+    if frames > limit:  # readers kept the WAL from restarting: empty it
+        mode = "TRUNCATE"
+    elif frames > restart_after:
+        mode = "RESTART"
+    else:  # short enough: its pages, once written, stay in the page cache
         return
-    if frames <= restart_after:  # short enough: its pages, once written, stay in the page cache
-        return
+    # Either mode holds writers off while it waits for readers, so it waits RESTART_WAIT_MS at most,
+    # never the busy timeout (30 s: one long reader would stall every turn); a reader that stays
+    # only delays it to the next pass.
     db.execute(f"PRAGMA busy_timeout = {RESTART_WAIT_MS}")
     try:
-        db.execute("PRAGMA wal_checkpoint(RESTART)").fetchone()
+        db.execute(f"PRAGMA wal_checkpoint({mode})").fetchone()
     finally:
         db.execute("PRAGMA busy_timeout = 30000")

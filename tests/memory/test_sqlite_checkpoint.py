@@ -12,7 +12,7 @@ import pytest
 from chatclient import AssistantMessage, UserMessage
 from chatclient.errors import ConfigurationError
 from chatclient.memory import turn_events
-from chatclient.memory._checkpoint import checkpoint_once
+from chatclient.memory._checkpoint import RESTART_WAIT_MS, checkpoint_once
 from chatclient.memory.sqlite import SqliteSessionRepository
 
 
@@ -142,3 +142,39 @@ def test_a_reader_of_old_frames_only_delays_the_restart(tmp_path: Path) -> None:
     writer.execute("INSERT INTO t VALUES (4)")
     assert _frames_left(path) < 3, "with the reader gone the next pass restarts the WAL"
     assert writer.execute("SELECT count(*) FROM t").fetchone() == (4,)
+
+
+class _BusyTimeoutSpy:
+    """The checkpoint thread's connection, noting the busy timeout each WAL-resetting checkpoint ran with."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self._db = db
+        self.waits: dict[str, int] = {}
+
+    def execute(self, sql: str) -> sqlite3.Cursor:
+        for mode in ("RESTART", "TRUNCATE"):
+            if f"({mode})" in sql:
+                self.waits[mode] = self._db.execute("PRAGMA busy_timeout").fetchone()[0]
+        return self._db.execute(sql)
+
+
+def test_emptying_a_wal_readers_held_never_holds_writers_off_past_the_short_wait(tmp_path: Path) -> None:
+    """Past ``limit`` frames the ``TRUNCATE`` checkpoint waits for readers as ``RESTART`` does, for
+    ``RESTART_WAIT_MS`` at most: writers queue behind it, so a 30 s wait would stall every turn."""
+    path = tmp_path / "s.db"
+    writer = _writer(path)
+    writer.execute("INSERT INTO t VALUES (randomblob(3000))")
+    reader = sqlite3.connect(path, isolation_level=None)
+    reader.execute("BEGIN")
+    assert reader.execute("SELECT count(*) FROM t").fetchone() == (1,)  # holds the snapshot
+    for _ in range(5):
+        writer.execute("INSERT INTO t VALUES (randomblob(3000))")
+    thread_db = _BusyTimeoutSpy(sqlite3.connect(path, isolation_level=None, timeout=30.0, check_same_thread=False))
+    checkpoint_once(thread_db, 2, 0)  # past the limit: TRUNCATE, which the reader keeps from emptying the WAL
+    assert thread_db.waits == {"TRUNCATE": RESTART_WAIT_MS}
+    quick = sqlite3.connect(path, isolation_level=None, timeout=0)
+    quick.execute("INSERT INTO t VALUES (3)")  # nothing left holding the write lock
+    reader.execute("COMMIT")
+    checkpoint_once(thread_db, 2, 0)
+    assert _frames_left(path) == 0, "with the reader gone the next pass empties the WAL"
+    assert writer.execute("SELECT count(*) FROM t").fetchone() == (7,)
