@@ -473,12 +473,15 @@ class SessionSql:
         result, created_at = yield from append(session_id, events, expected_version, now)
         return result, created_at, reset
 
-    def delete_expired(self, ttl: float, now: float | None) -> Flow[list[str]]:
-        """Delete every expired session with its events, and every expired lease; the sessions' ids."""
-        idle, params = self._idle(ttl, now)
-        tail = " FOR UPDATE OF s" if self.dialect.postgres else ""
-        rows = yield self._q(f"SELECT s.id FROM {self._from_last()} WHERE {idle}{tail}", *params)
-        gone = [str(r[0]) for r in rows]
+    def delete_expired(self, ttl: float | None, now: float | None) -> Flow[list[str]]:
+        """Delete every expired session with its events (none without a ``ttl``: no session of such a
+        repository expires), and every expired lease; the sessions' ids."""
+        gone: list[str] = []
+        if ttl is not None:
+            idle, params = self._idle(ttl, now)
+            tail = " FOR UPDATE OF s" if self.dialect.postgres else ""
+            rows = yield self._q(f"SELECT s.id FROM {self._from_last()} WHERE {idle}{tail}", *params)
+            gone = [str(r[0]) for r in rows]
         for start in range(0, len(gone), 500):
             chunk = gone[start : start + 500]
             marks = ", ".join("?" * len(chunk))

@@ -187,8 +187,9 @@ class PostgresSessionRepository:
         return self.ttl is not None and self._run(self._sql.expired(session_id, self.ttl, None), transaction=False)
 
     def delete_expired(self, now: float | None = None) -> int:
-        """Sessions idle past the ttl by the server's clock (or ``now``, a Unix time), deleted."""
-        return 0 if self.ttl is None else len(self._run(self._sql.delete_expired(self.ttl, now)))
+        """Sessions idle past the ttl by the server's clock (or ``now``, a Unix time), and leases run
+        out, deleted."""
+        return len(self._run(self._sql.delete_expired(self.ttl, now)))
 
     def prune(self, session_id: str, below_seq: int) -> int:
         return self._run(self._sql.prune(check_session_id(session_id), below_seq, self.ttl))
@@ -308,7 +309,7 @@ class AsyncPostgresSessionRepository:
         return await self._run(self._sql.expired(session_id, self.ttl, None), transaction=False)
 
     async def delete_expired(self, now: float | None = None) -> int:
-        return 0 if self.ttl is None else len(await self._run(self._sql.delete_expired(self.ttl, now)))
+        return len(await self._run(self._sql.delete_expired(self.ttl, now)))
 
     async def prune(self, session_id: str, below_seq: int) -> int:
         return await self._run(self._sql.prune(check_session_id(session_id), below_seq, self.ttl))

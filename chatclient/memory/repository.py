@@ -57,7 +57,8 @@ class SessionRepository(Protocol):
         ...
 
     def delete_expired(self, now: float | None = None) -> int:
-        """Remove every session idle for longer than its ``ttl``; how many went."""
+        """Remove every session idle for longer than its ``ttl``, and the leases whose holders never
+        released them (with or without a ``ttl``); how many sessions went."""
         ...
 
     def create(

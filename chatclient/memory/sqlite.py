@@ -405,8 +405,6 @@ class SqliteSessionRepository:
         return None if found is None else session_of(session_id, *found)
 
     def delete_expired(self, now: float | None = None) -> int:
-        if self.ttl is None:
-            return 0
         gone = self._db.write(self._sql.delete_expired(self.ttl, self._clock() if now is None else now))
         for session_id in gone:
             self._tails.drop(session_id)

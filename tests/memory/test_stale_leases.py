@@ -1,5 +1,6 @@
 """A lease its holder never released (the process died mid-turn) is swept by ``delete_expired``,
-on both SQL stores, while a live lease stays: otherwise such rows pile up for ever."""
+on both SQL stores, with or without a session ttl, while a live lease stays: otherwise such rows
+pile up for ever."""
 
 from __future__ import annotations
 
@@ -22,15 +23,16 @@ def _lease_rows(repository: Any, prefix: str, path: Path | None) -> set[str]:
         return {row[0] for row in connection.execute(sql)}
 
 
+@pytest.mark.parametrize("ttl", [3600.0, None], ids=["session-ttl", "no-ttl"])
 @pytest.mark.parametrize("backend", ["sqlite", "postgres"])
 def test_delete_expired_sweeps_the_leases_nobody_released(
-    backend: str, tmp_path: Path, prefix: str, postgres_url: str
+    backend: str, ttl: float | None, tmp_path: Path, prefix: str, postgres_url: str
 ) -> None:
     path = tmp_path / "memory.db" if backend == "sqlite" else None
     if path is not None:
-        repository: Any = SqliteSessionRepository(path, prefix=prefix, ttl=3600)
+        repository: Any = SqliteSessionRepository(path, prefix=prefix, ttl=ttl)
     else:
-        repository = PostgresSessionRepository(postgres_url, prefix=prefix, ttl=3600)
+        repository = PostgresSessionRepository(postgres_url, prefix=prefix, ttl=ttl)
     try:
         assert repository.try_lease("crashed", "dead-holder", 0.0), "taken, and expired at once"
         assert repository.try_lease("working", "live-holder", 600.0)
