@@ -51,7 +51,15 @@ def _reset_calls() -> None:
 
 @pytest.fixture
 def provider(url: str) -> Iterator[McpToolCallbackProvider]:
-    with McpToolCallbackProvider(McpServerConnection.http(url, name="demo", call_timeout_s=0.5)) as p:
+    """A generous call timeout: a loaded CI machine must not turn a quick call into a timeout."""
+    with McpToolCallbackProvider(McpServerConnection.http(url, name="demo", call_timeout_s=30)) as p:
+        yield p
+
+
+@pytest.fixture
+def impatient(url: str) -> Iterator[McpToolCallbackProvider]:
+    """A call timeout the 3 s ``slow`` tool always passes, and a quick ``add`` never nears."""
+    with McpToolCallbackProvider(McpServerConnection.http(url, name="demo", call_timeout_s=1)) as p:
         yield p
 
 
@@ -148,14 +156,14 @@ def test_images_arrive_as_image_parts_and_structured_content_is_kept(provider: M
 
 @pytest.mark.parametrize("mode", MODES)
 def test_a_call_past_its_timeout_is_an_error_result_and_the_session_stays_usable(
-    mode: str, provider: McpToolCallbackProvider
+    mode: str, impatient: McpToolCallbackProvider
 ) -> None:
     model = ScriptedChatModel(calling("slow"))
-    response, _ = run_spec(mode, ChatClient.create(model).prompt("Wait").tools(provider))
-    assert response.chat_response is not None and "timed out after 0.5 s" in (response.chat_response.text or "")
+    response, _ = run_spec(mode, ChatClient.create(model).prompt("Wait").tools(impatient))
+    assert response.chat_response is not None and "timed out after 1 s" in (response.chat_response.text or "")
     assert last_responses(model)[0].is_error
     follow_up = ScriptedChatModel(calling("add", {"a": 1, "b": 1}))
-    answered, _ = run_spec(mode, ChatClient.create(follow_up).prompt("Sum").tools(provider))
+    answered, _ = run_spec(mode, ChatClient.create(follow_up).prompt("Sum").tools(impatient))
     assert answered.chat_response is not None and answered.chat_response.text == "2"
 
 

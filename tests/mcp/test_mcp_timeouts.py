@@ -140,9 +140,10 @@ def stalling_url() -> Iterator[str]:
 
 
 def test_a_listing_resource_read_and_prompt_that_never_answer_are_bounded(stalling_url: str) -> None:
-    connection = McpServerConnection.http(stalling_url, name="stalling", call_timeout_s=0.3, connect_timeout_s=0.3)
+    # connect_timeout_s bounds the handshake too: 2 s, so a loaded machine still completes it
+    connection = McpServerConnection.http(stalling_url, name="stalling", call_timeout_s=0.3, connect_timeout_s=2)
     with McpToolCallbackProvider(connection) as provider:
-        with pytest.raises(McpConnectionError, match=r"'stalling'.*'tools/list' within connect_timeout_s=0.3 s"):
+        with pytest.raises(McpConnectionError, match=r"'stalling'.*'tools/list' within connect_timeout_s=2 s"):
             provider.get_tool_callbacks()
         with pytest.raises(McpConnectionError, match=r"'note://stuck' within call_timeout_s=0.3 s"):
             provider.read_resource("stalling", "note://stuck")
@@ -151,7 +152,7 @@ def test_a_listing_resource_read_and_prompt_that_never_answer_are_bounded(stalli
 
 
 async def test_async_reads_and_prompts_are_bounded(stalling_url: str) -> None:
-    connection = McpServerConnection.http(stalling_url, name="stalling", call_timeout_s=0.3, connect_timeout_s=0.3)
+    connection = McpServerConnection.http(stalling_url, name="stalling", call_timeout_s=0.3, connect_timeout_s=2)
     with McpToolCallbackProvider(connection) as provider:
         with pytest.raises(McpConnectionError, match=r"call_timeout_s=0\.3 s"):
             await provider.aread_resource("stalling", "note://stuck")
