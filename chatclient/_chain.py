@@ -142,7 +142,7 @@ def _bind_call(method: Any, inner: CallNext) -> CallNext:
 
 def model_of(next_: AsyncCallNext) -> ChatModel | None:
     """The model when ``next_`` is the unobserved model call itself, else ``None``: an advisor that
-    would only await it (the tool loop's plain call) may call ``model.acall(model_prompt(request,
+    would only await it (each round of the tool loop) may call ``model.acall(model_prompt(request,
     model))`` instead, one coroutine fewer between the caller and the socket."""
     return getattr(next_, "chat_model", None)
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from pydantic import JsonValue
 from typing_extensions import Self
 
-from .._trusted import trusted
+from .. import _builders as built
 from ..errors import (
     ChatClientError,
     ConfigurationError,
@@ -442,7 +442,7 @@ class ToolCallingManager:
                 response = _success(call, outcome, step.arguments, metadata)
                 responses.append(response)
                 return_direct = return_direct and not response.is_error and target.metadata.return_direct
-        results = trusted(ToolResponseMessage, {"role": "tool", "responses": tuple(responses), "metadata": {}})
+        results = built.tool_response_message(role="tool", responses=tuple(responses), metadata={})
         history = (*prompt.messages, plan.message, results)
         return ToolExecutionResult(history, return_direct, plan.limit_exceeded)
 
@@ -605,16 +605,15 @@ def _success(
     """The response for a call that ran; a person's edit of the arguments is noted first, for the model."""
     note = "" if edited is None else _EDITED_NOTE.format(arguments=edited)
     if type(result) is str:  # the usual result: every field is a checked value already (the call's are)
-        return trusted(ToolResponse, {"id": call.id, "name": call.name, "response_data": note + result,
-                                      "is_error": False, "metadata": metadata, "parts": (),
-                                      "result_metadata": {}})  # fmt: skip
+        return built.tool_response(id=call.id, name=call.name, response_data=note + result, is_error=False,
+                                   metadata=metadata, parts=(), result_metadata={})  # fmt: skip
     if isinstance(result, str):
         return ToolResponse(id=call.id, name=call.name, response_data=note + result, metadata=metadata)
     parts = (TextPart(note.rstrip("\n")), *result.parts) if note else result.parts
     if type(result) is ToolResult:  # its parts and metadata were checked when it was made
-        return trusted(ToolResponse, {"id": call.id, "name": call.name, "response_data": note + result.text,
-                                      "is_error": result.is_error, "metadata": metadata, "parts": parts,
-                                      "result_metadata": dict(result.metadata)})  # fmt: skip
+        return built.tool_response(id=call.id, name=call.name, response_data=note + result.text,
+                                   is_error=result.is_error, metadata=metadata, parts=parts,
+                                   result_metadata=dict(result.metadata))  # fmt: skip
     return ToolResponse(
         id=call.id,
         name=call.name,
