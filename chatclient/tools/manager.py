@@ -410,7 +410,7 @@ class ToolCallingManager:
                 else:
                     needs_person = self._policy.requires_confirmation(call, callback)
                     gated = gated or needs_person
-                    steps.append(_Step(call, callback, gated=needs_person))
+                    steps.append(_Step(call, callback, needs_person))  # positional: no keyword dict a call
                 continue
             breach.call_id = call.id
             if self._limits.policy is ToolCallLimitPolicy.RAISE:
