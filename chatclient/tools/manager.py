@@ -54,7 +54,7 @@ from .confirmation import (
     ToolCallDecision,
     ToolCallDecisions,
 )
-from .definition import ToolContext, ToolDefinition
+from .definition import EMPTY_TOOL_CONTEXT, ToolContext, ToolDefinition
 
 if TYPE_CHECKING:
     from concurrent.futures import Executor
@@ -682,7 +682,8 @@ def _unknown_tool(call: ToolCall, callbacks: dict[str, ToolCallback]) -> Unknown
 def _tool_context(prompt: Prompt) -> ToolContext:
     options = prompt.options
     tool_options = _TOOL_OPTIONS[0] if _TOOL_OPTIONS else _tool_options()  # no call once imported
-    return ToolContext(options.tool_context if isinstance(options, tool_options) else None)
+    data = options.tool_context if isinstance(options, tool_options) else None
+    return ToolContext(data) if data else EMPTY_TOOL_CONTEXT  # the usual round: no context, nothing to build
 
 
 _TOOL_OPTIONS: list[type[ToolCallingChatOptions]] = []
