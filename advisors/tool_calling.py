@@ -268,7 +268,9 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
         context = request.context
         extra = context.get(ContextKeys.TOOL_LOOP_EXTENSIONS)
         hooks = _hooks_of((self, *self.extensions, *extra)) if extra else self._hooks
-        state = LoopState(streaming=streaming, observers=observers)
+        state = LoopState(streaming)  # positional, observers set only when there are any: no keyword dict
+        if observers is not NO_OBSERVERS:
+            state.observers = observers
         if hooks.initialize or ContextKeys.RESUME in context:
             return self._flow(request, state, hooks)
         return self._new_turn(request, state, hooks)  # the rounds' own generator: one frame less per step
