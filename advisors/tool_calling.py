@@ -24,10 +24,10 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Itera
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar, Union
 
+from chatclient import _builders as built
 from chatclient._chain import model_of as _model_of
 from chatclient._chain import model_prompt
 from chatclient._sync import run_sync
-from chatclient._trusted import trusted
 from chatclient.advisor import (
     AdvisorOrder,
     AsyncCallNext,
@@ -268,7 +268,9 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
         context = request.context
         extra = context.get(ContextKeys.TOOL_LOOP_EXTENSIONS)
         hooks = _hooks_of((self, *self.extensions, *extra)) if extra else self._hooks
-        state = LoopState(streaming=streaming, observers=observers)
+        state = LoopState(streaming)  # positional, observers set only when there are any: no keyword dict
+        if observers is not NO_OBSERVERS:
+            state.observers = observers
         if hooks.initialize or ContextKeys.RESUME in context:
             return self._flow(request, state, hooks)
         return self._new_turn(request, state, hooks)  # the rounds' own generator: one frame less per step
@@ -505,7 +507,7 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
             if usage is not metadata.usage or extra is not metadata.extra:  # else: no copy that changes nothing
                 chat = chat.with_metadata(usage=usage, extra=extra)
         messages = state.turn_messages if answer is None else (*state.turn_messages, answer)
-        turn = Turn(state.turn_id, messages, state.round, paused=state.pending is not None)
+        turn = Turn(state.turn_id, messages, state.round, state.pending is not None)  # positional: no keyword dict
         return ChatClientResponse(chat, {**response.context, ContextKeys.TURN: turn})
 
     @staticmethod
@@ -577,14 +579,16 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
             result: ChatClientResponse = stop.value
             return result
 
-    async def aadvise_call(self, request: ChatClientRequest, next_: AsyncCallNext) -> ChatClientResponse:
+    async def aadvise_call(  # noqa: C901 (the short path and the driver inline, as advise_stream)
+        self, request: ChatClientRequest, next_: AsyncCallNext
+    ) -> ChatClientResponse:
         if not self._applies(request):
             return await next_(request)
         manager = self.tool_calling_manager
+        model = _model_of(next_)  # the model call is next: each round awaits it here, no coroutine between
         try:
             if self._is_plain(request):
-                model = _model_of(next_)
-                if model is not None:  # the model call is next: awaited here, no coroutine between
+                if model is not None:
                     chat = await model.acall(model_prompt(request, model))
                     context = request.context
                     final = _plain_reply(request, chat, context)
@@ -605,7 +609,11 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
             while True:
                 try:
                     if isinstance(step, ChatClientRequest):
-                        outcome: Any = await next_(step)
+                        if model is not None:  # what the chain's model call does, without its coroutine
+                            chat = await model.acall(model_prompt(step, model))
+                            outcome: Any = ChatClientResponse(chat, step.context)
+                        else:
+                            outcome = await next_(step)
                     elif isinstance(step, _RunTools):
                         outcome = await manager.aexecute_tool_calls(
                             step.prompt, step.response, step.decisions, observers=observers
@@ -817,7 +825,7 @@ def _with_messages(prompt: Prompt, messages: Sequence[Message]) -> Prompt:
     are models already, and every round makes one (or two, with the tool batch's prompt)."""
     if messages is prompt.messages:
         return prompt
-    return trusted(Prompt, {"messages": tuple(messages), "options": prompt.options})
+    return built.prompt(messages=tuple(messages), options=prompt.options)
 
 
 def _first_output(response: ChatClientResponse) -> AssistantMessage | None:

@@ -3,9 +3,10 @@
 A call builds eight models: the request's ``UserMessage`` and ``Prompt``, the reply's
 ``AssistantMessage``, ``Generation`` (and its ``GenerationMetadata``, shared for the common finish
 reasons: ``responses.shared_generation_metadata``), ``Usage``, ``ChatResponseMetadata`` and
-``ChatResponse``. A builder is one call whose signature is the check: with the shared metadata,
-25.5 k instructions fewer per OpenAI call than eight ``trusted(cls, values)`` builds. The values
-must already be of their fields' types (the callers check what the wire could get wrong).
+``ChatResponse``; a tool round adds a ``ToolResponse`` per call, their ``ToolResponseMessage`` and
+the next round's ``Prompt``. A builder is one call whose signature is the check: with the shared
+metadata, 25.5 k instructions fewer per OpenAI call than eight ``trusted(cls, values)`` builds. The
+values must already be of their fields' types (the callers check what the wire could get wrong).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from ._trusted import builds, new, set_dict, set_extra, set_fields_set, set_private
-from .messages import AssistantMessage, UserMessage
+from .messages import AssistantMessage, ToolResponse, ToolResponseMessage, UserMessage
 from .prompt import Prompt
 from .responses import ChatResponse, ChatResponseMetadata, Generation, GenerationMetadata, Usage
 
@@ -24,6 +25,8 @@ __all__ = [
     "generation_metadata",
     "prompt",
     "response_metadata",
+    "tool_response",
+    "tool_response_message",
     "usage",
     "user_message",
 ]
@@ -117,6 +120,29 @@ def prompt(*, messages: Any, options: Any) -> Prompt:
     model = new(Prompt)
     set_dict(model, {"messages": messages, "options": options})
     set_fields_set(model, {"messages", "options"})
+    set_extra(model, None)
+    set_private(model, None)
+    return model
+
+
+@builds(ToolResponse)
+def tool_response(
+    *, id: Any, name: Any, response_data: Any, is_error: Any, metadata: Any, parts: Any, result_metadata: Any
+) -> ToolResponse:
+    model = new(ToolResponse)
+    set_dict(model, {"id": id, "name": name, "response_data": response_data, "is_error": is_error,
+                     "metadata": metadata, "parts": parts, "result_metadata": result_metadata})  # fmt: skip
+    set_fields_set(model, {"id", "name", "response_data", "is_error", "metadata", "parts", "result_metadata"})
+    set_extra(model, None)
+    set_private(model, None)
+    return model
+
+
+@builds(ToolResponseMessage)
+def tool_response_message(*, role: Any, responses: Any, metadata: Any) -> ToolResponseMessage:
+    model = new(ToolResponseMessage)
+    set_dict(model, {"role": role, "responses": responses, "metadata": metadata})
+    set_fields_set(model, {"role", "responses", "metadata"})
     set_extra(model, None)
     set_private(model, None)
     return model

@@ -86,24 +86,33 @@ class ComposedChains:
     per-request state, so a request with the same advisors and no observers reuses the composed
     handler instead of building its closures on every call (fewer objects per call in flight)."""
 
-    __slots__ = ("_by_key",)
+    __slots__ = ("_by_key", "_last")
     LIMIT = 32
     """Distinct chains kept; past it the cache starts over (per-request advisors make new chains)."""
 
     def __init__(self) -> None:
         self._by_key: dict[tuple[Any, ...], tuple[ChatModel, tuple[Advisor, ...], Any]] = {}
+        self._last: dict[Any, tuple[Sequence[Advisor], ChatModel, Any]] = {}
+        """Per mode: the last advisors sequence asked for (the object itself), its model and handler.
+        A client hands every request without advisors of its own the same chain tuple, so most
+        requests are answered by two identity checks, without building and hashing a key."""
 
     def get(self, compose: Callable[..., HandlerT], advisors: Sequence[Advisor], model: ChatModel) -> HandlerT:
+        last = self._last.get(compose)
+        if last is not None and last[0] is advisors and last[1] is model and isinstance(advisors, tuple):
+            same: HandlerT = last[2]  # a tuple cannot have changed since
+            return same
         # Keyed by identity: the entry holds the model and advisors, so no id is reused while it lives.
         key = (compose, id(model), *map(id, advisors))
         hit = self._by_key.get(key)
         if hit is not None:
             handler: HandlerT = hit[2]
-            return handler
-        handler = compose(advisors, model)
-        if len(self._by_key) >= self.LIMIT:
-            self._by_key.clear()
-        self._by_key[key] = (model, tuple(advisors), handler)
+        else:
+            handler = compose(advisors, model)
+            if len(self._by_key) >= self.LIMIT:
+                self._by_key.clear()
+            self._by_key[key] = (model, tuple(advisors), handler)
+        self._last[compose] = (advisors, model, handler)
         return handler
 
 
@@ -142,7 +151,7 @@ def _bind_call(method: Any, inner: CallNext) -> CallNext:
 
 def model_of(next_: AsyncCallNext) -> ChatModel | None:
     """The model when ``next_`` is the unobserved model call itself, else ``None``: an advisor that
-    would only await it (the tool loop's plain call) may call ``model.acall(model_prompt(request,
+    would only await it (each round of the tool loop) may call ``model.acall(model_prompt(request,
     model))`` instead, one coroutine fewer between the caller and the socket."""
     return getattr(next_, "chat_model", None)
 

@@ -57,7 +57,7 @@ class PreparedRequest:
     """
 
     request: ChatClientRequest
-    chain: list[Advisor]
+    chain: Sequence[Advisor]
     providers: tuple[ToolCallbackProvider, ...]
     observers: Observers | None
     chains: ComposedChains | None = None
@@ -367,15 +367,17 @@ class ChatClientRequestSpec:
         if self.resume_state is not None and not any(isinstance(a, ToolAdvisor) for a in chain):
             raise ConfigurationError("resume() needs the tool-calling advisor in the chain, but it is switched off")
         request = ChatClientRequest(prompt, context)
-        return PreparedRequest(
+        client = self.client
+        providers = self.tool_providers
+        return PreparedRequest(  # positional, in field order: no keyword dict per request
             request,
             chain,
-            self.tool_providers,
+            providers,
             observers or None,
-            chains=self.client._chains,
-            tool_options=self.client._tool_options if self.tool_providers else None,
-            usage_tracker=self.client._usage,
-            resumed_usage=resumed_usage,
+            client._chains,
+            client._usage,
+            resumed_usage,
+            client._tool_options if providers else None,
         )
 
     def _messages(self) -> list[Message]:
@@ -470,6 +472,7 @@ class ChatClient:
 
             tool_calling_advisor = ToolCallingAdvisor()
         self._tool_calling_advisor = tool_calling_advisor
+        self._solo_chain: tuple[Advisor, ...] = (tool_calling_advisor,)
         self._options_cache: tuple[ChatOptions | None, ChatOptions] | None = None
         self._last_options: _MergedOptions | None = None
         self._shared_usage = usage_tracker
@@ -539,11 +542,11 @@ class ChatClient:
 
         return client_html(self)
 
-    def _chain_for(self, advisors_in: Sequence[Advisor], context: Mapping[str, Any]) -> list[Advisor]:
+    def _chain_for(self, advisors_in: Sequence[Advisor], context: Mapping[str, Any]) -> Sequence[Advisor]:
         """The sorted chain for one request: its advisors (defaults included) plus the tool loop."""
         auto = context.get(ContextKeys.TOOL_CALLING_AUTO_REGISTER, True) is not False
         if not advisors_in:  # the usual request: the tool loop alone, nothing to check or sort
-            return [self._tool_calling_advisor] if auto else []
+            return self._solo_chain if auto else ()  # one tuple for all: its chains are found by identity
         advisors = list(advisors_in)
         tool_advisors = [a for a in advisors if isinstance(a, ToolAdvisor)]
         if len(tool_advisors) > 1:

@@ -54,14 +54,15 @@ class _Compiled:
     model: type[BaseModel]
     schema: dict[str, Any]
     params: tuple[_Param, ...]
-    keywords: tuple[tuple[str, ...], tuple[str, ...]] | None = None
-    """(parameter names, their fields) when every parameter is a field passed by keyword (the usual
-    tool): its call's keywords are then made in C, not by a loop over the parameters every call."""
+    keywords: tuple[tuple[str, str], ...] | None = None
+    """(parameter name, its field) pairs when every parameter is a field passed by keyword (the usual
+    tool): its call's keywords are then one dict comprehension, not a loop over the parameters (half
+    the instructions of ``dict(zip(names, map(...), strict=True))``, whose lengths agree by making)."""
 
     @staticmethod
     def of(model: type[BaseModel], schema: dict[str, Any], params: tuple[_Param, ...]) -> _Compiled:
         plain = all(p.source == "field" and not p.positional for p in params)
-        keywords = (tuple(p.name for p in params), tuple(p.field for p in params)) if plain else None
+        keywords = tuple((p.name, p.field) for p in params) if plain else None
         return _Compiled(model, schema, params, keywords)
 
 
@@ -123,9 +124,9 @@ class ToolSignature:
     def call_args(self, parsed: BaseModel, context: ToolContext) -> tuple[list[Any], dict[str, Any]]:
         compiled = self._compile()
         values = parsed.__dict__
-        if compiled.keywords is not None:
-            names, fields = compiled.keywords
-            return [], dict(zip(names, map(values.__getitem__, fields), strict=True))
+        keywords = compiled.keywords
+        if keywords is not None:
+            return [], {name: values[field] for name, field in keywords}
         args: list[Any] = []
         kwargs: dict[str, Any] = {}
         for param in compiled.params:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
+from types import MappingProxyType
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
@@ -67,7 +68,8 @@ class ToolContext(Mapping[str, Any]):
 
     @property
     def context(self) -> Mapping[str, Any]:
-        return self._data
+        """The values, read-only (one empty context is shared by every call that has none)."""
+        return MappingProxyType(self._data)
 
     def __getitem__(self, key: str) -> Any:
         return self._data[key]
@@ -80,3 +82,7 @@ class ToolContext(Mapping[str, Any]):
 
     def __repr__(self) -> str:
         return f"ToolContext({self._data!r})"
+
+
+EMPTY_TOOL_CONTEXT = ToolContext()
+"""The context of a call that has none: shared, as nothing can change it (``context`` is read-only)."""

@@ -16,7 +16,7 @@ from ._json_schema import SchemaSignature
 from ._results import ResultConverter, convert_result, default_result_converter
 from ._signature import ToolSignature
 from .callback import ToolCallback
-from .definition import ToolContext, ToolDefinition, ToolMetadata
+from .definition import EMPTY_TOOL_CONTEXT, ToolContext, ToolDefinition, ToolMetadata
 
 __all__ = [
     "FunctionToolCallback",
@@ -167,7 +167,7 @@ class FunctionToolCallback(ToolCallback):
     def _prepare(self, arguments: str, context: ToolContext | None) -> tuple[list[Any], dict[str, Any]]:
         signature = self.spec.signature
         parsed: Any = signature.parse(arguments, self.spec.name)
-        return signature.call_args(parsed, context if context is not None else ToolContext())
+        return signature.call_args(parsed, context if context is not None else EMPTY_TOOL_CONTEXT)
 
 
 class FunctionToolCallbackBuilder:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from pydantic import JsonValue
 from typing_extensions import Self
 
-from .._trusted import trusted
+from .. import _builders as built
 from ..errors import (
     ChatClientError,
     ConfigurationError,
@@ -54,7 +54,7 @@ from .confirmation import (
     ToolCallDecision,
     ToolCallDecisions,
 )
-from .definition import ToolContext, ToolDefinition
+from .definition import EMPTY_TOOL_CONTEXT, ToolContext, ToolDefinition
 
 if TYPE_CHECKING:
     from concurrent.futures import Executor
@@ -67,7 +67,7 @@ _log = logging.getLogger("chatclient.tools")
 __all__ = ["ToolCallingManager", "ToolCallingManagerBuilder", "ToolExecutionResult"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True, init=False)
 class ToolExecutionResult:
     """The conversation after one batch of tool calls, and what the loop should do next."""
 
@@ -78,6 +78,15 @@ class ToolExecutionResult:
     limit_exceeded: str | None = None
     """The first breach message when a limit was hit under ``FINAL_ANSWER``: the loop should ask the
     model once more, without tools."""
+
+    def __init__(
+        self, conversation_history: tuple[Message, ...], return_direct: bool = False, limit_exceeded: str | None = None
+    ) -> None:
+        # Each slot set through its descriptor: a frozen dataclass's own __init__ pays an
+        # ``object.__setattr__`` per field (every tool round makes one).
+        _set_history(self, conversation_history)
+        _set_return_direct(self, return_direct)
+        _set_limit_exceeded(self, limit_exceeded)
 
     @property
     def tool_responses(self) -> tuple[ToolResponse, ...]:
@@ -99,6 +108,11 @@ class ToolExecutionResult:
             )
             for response in self.tool_responses
         )
+
+
+_set_history = ToolExecutionResult.__dict__["conversation_history"].__set__
+_set_return_direct = ToolExecutionResult.__dict__["return_direct"].__set__
+_set_limit_exceeded = ToolExecutionResult.__dict__["limit_exceeded"].__set__
 
 
 @dataclass(frozen=True)
@@ -396,7 +410,7 @@ class ToolCallingManager:
                 else:
                     needs_person = self._policy.requires_confirmation(call, callback)
                     gated = gated or needs_person
-                    steps.append(_Step(call, callback, gated=needs_person))
+                    steps.append(_Step(call, callback, needs_person))  # positional: no keyword dict a call
                 continue
             breach.call_id = call.id
             if self._limits.policy is ToolCallLimitPolicy.RAISE:
@@ -442,7 +456,7 @@ class ToolCallingManager:
                 response = _success(call, outcome, step.arguments, metadata)
                 responses.append(response)
                 return_direct = return_direct and not response.is_error and target.metadata.return_direct
-        results = trusted(ToolResponseMessage, {"role": "tool", "responses": tuple(responses), "metadata": {}})
+        results = built.tool_response_message(role="tool", responses=tuple(responses), metadata={})
         history = (*prompt.messages, plan.message, results)
         return ToolExecutionResult(history, return_direct, plan.limit_exceeded)
 
@@ -605,16 +619,15 @@ def _success(
     """The response for a call that ran; a person's edit of the arguments is noted first, for the model."""
     note = "" if edited is None else _EDITED_NOTE.format(arguments=edited)
     if type(result) is str:  # the usual result: every field is a checked value already (the call's are)
-        return trusted(ToolResponse, {"id": call.id, "name": call.name, "response_data": note + result,
-                                      "is_error": False, "metadata": metadata, "parts": (),
-                                      "result_metadata": {}})  # fmt: skip
+        return built.tool_response(id=call.id, name=call.name, response_data=note + result, is_error=False,
+                                   metadata=metadata, parts=(), result_metadata={})  # fmt: skip
     if isinstance(result, str):
         return ToolResponse(id=call.id, name=call.name, response_data=note + result, metadata=metadata)
     parts = (TextPart(note.rstrip("\n")), *result.parts) if note else result.parts
     if type(result) is ToolResult:  # its parts and metadata were checked when it was made
-        return trusted(ToolResponse, {"id": call.id, "name": call.name, "response_data": note + result.text,
-                                      "is_error": result.is_error, "metadata": metadata, "parts": parts,
-                                      "result_metadata": dict(result.metadata)})  # fmt: skip
+        return built.tool_response(id=call.id, name=call.name, response_data=note + result.text,
+                                   is_error=result.is_error, metadata=metadata, parts=parts,
+                                   result_metadata=dict(result.metadata))  # fmt: skip
     return ToolResponse(
         id=call.id,
         name=call.name,
@@ -669,7 +682,8 @@ def _unknown_tool(call: ToolCall, callbacks: dict[str, ToolCallback]) -> Unknown
 def _tool_context(prompt: Prompt) -> ToolContext:
     options = prompt.options
     tool_options = _TOOL_OPTIONS[0] if _TOOL_OPTIONS else _tool_options()  # no call once imported
-    return ToolContext(options.tool_context if isinstance(options, tool_options) else None)
+    data = options.tool_context if isinstance(options, tool_options) else None
+    return ToolContext(data) if data else EMPTY_TOOL_CONTEXT  # the usual round: no context, nothing to build
 
 
 _TOOL_OPTIONS: list[type[ToolCallingChatOptions]] = []

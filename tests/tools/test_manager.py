@@ -428,3 +428,28 @@ def test_manager_serves_concurrent_requests_independently() -> None:
 
     with ThreadPoolExecutor(max_workers=8) as pool:
         assert list(pool.map(run, range(50))) == [str(n + 1) for n in range(50)]
+
+
+class TestToolContextIsReadOnly:
+    """A call without context values gets the one shared empty context: nothing a tool does to it may
+    reach another call, so its values are a read-only view."""
+
+    def test_a_tool_cannot_write_into_the_context_the_next_call_gets(self) -> None:
+        seen: list[dict[str, object]] = []
+
+        @tool
+        def scribble(context: ToolContext) -> str:
+            seen.append(dict(context))
+            with pytest.raises(TypeError):
+                context.context["user"] = "mallory"  # type: ignore[index]
+            return "ok"
+
+        for _ in range(2):
+            result = MANAGER.execute_tool_calls(prompt([scribble]), reply(call("scribble")))
+            assert results(result) == [("call_scribble", "ok", False)]
+        assert seen == [{}, {}]
+
+    def test_values_are_read_through_the_view(self) -> None:
+        context = ToolContext({"user": "ada"})
+        assert context.context == {"user": "ada"}
+        assert dict(context) == {"user": "ada"}
