@@ -16,6 +16,8 @@ from typing import Any, NoReturn, TypeVar
 
 from pydantic import BaseModel
 
+from .._trusted import set_extra, set_fields_set, set_private
+
 __all__ = ["FrozenDict", "FrozenList", "frozen"]
 
 T = TypeVar("T")
@@ -71,9 +73,6 @@ _ATOMS = frozenset({str, int, float, bool, type(None), FrozenDict, FrozenList})
 _EMPTY = FrozenDict()
 _new = object.__new__
 _set_dict = object.__setattr__
-_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__  # the slots' own setters: cheaper
-_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__  # than object.__setattr__ by name
-_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
 
 
 def frozen(value: T) -> T:
@@ -144,7 +143,7 @@ def _twin(model: BaseModel, names: tuple[str, ...] | None) -> BaseModel:
             values[name] = _EMPTY if type(value) is dict and not value else frozen(value)
     twin = _new(kind)
     _set_dict(twin, "__dict__", values)
-    _set_fields_set(twin, model.__pydantic_fields_set__)  # never changed: the model is frozen
-    _set_extra(twin, model.__pydantic_extra__)
-    _set_private(twin, model.__pydantic_private__)
+    set_fields_set(twin, model.__pydantic_fields_set__)  # never changed: the model is frozen
+    set_extra(twin, model.__pydantic_extra__)
+    set_private(twin, model.__pydantic_private__)
     return twin

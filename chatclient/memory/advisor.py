@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Coroutine, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Coroutine, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any, Literal, NamedTuple
 
@@ -31,7 +31,6 @@ from ..advisor import (
 from ..errors import ChatClientError, ConfigurationError
 from ..events import StreamEvent, TurnFinished
 from ..messages import Message, SystemMessage, UserMessage
-from ..prompt import Prompt
 from ..turn import Turn, new_turn_id
 from ._compacting import acompact, aread_log, compact, read_log, view_after
 from ._pause import paused_event_in, paused_in
@@ -185,7 +184,7 @@ class SessionMemoryAdvisor:
         else:
             history = messages_of(events)
         messages = (*prompt[:split], *history, *prompt[split:]) if split else (*history, *prompt)
-        request = _request(build_prompt(messages=messages, options=fields["options"]), request.context)
+        request = ChatClientRequest(build_prompt(messages=messages, options=fields["options"]), request.context)
         new = prompt[split:] if split else prompt
         return request, _tuple_new(_Plan, (conversation_id, turn_id, base, new, events, boundary))
 
@@ -415,25 +414,6 @@ def _checked(conversation_id: str) -> str:
         _CHECKED.clear()
     _CHECKED[conversation_id] = conversation_id
     return conversation_id
-
-
-def _plain_request(prompt: Prompt, context: Mapping[str, Any]) -> ChatClientRequest:
-    """``ChatClientRequest(prompt, context)`` through its slots (a frozen dataclass's ``__init__``
-    sets each field by ``object.__setattr__``)."""
-    request = _new(ChatClientRequest)
-    _set_request_prompt(request, prompt)
-    _set_request_context(request, context)
-    return request
-
-
-_new = object.__new__
-_set_request_prompt = ChatClientRequest.__dict__["prompt"].__set__
-_set_request_context = ChatClientRequest.__dict__["context"].__set__
-_request = (
-    _plain_request
-    if ChatClientRequest.__slots__ == ("prompt", "context") and not hasattr(ChatClientRequest, "__post_init__")
-    else ChatClientRequest
-)
 
 
 def _at(read: Sequence[SessionEvent]) -> AppendResult:

@@ -5,6 +5,7 @@ validated ones, and the in-memory append stays all-or-nothing when an event is m
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -59,8 +60,9 @@ def test_the_turn_prompt_and_request_are_the_validated_ones() -> None:
     built = builders.prompt(messages=messages, options=None)
     assert built == Prompt(messages=messages) and built.model_dump() == Prompt(messages=messages).model_dump()
     assert built.model_fields_set == {"messages", "options"}
-    request = advisor_module._request(built, {"k": 1})
-    assert request == ChatClientRequest(built, {"k": 1})
+    request = ChatClientRequest(built, {"k": 1})  # the advisor's request: the class's own slot-setting __init__
+    assert request.prompt is built and request.context == {"k": 1}
+    assert request == replace(request, context={"k": 1}), "equal to one built by dataclasses.replace"
 
 
 def test_a_memory_turn_sends_the_history_and_stores_the_turn() -> None:
