@@ -5,7 +5,7 @@ validated ones, and the in-memory append stays all-or-nothing when an event is m
 from __future__ import annotations
 
 import json
-from dataclasses import replace
+from dataclasses import FrozenInstanceError, replace
 from typing import Any
 
 import pytest
@@ -63,6 +63,10 @@ def test_the_turn_prompt_and_request_are_the_validated_ones() -> None:
     request = ChatClientRequest(built, {"k": 1})  # the advisor's request: the class's own slot-setting __init__
     assert request.prompt is built and request.context == {"k": 1}
     assert request == replace(request, context={"k": 1}), "equal to one built by dataclasses.replace"
+    other = replace(request, context={"k": 2})  # replace() reaches the hand-written __init__ by keyword
+    assert other.prompt is built and other.context == {"k": 2} and other != request
+    with pytest.raises(FrozenInstanceError):
+        request.context = {}  # type: ignore[misc]
 
 
 def test_a_memory_turn_sends_the_history_and_stores_the_turn() -> None:
