@@ -16,9 +16,10 @@ Conventions (the docs stay readable on a code host; the test reads the raw Markd
   ``calling(name, arguments, id=...)`` is a reply asking for one tool call. The providers' API-key
   variables are set to dummy keys, so building a provider model works offline.
 - Each page runs in a fresh temporary directory (files such as ``chat.db`` land there). Snippets
-  that need Redis or PostgreSQL read the CI services' URLs (``CHATCLIENT_TEST_REDIS_URL`` /
-  ``CHATCLIENT_TEST_POSTGRES_URL``) and skip when they are unset, outside CI only, like the other
-  tests of those backends.
+  that need Redis or PostgreSQL read the usual ``REDIS_URL`` / ``DATABASE_URL``; the test sets them
+  from the CI services' ``CHATCLIENT_TEST_REDIS_URL`` / ``CHATCLIENT_TEST_POSTGRES_URL`` and skips
+  such a snippet (and the later ones of its page) when those are unset, outside CI only, like the
+  other tests of those backends.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ FENCE = re.compile(
     re.DOTALL | re.MULTILINE,
 )
 DUMMY_KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")
-SERVICES = {"redis": "CHATCLIENT_TEST_REDIS_URL", "postgres": "CHATCLIENT_TEST_POSTGRES_URL"}
+SERVICES = {"REDIS_URL": "CHATCLIENT_TEST_REDIS_URL", "DATABASE_URL": "CHATCLIENT_TEST_POSTGRES_URL"}
 
 
 @dataclass(frozen=True)
@@ -107,12 +108,16 @@ def calling(name: str, arguments: dict[str, Any] | None = None, *, id: str | Non
     return AssistantMessage(None, tool_calls=[tool_call(name, arguments or {}, id=id)])
 
 
-def _require_services(code: str) -> None:
-    for name, variable in SERVICES.items():
-        if variable in code and not os.environ.get(variable):
+def _require_services(code: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    for documented, variable in SERVICES.items():
+        if documented not in code:
+            continue
+        url = os.environ.get(variable)
+        if not url:
             if os.environ.get("CI") == "true":
                 pytest.fail(f"{variable} is not set under CI")
-            pytest.skip(f"needs {name}: set {variable}")
+            pytest.skip(f"needs a server: set {variable}")
+        monkeypatch.setenv(documented, url)
 
 
 def _run(snippet: Snippet, namespace: dict[str, Any]) -> None:
@@ -132,9 +137,9 @@ def docs_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[DocsMo
 
 
 @pytest.mark.parametrize("snippet", RUN, ids=lambda s: s.id)
-def test_snippet_runs(snippet: Snippet, docs_env: DocsModels) -> None:
+def test_snippet_runs(snippet: Snippet, docs_env: DocsModels, monkeypatch: pytest.MonkeyPatch) -> None:
     earlier = [s for s in RUN if s.page == snippet.page and s.line < snippet.line]
-    _require_services("".join(s.setup + s.code for s in [*earlier, snippet]))
+    _require_services("".join(s.setup + s.code for s in [*earlier, snippet]), monkeypatch)
     namespace: dict[str, Any] = {"__name__": "__docs__", "script": docs_env.script, "calling": calling}
     for before in earlier:
         _run(before, namespace)
