@@ -14,7 +14,8 @@ Conventions (the docs stay readable on a code host; the test reads the raw Markd
   default it answers every request with a short text; a setup comment calls ``script(...)`` (the
   same arguments as ``ScriptedChatModel``) to choose the replies of the next model created, and
   ``calling(name, arguments, id=...)`` is a reply asking for one tool call. The providers' API-key
-  variables are set to dummy keys, so building a provider model works offline.
+  variables are set to dummy keys, so building a provider model works offline. A tool that fails
+  inside a snippet fails its test (the loop would otherwise tell the scripted model and go on).
 - Each page runs in a fresh temporary directory (files such as ``chat.db`` land there). Snippets
   that need Redis or PostgreSQL read the usual ``REDIS_URL`` / ``DATABASE_URL``; the test sets them
   from the CI services' ``CHATCLIENT_TEST_REDIS_URL`` / ``CHATCLIENT_TEST_POSTGRES_URL`` and skips
@@ -35,7 +36,7 @@ from typing import Any
 import pytest
 
 import providers
-from chatclient import AssistantMessage
+from chatclient import AssistantMessage, ToolResponseMessage
 from chatclient.testing import ScriptedChatModel, tool_call
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -93,6 +94,7 @@ class DocsModels:
 
     def __init__(self) -> None:
         self.next: ScriptedChatModel | None = None
+        self.created: list[ScriptedChatModel] = []
 
     def script(self, *args: Any, **kwargs: Any) -> ScriptedChatModel:
         self.next = ScriptedChatModel(*args, **kwargs)
@@ -100,7 +102,21 @@ class DocsModels:
 
     def create(self, spec: str, **kwargs: Any) -> ScriptedChatModel:
         model, self.next = self.next, None
-        return model or ScriptedChatModel(lambda prompt: "Hello from a scripted model.", model=spec.split(":", 1)[1])
+        model = model or ScriptedChatModel(lambda prompt: "Hello from a scripted model.", model=spec.split(":", 1)[1])
+        self.created.append(model)
+        return model
+
+    def tool_failures(self) -> list[str]:
+        """Error results the tools of the snippets sent to the models."""
+        return [
+            f"{response.name}: {response.response_data}"
+            for model in self.created
+            for prompt in model.prompts
+            for message in prompt.messages
+            if isinstance(message, ToolResponseMessage)
+            for response in message.responses
+            if response.is_error
+        ]
 
 
 def calling(name: str, arguments: dict[str, Any] | None = None, *, id: str | None = None) -> AssistantMessage:
@@ -144,6 +160,7 @@ def test_snippet_runs(snippet: Snippet, docs_env: DocsModels, monkeypatch: pytes
     for before in earlier:
         _run(before, namespace)
     _run(snippet, namespace)
+    assert not docs_env.tool_failures(), f"a tool failed in {snippet.id}: {docs_env.tool_failures()}"
 
 
 def test_notest_marks_stay_rare() -> None:
