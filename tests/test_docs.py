@@ -26,9 +26,11 @@ Conventions (the docs stay readable on a code host; the test reads the raw Markd
 from __future__ import annotations
 
 import importlib
+import logging
 import os
 import re
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -149,7 +151,23 @@ def docs_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[DocsMo
     for key in DUMMY_KEYS:
         monkeypatch.setenv(key, "sk-docs-test-key")
     monkeypatch.chdir(tmp_path)
-    yield models
+    with _logging_restored():
+        yield models
+
+
+@contextmanager
+def _logging_restored() -> Iterator[None]:
+    """Snippets configure logging as an application would; the rest of the suite must not see it."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    levels = {name: logging.getLogger(name).level for name in list(logging.root.manager.loggerDict)}
+    try:
+        yield
+    finally:
+        root.handlers[:] = handlers
+        root.setLevel(level)
+        for name in list(logging.root.manager.loggerDict):
+            logging.getLogger(name).setLevel(levels.get(name, logging.NOTSET))
 
 
 @pytest.mark.parametrize("snippet", RUN, ids=lambda s: s.id)
