@@ -21,12 +21,11 @@ from __future__ import annotations
 
 import secrets
 import time
-from collections.abc import Callable
 from contextlib import suppress
 from typing import TYPE_CHECKING, Any
 
 from .._storage.postgres import AsyncPool, locked_schema, open_pool
-from .._storage.sql import Flow, Statement, check_prefix
+from .._storage.sql import Statement, check_prefix
 from ..errors import PendingStateExpiredError, PendingStateNotFoundError, PendingStoreError
 from ..tools.confirmation import PendingToolCalls
 from . import state as _pending
@@ -157,18 +156,32 @@ class _NonceSql:
         return (f"DELETE FROM {self.table} WHERE nonce = %s", (nonce,))
 
 
-def _store_error(name: str) -> Callable[[str], PendingStoreError]:
-    """The error a store that cannot reach its server raises (the message says why)."""
-    return lambda message: PendingStoreError(message, store=name)
+def _pool(url: str | None, pool: Any, name: str, schema: list[str], connect_timeout: float) -> Any:
+    """The shared plumbing's pool with this store's tables (locked on the first statement's text,
+    the key earlier versions lock on); an unreachable server raises ``PendingStoreError``."""
+    return open_pool(
+        url,
+        pool,
+        name=name,
+        schema=locked_schema(schema[0], schema),
+        failed=lambda message: PendingStoreError(message, store=name),
+        connect_timeout=connect_timeout,
+    )
 
 
-def _schema(schema: list[str]) -> Flow[None]:
-    # locked on the first statement's text, the key earlier versions lock on
-    return locked_schema(schema[0], schema)
+class _AsyncPool(AsyncPool):
+    """The shared async pool (``await open()`` makes the tables, as :func:`_pool`), plus the one
+    call every statement here needs."""
 
-
-class _AsyncDb(AsyncPool):
-    """The shared async pool, plus the one call every statement here needs."""
+    def __init__(self, url: str | None, pool: Any, name: str, schema: list[str], connect_timeout: float) -> None:
+        super().__init__(
+            url,
+            pool,
+            name=name,
+            schema=lambda: locked_schema(schema[0], schema),
+            failed=lambda message: PendingStoreError(message, store=name),
+            connect_timeout=connect_timeout,
+        )
 
     async def fetchone(self, statement: Statement) -> Any:
         async with self.connection() as conn:
@@ -190,14 +203,7 @@ class PostgresPendingToolCallStore:
     ) -> None:
         self._sql = _PendingSql(prefix)
         self._own = pool is None
-        self._pool = open_pool(
-            url,
-            pool,
-            name=type(self).__name__,
-            schema=_schema(self._sql.schema),
-            failed=_store_error(type(self).__name__),
-            connect_timeout=connect_timeout,
-        )
+        self._pool = _pool(url, pool, type(self).__name__, self._sql.schema, connect_timeout)
         self._ttl = ttl
 
     def _one(self, statement: Statement) -> Any:
@@ -251,14 +257,7 @@ class AsyncPostgresPendingToolCallStore:
         ttl: float | None = 3600.0,
     ) -> None:
         self._sql = _PendingSql(prefix)
-        self._db = _AsyncDb(
-            url,
-            pool,
-            name=type(self).__name__,
-            schema=lambda: _schema(self._sql.schema),
-            failed=_store_error(type(self).__name__),
-            connect_timeout=connect_timeout,
-        )
+        self._db = _AsyncPool(url, pool, type(self).__name__, self._sql.schema, connect_timeout)
         self._ttl = ttl
 
     async def open(self) -> None:
@@ -311,14 +310,7 @@ class PostgresNonceLedger:
     ) -> None:
         self._sql = _NonceSql(prefix)
         self._own = pool is None
-        self._pool = open_pool(
-            url,
-            pool,
-            name=type(self).__name__,
-            schema=_schema(self._sql.schema),
-            failed=_store_error(type(self).__name__),
-            connect_timeout=connect_timeout,
-        )
+        self._pool = _pool(url, pool, type(self).__name__, self._sql.schema, connect_timeout)
         self._retention = retention
 
     def _one(self, statement: Statement) -> Any:
@@ -354,14 +346,7 @@ class AsyncPostgresNonceLedger:
         retention: float = _WEEK,
     ) -> None:
         self._sql = _NonceSql(prefix)
-        self._db = _AsyncDb(
-            url,
-            pool,
-            name=type(self).__name__,
-            schema=lambda: _schema(self._sql.schema),
-            failed=_store_error(type(self).__name__),
-            connect_timeout=connect_timeout,
-        )
+        self._db = _AsyncPool(url, pool, type(self).__name__, self._sql.schema, connect_timeout)
         self._retention = retention
 
     async def open(self) -> None:
