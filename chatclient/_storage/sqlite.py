@@ -21,10 +21,12 @@ import sqlite3
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Literal, TypeVar
+from typing import TYPE_CHECKING, Literal, TypeVar
 
-from .checkpoint import Checkpointer
 from .sql import Flow, Rows, Statement, run_flow
+
+if TYPE_CHECKING:
+    from .checkpoint import Checkpointer
 
 __all__ = ["BUSY_TIMEOUT", "SqliteDatabase", "Stamp"]
 
@@ -50,7 +52,11 @@ class SqliteDatabase:
     ) -> None:
         self.path = str(path)
         self.synchronous = synchronous
-        self.checkpointer = Checkpointer(self.path, every=checkpoint_every) if checkpoint_every else None
+        self.checkpointer: Checkpointer | None = None
+        if checkpoint_every:
+            from .checkpoint import Checkpointer  # its thread machinery only for a store that asks
+
+            self.checkpointer = Checkpointer(self.path, every=checkpoint_every)
         self._local = threading.local()
         self._opened: list[sqlite3.Connection] = []  # every thread's, so close() closes them all
         self._opened_lock = threading.Lock()
@@ -89,7 +95,8 @@ class SqliteDatabase:
             db.execute("ROLLBACK")
             raise
         db.execute("COMMIT")
-        self.committed()
+        if self.checkpointer is not None:
+            self.checkpointer.committed()
         return result
 
     def write_one(self, statement: Statement) -> int | None:
@@ -100,13 +107,9 @@ class SqliteDatabase:
             changed = self.connection().execute(*statement).rowcount
         except sqlite3.IntegrityError:
             return None
-        self.committed()
-        return changed
-
-    def committed(self) -> None:
-        """Count a commit made on this database's connections (for the checkpoint thread)."""
         if self.checkpointer is not None:
             self.checkpointer.committed()
+        return changed
 
     def read(self, flow: Flow[T]) -> T:
         return run_flow(flow, self._executor(self.connection()))
