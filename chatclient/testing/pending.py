@@ -5,7 +5,7 @@ a store whose ttl is a fraction of a second); ``NonceLedgerContract`` with a ``l
 Races run on :data:`RACERS` threads released together by a barrier. The async contracts take
 ``astore``/``aexpiring_store``/``aledger`` and race :data:`RACERS` tasks.
 
-The collision test forces the next state id through ``chatclient.tools.pending._new_id`` (where
+The collision test forces the next state id through ``chatclient.pending.state._new_id`` (where
 the bundled stores draw theirs); a store with its own id source overrides the ``fixed_state_id``
 fixture so that its next ids are the one returned.
 """
@@ -23,8 +23,8 @@ import pytest
 
 from ..errors import ConfigurationError, PendingStateError, PendingStateExpiredError, PendingStateNotFoundError
 from ..messages import AssistantMessage, ToolCall, UserMessage
+from ..pending.state import AsyncNonceLedger, AsyncPendingToolCallStore, NonceLedger, PendingToolCallStore
 from ..tools.confirmation import PendingCall, PendingToolCalls
-from ..tools.pending import AsyncNonceLedger, AsyncPendingToolCallStore, NonceLedger, PendingToolCallStore
 
 __all__ = [
     "RACERS",
@@ -75,7 +75,7 @@ class _ForcedIds:
     @pytest.fixture
     def fixed_state_id(self, monkeypatch: pytest.MonkeyPatch) -> str:
         """Make every new state id the same one, so a second save collides with the first."""
-        from ..tools import pending
+        from ..pending import state as pending
 
         state_id = "fixed-" + "x" * 32
         monkeypatch.setattr(pending, "_new_id", lambda: state_id)
