@@ -37,6 +37,7 @@ import httpx2
 import pydantic_core
 from typing_extensions import Self
 
+from chatclient._redact import CREDENTIAL_HEADERS, MASK, install_log_redaction, is_secret_name, redact_text, redact_url
 from chatclient._version import __version__
 from chatclient.errors import (
     APIConnectionError,
@@ -83,11 +84,9 @@ _log = logging.getLogger("chatclient.providers")
 USER_AGENT = f"chatclient/{__version__}"
 """Sent with every request unless the application sets its own (in ``headers`` or on its client)."""
 
-CREDENTIAL_HEADERS = frozenset(
-    {"authorization", "proxy-authorization", "api-key", "x-api-key", "x-goog-api-key", "cookie"}
-)
-"""Header names whose values are masked in a repr: the providers' key headers (Anthropic's
-``x-api-key``, Azure's ``api-key``) as well as the two that httpx2 masks by itself."""
+install_log_redaction("httpx2", "openai._base_client", "anthropic._base_client")
+"""httpx2 logs each request's full URL at INFO (a ``base_url`` password, a ``?key=``), and the
+official SDKs log their request options, headers included, at DEBUG, masking fewer names than we do."""
 
 
 class Secret:
@@ -116,7 +115,8 @@ class RedactedHeaders(httpx2.Headers):
     httpx2 masks ``authorization`` and ``proxy-authorization`` only, so ``repr(request.headers)``
     (in a debugger, a log line, a test failure, an error reporter's dump of locals) would show
     Anthropic's ``x-api-key`` or Azure's ``api-key`` in clear. Each request we send carries its
-    headers in this class; the values themselves are unchanged.
+    headers in this class; the values themselves are unchanged. Masked: the provider's own key
+    headers and every name :func:`chatclient._redact.is_secret_name` calls secret.
     """
 
     def __init__(self, headers: httpx2.Headers, secret_names: frozenset[str] = CREDENTIAL_HEADERS) -> None:
@@ -125,7 +125,10 @@ class RedactedHeaders(httpx2.Headers):
         self._secret_names = secret_names
 
     def __repr__(self) -> str:
-        shown = [(key, "[secure]" if key.lower() in self._secret_names else value) for key, value in self.multi_items()]
+        shown = [
+            (key, MASK if key.lower() in self._secret_names or is_secret_name(key) else value)
+            for key, value in self.multi_items()
+        ]
         as_dict = dict(shown)
         return f"Headers({as_dict!r})" if len(as_dict) == len(shown) else f"Headers({shown!r})"
 
@@ -145,9 +148,10 @@ def check_base_url(url: str, *, provider: str) -> str:
     """
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.netloc:
+        shown = redact_url(url)
         raise ConfigurationError(
-            f"{provider}: base_url {url!r} is not an http(s) URL. Give the scheme, e.g. "
-            f"'https://{url.split('://')[-1]}' (or 'http://…' for a local server)."
+            f"{provider}: base_url {shown!r} is not an http(s) URL. Give the scheme, e.g. "
+            f"'https://{shown.split('://')[-1]}' (or 'http://…' for a local server)."
         )
     return url.rstrip("/")
 
@@ -596,7 +600,7 @@ def transport_error(provider: str, exc: httpx2.HTTPError) -> ProviderError:
     """Our error for an httpx2 transport failure (timeout, connection), for providers and SDK transports."""
     if isinstance(exc, httpx2.TimeoutException):
         return APITimeoutError(f"The request timed out ({type(exc).__name__})", provider=provider)
-    return APIConnectionError(f"Connection failed: {type(exc).__name__}: {exc}", provider=provider)
+    return APIConnectionError(f"Connection failed: {type(exc).__name__}: {redact_text(str(exc))}", provider=provider)
 
 
 async def _close_with_loop(
@@ -667,7 +671,7 @@ class ProviderHttp:
         self._urls: dict[str, httpx2.URL] = {}
 
     def __repr__(self) -> str:
-        return f"ProviderHttp(provider={self.provider!r}, base_url={self.base_url!r})"
+        return f"ProviderHttp(provider={self.provider!r}, base_url={redact_url(self.base_url)!r})"
 
     # ------------------------------------------------------------------ clients
 
