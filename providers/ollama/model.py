@@ -6,6 +6,7 @@ import os
 
 import httpx2
 
+from chatclient._redact import redact_url
 from chatclient.options import ChatOptions
 
 from .._http import RetryPolicy, Secret
@@ -113,7 +114,7 @@ class OllamaChatModel(ProviderModel[OllamaChatOptions]):
         )
 
     def __repr__(self) -> str:
-        return f"OllamaChatModel(model={self._defaults.model!r}, base_url={self._http.base_url!r})"
+        return f"OllamaChatModel(model={self._defaults.model!r}, base_url={redact_url(self._http.base_url)!r})"
 
     @property
     def base_url(self) -> str:
