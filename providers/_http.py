@@ -84,9 +84,9 @@ _log = logging.getLogger("chatclient.providers")
 USER_AGENT = f"chatclient/{__version__}"
 """Sent with every request unless the application sets its own (in ``headers`` or on its client)."""
 
-install_log_redaction("httpx2", "openai._base_client", "anthropic._base_client")
-"""httpx2 logs each request's full URL at INFO (a ``base_url`` password, a ``?key=``), and the
-official SDKs log their request options, headers included, at DEBUG, masking fewer names than we do."""
+install_log_redaction("httpx2")
+"""httpx2 logs each request's full URL at INFO: a ``base_url`` password, a ``?key=``, for our
+transport and for an official SDK's client alike."""
 
 
 class Secret:
@@ -146,7 +146,10 @@ def check_base_url(url: str, *, provider: str) -> str:
     Found here, when the model is built: without the check, ``"api.example.com/v1"`` fails on the
     first request as a connection error, which is retried like one and looks like a network fault.
     """
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # an unparseable host (``[::1``): its message would quote the URL whole
+        parts = urlsplit("")
     if parts.scheme not in ("http", "https") or not parts.netloc:
         shown = redact_url(url)
         raise ConfigurationError(

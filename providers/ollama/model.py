@@ -39,6 +39,7 @@ def normalize_host(value: str) -> str:
     if not has_scheme:
         scheme, rest = "http", value
     hostport, slash, path = rest.partition("/")
+    userinfo, at, hostport = hostport.rpartition("@")  # ``user:password@`` (a proxy in front) stays as given
     host, port = _split_host_port(hostport)
     if host in _BIND_ALL:
         host = "localhost"
@@ -47,7 +48,7 @@ def normalize_host(value: str) -> str:
     if port is None and not has_scheme:
         port = "11434"
     netloc = f"{host}:{port}" if port is not None else host
-    return f"{scheme}://{netloc}{slash}{path}".rstrip("/")
+    return f"{scheme}://{userinfo}{at}{netloc}{slash}{path}".rstrip("/")
 
 
 def _split_host_port(hostport: str) -> tuple[str, str | None]:
