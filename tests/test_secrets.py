@@ -181,7 +181,7 @@ class Recorder(ChatObserver):
         self.records.extend(records)
 
     def call_started(self, info: Any) -> Any:
-        self._keep(info, dict(info.context))
+        self._keep(info)
 
     def call_finished(self, token: Any, info: Any, response: Any, error: Any) -> None:
         self._keep(info, response, error)
@@ -253,7 +253,7 @@ def test_a_whole_request_shows_no_secret(
     model = spec.model(_script(*replies))
     tracer = OpenTelemetryObserver(tracer_provider=tracer_provider, capture_content=True)
     client = ChatClient.builder(model).observers(recorder, tracer).build()
-    request = client.prompt().user("Hi").options(secret_options(spec.options))
+    request = client.prompt().user("Hi").options(secret_options(spec.options)).advisors(params=SECRET_CONTEXT)
     caplog.set_level(logging.DEBUG)
     error: BaseException | None = None
     try:
