@@ -16,7 +16,9 @@ A provider is a pure translation (``Prompt`` → request JSON, response JSON/str
 - one error tree: every failure is a :class:`chatclient.ProviderError` subclass with the status,
   the provider's error type and request id; an API key never appears in a repr, log or message
   (``repr(request.headers)`` masks every credential header, not only the ``authorization`` that
-  httpx2 masks), and an HTML error page is summarised rather than quoted whole.
+  httpx2 masks; a ``base_url``'s password and ``?key=`` are masked in reprs, errors and httpx2's
+  request log: one rule, :mod:`chatclient._redact`), and an HTML error page is summarised rather
+  than quoted whole.
 """
 
 from __future__ import annotations
