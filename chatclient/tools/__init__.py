@@ -23,6 +23,7 @@ if _typing.TYPE_CHECKING:
         ToolCallConfirmationRequired,
         ToolCallDecision,
         ToolCallDecisions,
+        UnmatchedToolNameWarning,
         awaiting_decision,
     )
     from .decorator import tool, tool_callbacks_from
@@ -94,6 +95,7 @@ __all__ = [
     "ToolResult",
     "ToolResultPart",
     "ToolSpec",
+    "UnmatchedToolNameWarning",
     "unseal",
 ]
 
@@ -116,6 +118,7 @@ __getattr__, __dir__ = _lazy_exports(
             "ToolCallConfirmationRequired",
             "ToolCallDecision",
             "ToolCallDecisions",
+            "UnmatchedToolNameWarning",
             "awaiting_decision",
         ],
         ".decorator": ["tool", "tool_callbacks_from"],
