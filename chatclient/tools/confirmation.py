@@ -134,8 +134,10 @@ class ToolCallConfirmationPolicy:
         on its server), so a gate holds whichever spelling is configured; a name that matches no tool
         of a request is reported with an :class:`UnmatchedToolNameWarning`."""
         selected = frozenset(names)
-        description = f"by_tool_names{tuple(sorted(selected))}"
-        return cls._by_names(selected, description, f"ToolCallConfirmationPolicy.{description}")
+        listed = ", ".join(map(repr, sorted(selected)))
+        return cls._by_names(
+            selected, f"by_tool_names{tuple(sorted(selected))}", f"ToolCallConfirmationPolicy.by_tool_names({listed})"
+        )
 
     @classmethod
     def _by_names(cls, selected: frozenset[str], description: str, source: str) -> ToolCallConfirmationPolicy:
