@@ -27,8 +27,10 @@ from chatclient.tools import (
 )
 
 SERVER = "ops"
-TOOLS = ("delete.city", "wipe", "lookup")
-"""A dotted name (sanitised and hashed when exposed), a plain one, and one nobody gates."""
+LONG = "purge_" + "x" * 70
+TOOLS = ("delete.city", "wipe", LONG, "lookup")
+"""A dotted name (sanitised and hashed when exposed), a plain one, one over 64 characters (cut and
+hashed), and one nobody gates."""
 NAMINGS = {"as_is": McpToolNaming.as_is(), "server_prefix": McpToolNaming.server_prefix()}
 PLACES = ("provider", "by_tool_names", "environment")
 
@@ -113,10 +115,12 @@ def test_the_namings_give_the_names_the_matrix_expects() -> None:
     assert re.fullmatch(r"delete_city_[0-9a-f]{8}", exposed("as_is", "delete.city"))
     assert re.fullmatch(r"ops_delete_city_[0-9a-f]{8}", exposed("server_prefix", "delete.city"))
     assert (exposed("as_is", "wipe"), exposed("server_prefix", "wipe")) == ("wipe", "ops_wipe")
+    assert re.fullmatch(r"(ops_)?purge_x+_[0-9a-f]{8}", exposed("server_prefix", LONG))
+    assert len(exposed("as_is", LONG)) == len(exposed("server_prefix", LONG)) == 64
 
 
 @pytest.mark.parametrize("spelling", ["exposed", "original"])
-@pytest.mark.parametrize("gated", ["delete.city", "wipe"])
+@pytest.mark.parametrize("gated", ["delete.city", "wipe", LONG], ids=["dotted", "plain", "long"])
 @pytest.mark.parametrize("naming", NAMINGS)
 @pytest.mark.parametrize("place", PLACES)
 def test_a_gate_holds_under_either_name(
@@ -170,7 +174,7 @@ def test_a_tool_left_out_by_the_filter_is_not_an_unmatched_name(calls_and_url: t
     with provider, warnings.catch_warnings():
         warnings.simplefilter("error")
         tools = provider.get_tool_callbacks()
-    assert sorted(t.name for t in tools) == [exposed("as_is", "delete.city"), "lookup"]
+    assert sorted(t.name for t in tools) == sorted([exposed("as_is", "delete.city"), exposed("as_is", LONG), "lookup"])
     assert not any(t.metadata.requires_confirmation for t in tools)
 
 
@@ -185,7 +189,7 @@ def test_a_policy_reports_a_gated_name_no_tool_of_the_request_has(
     source = ConfirmationSettings.TOOLS_ENV if place == "environment" else "by_tool_names('delete_city')"
     assert any(source in str(w.message) for w in seen)
     assert awaiting_decision(response) is None
-    assert calls == {"delete.city": 1, "wipe": 1, "lookup": 1}, "a name that matches nothing gates nothing"
+    assert calls == dict.fromkeys(TOOLS, 1), "a name that matches nothing gates nothing"
 
 
 def test_a_server_name_shared_by_two_servers_gates_the_tool_of_each(calls_and_url: tuple[Counter[str], str]) -> None:
