@@ -5,6 +5,7 @@ server-side: a gated call that reached the server would show in the count."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 import warnings
 from collections import Counter
@@ -15,7 +16,7 @@ import pytest
 
 from advisors.tool_calling import ToolCallingAdvisor
 from chatclient import AssistantMessage, ChatClient, Prompt, ToolResponseMessage
-from chatclient.mcp import McpServerConnection, McpToolCallbackProvider, McpToolNaming
+from chatclient.mcp import AsyncMcpToolCallbackProvider, McpServerConnection, McpToolCallbackProvider, McpToolNaming
 from chatclient.testing import ScriptedChatModel, ScriptItem, tool_call
 from chatclient.testing.mcp import running_mcp_server
 from chatclient.tools import (
@@ -215,3 +216,21 @@ def _call(name: str) -> Any:
     from chatclient.messages import ToolCall
 
     return ToolCall(id="c", name=name, arguments="{}")
+
+
+@pytest.mark.parametrize("spelling", ["exposed", "original"])
+def test_the_async_provider_gates_by_either_name_too(spelling: str, calls_and_url: tuple[Counter[str], str]) -> None:
+    calls, url = calls_and_url
+    naming = "server_prefix"
+    name = exposed(naming, "delete.city") if spelling == "exposed" else "delete.city"
+
+    async def paused() -> Any:
+        async with AsyncMcpToolCallbackProvider(
+            McpServerConnection.http(url, name=SERVER), naming=NAMINGS[naming], require_confirmation={name}
+        ) as provider:
+            client = ChatClient.builder(ScriptedChatModel(calling_every_tool(naming))).default_tools(provider).build()
+            return awaiting_decision(await client.prompt("Do it").acall().chat_client_response())
+
+    pending = asyncio.run(paused())
+    assert pending is not None and pending.awaiting_ids == ["delete.city"]
+    assert calls == {}
