@@ -44,8 +44,8 @@ McpToolFilter = Callable[[str, Any], bool]
 """``(server name, mcp.types.Tool) -> keep?``"""
 RequireConfirmation = bool | Collection[str] | Callable[[str, Any], bool] | None
 """``True`` (every tool), tool names (each the exposed name or the server's own; a name that
-matches no listed tool raises an ``UnmatchedToolNameWarning`` at listing time), or a predicate over
-``(server name, Tool)``."""
+matches no listed tool is reported with an ``UnmatchedToolNameWarning`` at listing time), or a
+predicate over ``(server name, Tool)``."""
 _SYNC_SLACK_S = 5.0
 """How much longer than the call timeout a sync caller waits before it gives up on the runtime."""
 

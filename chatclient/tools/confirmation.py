@@ -69,6 +69,10 @@ AWAITING_IDS_METADATA_KEY: Final = "awaiting_tool_call_ids"
 # ---------------------------------------------------------------------------------------- policy
 
 
+_TOOLS_SETTING: Final = "ConfirmationSettings.tools (CHATCLIENT_TOOL_CONFIRMATION_TOOLS)"
+"""Where the settings' tool names come from, as a warning about one of them says."""
+
+
 class UnmatchedToolNameWarning(UserWarning):
     """A gate names a tool that no offered tool answers to, by name or alias: it holds nothing (a
     misspelling, or a tool the server no longer lists). A warning rather than an error, so a server
@@ -135,19 +139,19 @@ class ToolCallConfirmationPolicy:
         of a request is reported with an :class:`UnmatchedToolNameWarning`."""
         selected = frozenset(names)
         listed = ", ".join(map(repr, sorted(selected)))
-        return cls._by_names(
-            selected, f"by_tool_names{tuple(sorted(selected))}", f"ToolCallConfirmationPolicy.by_tool_names({listed})"
-        )
+        return cls._by_names(selected, f"ToolCallConfirmationPolicy.by_tool_names({listed})")
 
     @classmethod
-    def _by_names(cls, selected: frozenset[str], description: str, source: str) -> ToolCallConfirmationPolicy:
+    def _by_names(cls, selected: frozenset[str], source: str) -> ToolCallConfirmationPolicy:
+        """The gate of :meth:`by_tool_names`; ``source`` says where its names were configured."""
+
         def gated(call: ToolCall, callback: ToolCallback) -> bool:
             if call.name in selected:
                 return True
             aliases = callback.metadata.aliases
             return bool(aliases) and not selected.isdisjoint(aliases)
 
-        return cls(gated, description, gated_names=((source, selected),))
+        return cls(gated, f"by_tool_names{tuple(sorted(selected))}", gated_names=((source, selected),))
 
     @classmethod
     def from_predicate(cls, predicate: Callable[[ToolCall, ToolCallback], bool]) -> ToolCallConfirmationPolicy:
@@ -174,14 +178,7 @@ class ToolCallConfirmationPolicy:
         if not settings.enabled:
             return cls.never()
         policy = cls.from_tool_metadata()
-        if not settings.tools:
-            return policy
-        names = cls._by_names(
-            settings.tools,
-            f"by_tool_names{tuple(sorted(settings.tools))}",
-            f"ConfirmationSettings.tools ({ConfirmationSettings.TOOLS_ENV})",
-        )
-        return policy | names
+        return policy | cls._by_names(settings.tools, _TOOLS_SETTING) if settings.tools else policy
 
 
 @dataclass(frozen=True)
