@@ -40,7 +40,8 @@ class McpToolCallback(ToolCallback):
     """Calls ``original_name`` on ``server_name``; the model sees the exposed, sanitised name.
 
     ``identity`` (server, original name, input-schema hash) tells a changed remote tool from the one
-    a person approved.
+    a person approved. The original name is also the tool's alias (``metadata.aliases``), so a gate
+    by name holds whichever of the two names it is given.
     """
 
     def __init__(
@@ -55,7 +56,9 @@ class McpToolCallback(ToolCallback):
         meta_from_context: MetaFromContext | None = None,
         protocol_errors_to_model: bool = False,
         result_limits: ResultLimits | None = None,
+        description: str | None = None,
     ) -> None:
+        """``description``: what the model reads (default: the tool's description, title or name)."""
         schema: dict[str, JsonValue] = dict(tool.input_schema or {})
         schema.setdefault("type", "object")
         schema.setdefault("properties", {})
@@ -64,9 +67,12 @@ class McpToolCallback(ToolCallback):
         self.tool = tool
         self.schema_hash = schema_hash(schema)
         self._definition = ToolDefinition(
-            name=exposed_name, description=tool.description or tool.title or tool.name, input_schema=schema
+            name=exposed_name,
+            description=description if description is not None else tool.description or tool.title or tool.name,
+            input_schema=schema,
         )
-        self._metadata = ToolMetadata(requires_confirmation=requires_confirmation)
+        aliases = (tool.name,) if tool.name != exposed_name else ()
+        self._metadata = ToolMetadata(requires_confirmation=requires_confirmation, aliases=aliases)
         self._invoke = invoke
         self._call_sync = call_sync
         self._meta_from_context = meta_from_context

@@ -14,10 +14,11 @@ import logging
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, TextIO
 
 from ..errors import ToolExecutionError
+from ._redaction import RedactingUrls, shown_env, shown_headers, shown_url
 from .errors import McpCallInterruptedError, McpConnectionError, McpProtocolError, leaf_exception
 
 __all__ = ["McpServerConnection", "McpSession"]
@@ -33,6 +34,7 @@ _HTTP_ERROR_STAND_IN = "Server returned an error response"
 _MAX_PAGES = 100
 _MAX_RELISTENS = 20
 _log = logging.getLogger(__name__)
+RedactingUrls.install("mcp.client.streamable_http", "mcp.client.sse", "httpx2")
 
 
 def _announces_tool_changes(client: Any) -> bool:
@@ -111,6 +113,19 @@ class McpServerConnection:
         return cls(
             name=name, server=server, mode=mode, call_timeout_s=call_timeout_s, connect_timeout_s=connect_timeout_s
         )
+
+    def __repr__(self) -> str:
+        """The dataclass's repr, without credentials: credential-looking header values, every value of
+        the child's ``env``, and a URL's password and secret query parameters are masked (a repr ends
+        up in logs, tracebacks and error reports)."""
+        shown = {f.name: getattr(self, f.name) for f in fields(self) if f.repr}
+        if self.headers:
+            shown["headers"] = shown_headers(self.headers)
+        if self.env:
+            shown["env"] = shown_env(self.env)
+        if self.url:
+            shown["url"] = shown_url(self.url)
+        return f"McpServerConnection({', '.join(f'{name}={value!r}' for name, value in shown.items())})"
 
     def __post_init__(self) -> None:
         if sum(where is not None for where in (self.url, self.command, self.server)) != 1:

@@ -56,7 +56,8 @@ class McpProtocolError(ChatClientError):
 
 class McpUnsafeWarning(UserWarning):
     """An MCP setup that exposes more than it should (a server on a public address without auth, a
-    ``_meta`` value that cannot be sent). A warning, not a log line: logging is silent by default."""
+    ``_meta`` value that cannot be sent), or a server listing more than the provider's bounds (tools,
+    description, schema: what was cut). A warning, not a log line: logging is silent by default."""
 
 
 def leaf_exception(exc: BaseException) -> BaseException:

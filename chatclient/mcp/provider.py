@@ -22,10 +22,19 @@ from collections.abc import Callable, Collection, Coroutine, Sequence
 from typing import Any, TypeVar
 
 from ..tools._json_schema import input_schema_problem
+from ..tools.confirmation import UnmatchedToolNameWarning
 from .callback import McpToolCallback, MetaFromContext
 from .connection import McpServerConnection, McpSession
 from .errors import McpConnectionError, McpUnsafeWarning
-from .limits import DEFAULT_MAX_MEDIA_BYTES, DEFAULT_MAX_RESULT_CHARS, ResultLimits
+from .limits import (
+    DEFAULT_MAX_DESCRIPTION_CHARS,
+    DEFAULT_MAX_MEDIA_BYTES,
+    DEFAULT_MAX_RESULT_CHARS,
+    DEFAULT_MAX_SCHEMA_CHARS,
+    DEFAULT_MAX_TOOLS_PER_SERVER,
+    ListingLimits,
+    ResultLimits,
+)
 from .naming import McpToolNaming, check_no_collisions
 
 __all__ = ["AsyncMcpToolCallbackProvider", "McpToolCallbackProvider", "McpToolFilter", "RequireConfirmation"]
@@ -34,7 +43,9 @@ T = TypeVar("T")
 McpToolFilter = Callable[[str, Any], bool]
 """``(server name, mcp.types.Tool) -> keep?``"""
 RequireConfirmation = bool | Collection[str] | Callable[[str, Any], bool] | None
-"""``True`` (every tool), original tool names, or a predicate over ``(server name, Tool)``."""
+"""``True`` (every tool), tool names (each the exposed name or the server's own; a name that
+matches no listed tool is reported with an ``UnmatchedToolNameWarning`` at listing time), or a
+predicate over ``(server name, Tool)``."""
 _SYNC_SLACK_S = 5.0
 """How much longer than the call timeout a sync caller waits before it gives up on the runtime."""
 
@@ -56,10 +67,11 @@ class _Catalog:
         self.connections = tuple(connections)
         self.naming = naming or McpToolNaming.as_is()
         self.tool_filter = tool_filter
-        self.require_confirmation = require_confirmation
+        self.require_confirmation = _gate_rule(require_confirmation)
         self.meta_from_context = meta_from_context
         self.protocol_errors_to_model = False
         self.result_limits = ResultLimits()
+        self.listing_limits = ListingLimits()
         self.sessions: list[McpSession] = []
         self.callbacks: tuple[McpToolCallback, ...] | None = None
         self._lock: asyncio.Lock | None = None
@@ -123,18 +135,28 @@ class _Catalog:
     async def _list(self, bind: Callable[[McpSession], dict[str, Any]]) -> tuple[McpToolCallback, ...]:
         listed = await asyncio.gather(*(s.list_tools() for s in self.sessions))
         callbacks: list[McpToolCallback] = []
+        names: set[str] = set()
+        limits = self.listing_limits
         for session, tools in zip(self.sessions, listed, strict=True):
+            offered: list[tuple[str, Any]] = []
             for tool in tools:
+                exposed = self.naming(session.name, tool.name)
+                names.update((exposed, tool.name))
                 if self.tool_filter is not None and not self.tool_filter(session.name, tool):
                     continue
-                if not _usable_schema(session.name, tool):
+                if not limits.schema_fits(session.name, tool) or not _usable_schema(session.name, tool):
                     continue
+                offered.append((exposed, tool))
+            offered = list(limits.first_tools(session.name, offered))
+            descriptions = limits.descriptions(session.name, [tool for _, tool in offered])
+            for (exposed, tool), description in zip(offered, descriptions, strict=True):
                 callbacks.append(
                     McpToolCallback(
-                        exposed_name=self.naming(session.name, tool.name),
+                        exposed_name=exposed,
                         server_name=session.name,
                         tool=tool,
-                        requires_confirmation=self._gated(session.name, tool),
+                        description=description,
+                        requires_confirmation=self._gated(session.name, tool, exposed),
                         meta_from_context=self.meta_from_context,
                         protocol_errors_to_model=self.protocol_errors_to_model,
                         result_limits=self.result_limits,
@@ -142,15 +164,32 @@ class _Catalog:
                     )
                 )
         check_no_collisions(((c.name, c.server_name, c.original_name) for c in callbacks), self.naming)
+        self._check_gated_names(names)
         return tuple(callbacks)
 
-    def _gated(self, server_name: str, tool: Any) -> bool:
+    def _gated(self, server_name: str, tool: Any, exposed: str) -> bool:
         rule = self.require_confirmation
         if rule is None or isinstance(rule, bool):
             return bool(rule)
         if callable(rule):
             return bool(rule(server_name, tool))
-        return tool.name in rule
+        return tool.name in rule or exposed in rule
+
+    def _check_gated_names(self, listed: set[str]) -> None:
+        """Warn about names in ``require_confirmation`` that no listed tool has (a tool filtered
+        out counts as listed: it cannot be called, so its gate is moot, not wrong)."""
+        rule = self.require_confirmation
+        if not isinstance(rule, frozenset):
+            return
+        unmatched = sorted(rule - listed)
+        if unmatched:
+            warnings.warn(
+                f"require_confirmation names {unmatched}, which no tool of MCP server(s) "
+                f"{[c.name for c in self.connections]} has (as its name on the server or its exposed name, "
+                f"naming {self.naming!r}): those gates hold nothing",
+                UnmatchedToolNameWarning,
+                stacklevel=2,
+            )
 
     async def session(self, name: str) -> McpSession:
         """The open session of the server called ``name`` (connecting every server on first use)."""
@@ -176,6 +215,13 @@ class _Catalog:
     async def close(self) -> None:
         sessions, self.sessions, self.callbacks = self.sessions, [], None
         await asyncio.gather(*(s.close() for s in sessions))
+
+
+def _gate_rule(rule: RequireConfirmation) -> bool | frozenset[str] | Callable[[str, Any], bool] | None:
+    """``rule`` with its names as a set (a single ``str`` is one name, not a set of characters)."""
+    if rule is None or isinstance(rule, bool) or callable(rule):
+        return rule
+    return frozenset({rule}) if isinstance(rule, str) else frozenset(rule)
 
 
 def _usable_schema(server_name: str, tool: Any) -> bool:
@@ -204,6 +250,11 @@ class AsyncMcpToolCallbackProvider:
     was left out, and ``max_result_media_bytes`` (5 MB) its images and files, replaced by a note
     past it; the full sizes go into the result's metadata (``result_cut``); ``None``: no bound.
     Tools whose input schema is invalid are left out with an :class:`McpUnsafeWarning`.
+
+    The listing is bounded too, each cut with an :class:`McpUnsafeWarning`: ``max_tools_per_server``
+    (128) tools of each server are offered, the first it lists; ``max_description_chars`` (4,000)
+    of a description, cut with a marker; a tool whose input schema is over ``max_schema_chars``
+    (32,000, as compact JSON) is left out. ``None``: no bound.
     """
 
     def __init__(
@@ -216,10 +267,14 @@ class AsyncMcpToolCallbackProvider:
         protocol_errors_to_model: bool = False,
         max_result_chars: int | None = DEFAULT_MAX_RESULT_CHARS,
         max_result_media_bytes: int | None = DEFAULT_MAX_MEDIA_BYTES,
+        max_tools_per_server: int | None = DEFAULT_MAX_TOOLS_PER_SERVER,
+        max_description_chars: int | None = DEFAULT_MAX_DESCRIPTION_CHARS,
+        max_schema_chars: int | None = DEFAULT_MAX_SCHEMA_CHARS,
     ) -> None:
         self._catalog = _Catalog(connections, naming, tool_filter, require_confirmation, meta_from_context)
         self._catalog.protocol_errors_to_model = protocol_errors_to_model
         self._catalog.result_limits = ResultLimits(max_result_chars, max_result_media_bytes)
+        self._catalog.listing_limits = ListingLimits(max_tools_per_server, max_description_chars, max_schema_chars)
 
     async def tool_callbacks(self) -> tuple[McpToolCallback, ...]:
         cached = self._catalog.cached()  # the usual request: the listed set, no coroutine of the catalog's
@@ -395,10 +450,14 @@ class McpToolCallbackProvider:
         protocol_errors_to_model: bool = False,
         max_result_chars: int | None = DEFAULT_MAX_RESULT_CHARS,
         max_result_media_bytes: int | None = DEFAULT_MAX_MEDIA_BYTES,
+        max_tools_per_server: int | None = DEFAULT_MAX_TOOLS_PER_SERVER,
+        max_description_chars: int | None = DEFAULT_MAX_DESCRIPTION_CHARS,
+        max_schema_chars: int | None = DEFAULT_MAX_SCHEMA_CHARS,
     ) -> None:
         self._catalog = _Catalog(connections, naming, tool_filter, require_confirmation, meta_from_context)
         self._catalog.protocol_errors_to_model = protocol_errors_to_model
         self._catalog.result_limits = ResultLimits(max_result_chars, max_result_media_bytes)
+        self._catalog.listing_limits = ListingLimits(max_tools_per_server, max_description_chars, max_schema_chars)
         self._runtime: _Runtime | None = None
         self._start_lock = threading.Lock()
 

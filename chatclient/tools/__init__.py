@@ -41,6 +41,7 @@ if _typing.TYPE_CHECKING:
         ToolCallConfirmationRequired,
         ToolCallDecision,
         ToolCallDecisions,
+        UnmatchedToolNameWarning,
         awaiting_decision,
     )
     from .decorator import tool, tool_callbacks_from
@@ -99,6 +100,7 @@ __all__ = [
     "ToolResult",
     "ToolResultPart",
     "ToolSpec",
+    "UnmatchedToolNameWarning",
     "unseal",
 ]
 
@@ -121,6 +123,7 @@ __getattr__, __dir__ = _lazy_exports(
             "ToolCallConfirmationRequired",
             "ToolCallDecision",
             "ToolCallDecisions",
+            "UnmatchedToolNameWarning",
             "awaiting_decision",
         ],
         ".decorator": ["tool", "tool_callbacks_from"],

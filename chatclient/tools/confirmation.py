@@ -23,6 +23,7 @@ import hashlib
 import json
 import os
 import time
+import warnings
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -55,6 +56,7 @@ __all__ = [
     "ToolCallConfirmationRequired",
     "ToolCallDecision",
     "ToolCallDecisions",
+    "UnmatchedToolNameWarning",
     "awaiting_decision",
 ]
 
@@ -67,12 +69,32 @@ AWAITING_IDS_METADATA_KEY: Final = "awaiting_tool_call_ids"
 # ---------------------------------------------------------------------------------------- policy
 
 
+_TOOLS_SETTING: Final = "ConfirmationSettings.tools (CHATCLIENT_TOOL_CONFIRMATION_TOOLS)"
+"""Where the settings' tool names come from, as a warning about one of them says."""
+
+
+class UnmatchedToolNameWarning(UserWarning):
+    """A gate names a tool that no offered tool answers to, by name or alias: it holds nothing (a
+    misspelling, or a tool the server no longer lists). A warning rather than an error, so a server
+    dropping a tool does not stop the application; ``warnings.simplefilter("error",
+    UnmatchedToolNameWarning)`` makes it one. Not a log line: logging is silent unless configured."""
+
+
 class ToolCallConfirmationPolicy:
     """Decides whether one call needs a person's confirmation. Combine policies with ``|`` (OR)."""
 
-    def __init__(self, predicate: Callable[[ToolCall, ToolCallback], bool], description: str) -> None:
+    def __init__(
+        self,
+        predicate: Callable[[ToolCall, ToolCallback], bool],
+        description: str,
+        *,
+        gated_names: tuple[tuple[str, frozenset[str]], ...] = (),
+    ) -> None:
+        """``gated_names``: ``(where they were configured, names)`` of the name gates inside, which
+        :meth:`check_tool_names` compares with a request's tools."""
         self._predicate = predicate
         self._description = description
+        self._gated_names = gated_names
 
     def requires_confirmation(self, call: ToolCall, callback: ToolCallback) -> bool:
         return self._predicate(call, callback)
@@ -83,6 +105,26 @@ class ToolCallConfirmationPolicy:
     def __repr__(self) -> str:
         return f"ToolCallConfirmationPolicy({self._description})"
 
+    def check_tool_names(self, tools: Iterable[ToolCallback]) -> None:
+        """Warn (:class:`UnmatchedToolNameWarning`) about each gated name that none of ``tools``
+        answers to, by name or alias. The tool manager calls it when it first sees a request's tools."""
+        if not self._gated_names:
+            return
+        known: set[str] = set()
+        for tool in tools:
+            known.add(tool.name)
+            known.update(tool.metadata.aliases)
+        for source, names in self._gated_names:
+            unmatched = sorted(names - known)
+            if unmatched:
+                warnings.warn(
+                    f"{source} gates tool name(s) {unmatched} that no tool of the request has, by name or alias: "
+                    "calls are not gated by them. Check the spelling against the tools offered (an MCP tool "
+                    "answers to its exposed name and to its name on the server)",
+                    UnmatchedToolNameWarning,
+                    stacklevel=3,
+                )
+
     @classmethod
     def from_tool_metadata(cls) -> ToolCallConfirmationPolicy:
         """Calls to tools marked ``requires_confirmation`` (the default policy)."""
@@ -90,9 +132,26 @@ class ToolCallConfirmationPolicy:
 
     @classmethod
     def by_tool_names(cls, *names: str) -> ToolCallConfirmationPolicy:
-        """Calls to the named tools, whatever their metadata says (how MCP tools get gated)."""
+        """Calls to the named tools, whatever their metadata says (how MCP tools get gated).
+
+        A name matches a tool's exposed name or one of its ``metadata.aliases`` (an MCP tool's name
+        on its server), so a gate holds whichever spelling is configured; a name that matches no tool
+        of a request is reported with an :class:`UnmatchedToolNameWarning`."""
         selected = frozenset(names)
-        return cls(lambda call, callback: call.name in selected, f"by_tool_names{tuple(sorted(selected))}")
+        listed = ", ".join(map(repr, sorted(selected)))
+        return cls._by_names(selected, f"ToolCallConfirmationPolicy.by_tool_names({listed})")
+
+    @classmethod
+    def _by_names(cls, selected: frozenset[str], source: str) -> ToolCallConfirmationPolicy:
+        """The gate of :meth:`by_tool_names`; ``source`` says where its names were configured."""
+
+        def gated(call: ToolCall, callback: ToolCallback) -> bool:
+            if call.name in selected:
+                return True
+            aliases = callback.metadata.aliases
+            return bool(aliases) and not selected.isdisjoint(aliases)
+
+        return cls(gated, f"by_tool_names{tuple(sorted(selected))}", gated_names=((source, selected),))
 
     @classmethod
     def from_predicate(cls, predicate: Callable[[ToolCall, ToolCallback], bool]) -> ToolCallConfirmationPolicy:
@@ -105,6 +164,7 @@ class ToolCallConfirmationPolicy:
         return cls(
             lambda call, callback: any(p.requires_confirmation(call, callback) for p in parts),
             " | ".join(p._description for p in parts),
+            gated_names=tuple(named for p in parts for named in p._gated_names),
         )
 
     @classmethod
@@ -118,7 +178,7 @@ class ToolCallConfirmationPolicy:
         if not settings.enabled:
             return cls.never()
         policy = cls.from_tool_metadata()
-        return policy | cls.by_tool_names(*settings.tools) if settings.tools else policy
+        return policy | cls._by_names(settings.tools, _TOOLS_SETTING) if settings.tools else policy
 
 
 @dataclass(frozen=True)

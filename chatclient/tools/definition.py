@@ -39,6 +39,10 @@ class ToolMetadata(BaseModel):
     approved_by: str | Callable[[Any], bool] | None = None
     """Who may decide on a call: a role the approver must hold, or a predicate over the
     ``DecisionRequest``; ``None`` lets anyone decide (see ``ToolCallAuthorizer``)."""
+    aliases: tuple[str, ...] = ()
+    """Other names of the tool that a gate by name also matches (``by_tool_names``, the
+    ``CHATCLIENT_TOOL_CONFIRMATION_TOOLS`` setting): a remote tool's own name where the model sees a
+    sanitised or prefixed one, so a gate holds whichever name a person configures. Never sent."""
 
     @classmethod
     def of(cls, *, return_direct: bool = False, requires_confirmation: Confirmation = False) -> ToolMetadata:

@@ -429,6 +429,7 @@ class ToolCallingManager:
         if last is not None and last[0] is tools:
             return last[1]
         by_name = {callback.name: callback for callback in tools}
+        self._policy.check_tool_names(tools)  # a new tool set: does every gated name still match a tool?
         self._last_by_name = (tools, by_name)
         return by_name
 

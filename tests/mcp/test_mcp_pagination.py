@@ -40,7 +40,7 @@ def test_a_cursor_that_never_ends_stops_at_the_cap_with_a_warning(caplog: pytest
     with (
         caplog.at_level(logging.WARNING, logger="chatclient.mcp.connection"),
         running_mcp_server(paged_server(None)) as url,
-        McpToolCallbackProvider(McpServerConnection.http(url, name="endless")) as provider,
+        McpToolCallbackProvider(McpServerConnection.http(url, name="endless"), max_tools_per_server=None) as provider,
     ):
         assert len(provider.get_tool_callbacks()) == 300
     assert "more than 100 pages" in caplog.text
