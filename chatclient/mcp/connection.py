@@ -17,8 +17,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any, TextIO
 
+from .._redact import MASK, install_log_redaction, redact_mapping, redact_url
 from ..errors import ToolExecutionError
-from ._redaction import RedactingUrls, shown_env, shown_headers, shown_url
 from .errors import McpCallInterruptedError, McpConnectionError, McpProtocolError, leaf_exception
 
 __all__ = ["McpServerConnection", "McpSession"]
@@ -34,7 +34,7 @@ _HTTP_ERROR_STAND_IN = "Server returned an error response"
 _MAX_PAGES = 100
 _MAX_RELISTENS = 20
 _log = logging.getLogger(__name__)
-RedactingUrls.install("mcp.client.streamable_http", "mcp.client.sse", "httpx2")
+install_log_redaction("mcp.client.streamable_http", "mcp.client.sse", "httpx2")
 
 
 def _announces_tool_changes(client: Any) -> bool:
@@ -120,11 +120,11 @@ class McpServerConnection:
         up in logs, tracebacks and error reports)."""
         shown = {f.name: getattr(self, f.name) for f in fields(self) if f.repr}
         if self.headers:
-            shown["headers"] = shown_headers(self.headers)
+            shown["headers"] = redact_mapping(self.headers)
         if self.env:
-            shown["env"] = shown_env(self.env)
+            shown["env"] = dict.fromkeys(self.env, MASK)  # a child's secrets travel in its env, whatever their names
         if self.url:
-            shown["url"] = shown_url(self.url)
+            shown["url"] = redact_url(self.url)
         return f"McpServerConnection({', '.join(f'{name}={value!r}' for name, value in shown.items())})"
 
     def __post_init__(self) -> None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import inspect
 import re
-import warnings
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +15,6 @@ import chatclient.mcp
 from chatclient import AssistantMessage, ChatClient, Prompt, ToolResponseMessage
 from chatclient.testing import ScriptedChatModel, ScriptItem, tool_call
 from chatclient.testing.mcp import running_mcp_server
-from chatclient.tools import UnmatchedToolNameWarning
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "mcp.md"
 DOCUMENTED_URL = "http://127.0.0.1:8000/mcp"
@@ -52,10 +50,7 @@ def test_the_documented_mcp_snippets_run_as_written(
 
     assert DOCUMENTED_URL in client_code
     model = ScriptedChatModel(ask_forecast)
-    with running_mcp_server(server) as url, warnings.catch_warnings():
-        # the snippet gates "delete_city", which the weather server does not have: warned about since
-        # gates by name are checked; only that warning is let through until the snippet is fixed
-        warnings.filterwarnings("ignore", r"require_confirmation names \['delete_city'\]", UnmatchedToolNameWarning)
+    with running_mcp_server(server) as url:
         code = client_code.replace(DOCUMENTED_URL, url)
         exec(compile(code, "docs/mcp.md (MCP client)", "exec"), {"client": ChatClient.create(model)})
     assert capsys.readouterr().out == "Sunny in Paris tomorrow\n"
