@@ -56,7 +56,7 @@ def estimate_tokens(text: str) -> int:
 
 @dataclass(frozen=True)
 class ToolSearchOptions:
-    """How tool search behaves; the defaults are the measured ones (see the README)."""
+    """How tool search behaves; the defaults are the measured ones (see docs/tool-search.md)."""
 
     index: IndexFactory = Bm25Index
     top_k: int = 5

@@ -32,7 +32,7 @@ from chatclient.tools import InMemoryPendingToolCallStore
 
 
 class AuditLog(ChatObserver):
-    """The README's audit logger: one line per decision (allowed, denied or refused)."""
+    """The audit logger of docs/confirmation.md: one line per decision (allowed, denied or refused)."""
 
     def decision_made(self, record: DecisionRecord) -> None:
         when = datetime.datetime.fromtimestamp(record.at, datetime.timezone.utc).isoformat(timespec="seconds")

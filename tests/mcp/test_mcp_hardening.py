@@ -224,7 +224,7 @@ def test_a_name_that_sanitising_changes_gets_a_hash_and_one_that_needs_no_change
     tokyo, osaka = sanitise_name("東京"), sanitise_name("大阪")
     assert tokyo.startswith("___") and osaka.startswith("___") and tokyo != osaka and len(tokyo) == 11
     assert sanitise_name("a.b") != sanitise_name("a_b") == "a_b"
-    assert (sanitise_name("a.b"), tokyo) == ("a_b_2e7336dc", "___130016b2"), "stable, as README shows"
+    assert (sanitise_name("a.b"), tokyo) == ("a_b_2e7336dc", "___130016b2"), "stable, as docs/mcp.md shows"
     assert sanitise_name("") != "" and len(sanitise_name("é" * 128)) == 64
 
 
