@@ -76,6 +76,9 @@ class Invocation:
     context: ToolContext
     call: ToolCall | None = None
     observers: Observers = NO_OBSERVERS
+    ends: float | None = None
+    """The ``time.monotonic()`` of the batch's deadline, set by the runner before the call starts: a
+    sync call still queued then never starts."""
 
     def run(self) -> Outcome:
         if self.observers:
@@ -169,12 +172,20 @@ async def off_the_loop(fn: Callable[..., T], *args: object, what: Invocation | N
             _settle_soon(loop, future.set_result, future, result)
 
     pool = _default_pool()
-    started = pool.submit(work)
+    started = _submit(pool, what.ends if what is not None else None, work)
     try:
         return await future
     except asyncio.CancelledError:
         abandon(pool, started, what)  # not started yet: it never runs
         raise
+
+
+def _submit(pool: Executor, ends: float | None, fn: Callable[..., Any], *args: object) -> Future[Any]:
+    from ._pool import ToolThreadPool
+
+    if ends is not None and isinstance(pool, ToolThreadPool):
+        return pool.submit_until(ends, fn, *args)
+    return pool.submit(fn, *args)
 
 
 def abandon(pool: Executor, future: Future[Any], what: Invocation | None) -> None:
@@ -272,23 +283,27 @@ def _run_all_within(invocations: Sequence[Invocation], pool: Executor, timeout: 
     outcomes: dict[int, Outcome] = {}
     futures: dict[int, Future[Outcome]] = {}
     for i, invocation in enumerate(invocations):
+        invocation.ends = ends
         if i not in is_async:
             try:
-                futures[i] = pool.submit(contextvars.copy_context().run, invocation.run)
+                futures[i] = _submit(pool, ends, contextvars.copy_context().run, invocation.run)
             except Exception as exc:  # the pool refuses it (at its bound of abandoned calls): an outcome
                 outcomes[i] = exc
     try:
         if async_ix:
             group = [invocations[i] for i in async_ix]
-            ran = run_sync(lambda: arun_all(group, max(0.0, ends - time.monotonic())))
+            ran = run_sync(lambda: _arun_all_within(group, max(0.0, ends - time.monotonic()), timeout))
             outcomes.update(zip(async_ix, ran, strict=True))
         done, _ = wait(futures.values(), timeout=max(0.0, ends - time.monotonic()))
     except BaseException:
         for i, future in futures.items():
             abandon(pool, future, invocations[i])
         raise
+    late = [future for future in futures.values() if future not in done]
+    for future in late:
+        future.cancel()  # the calls not started first: an abandoned call's freed thread must not start them
     for i, future in futures.items():
-        if future in done:
+        if future in done and not future.cancelled():
             outcomes[i] = future.result()
         else:
             abandon(pool, future, invocations[i])
@@ -301,7 +316,7 @@ async def arun_all(invocations: Sequence[Invocation], timeout: float | None = No
     call is simply awaited: no task to schedule. With a ``timeout``, calls still running when it
     passes are cancelled (a sync tool's thread is abandoned, see :func:`off_the_loop`)."""
     if timeout is not None:
-        return await _arun_all_within(invocations, timeout)
+        return await _arun_all_within(invocations, timeout, timeout)
     if len(invocations) == 1:
         return [await invocations[0].arun()]
     import asyncio
@@ -316,12 +331,16 @@ async def arun_all(invocations: Sequence[Invocation], timeout: float | None = No
         raise
 
 
-async def _arun_all_within(invocations: Sequence[Invocation], timeout: float) -> list[Outcome]:
+async def _arun_all_within(invocations: Sequence[Invocation], left: float, timeout: float) -> list[Outcome]:
+    """The calls, cancelled after ``left`` seconds (what remains of the batch's ``timeout``)."""
     import asyncio
 
+    ends = time.monotonic() + left
+    for invocation in invocations:
+        invocation.ends = ends
     tasks = [asyncio.ensure_future(inv.arun()) for inv in invocations]
     try:
-        done, late = await asyncio.wait(tasks, timeout=timeout)
+        done, late = await asyncio.wait(tasks, timeout=left)
     except BaseException:
         for task in tasks:
             task.cancel()

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
+import time
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Executor, Future
@@ -34,9 +35,13 @@ class ToolPoolExhaustedError(RuntimeError):
 class _Job(Future[Any]):
     """A call and its future; ``finished`` and ``abandoned`` are read and written under the pool's lock."""
 
-    def __init__(self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    def __init__(
+        self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], ends: float | None = None
+    ) -> None:
         super().__init__()
         self.fn, self.args, self.kwargs = fn, args, kwargs
+        self.ends = ends
+        """The ``time.monotonic()`` after which the call must not start (its deadline passed)."""
         self.finished = False
         self.abandoned = False
         self.on_late: Callable[[], None] | None = None
@@ -68,7 +73,13 @@ class ToolThreadPool(Executor):
         return self._abandoned
 
     def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
-        job = _Job(fn, args, kwargs)
+        return self.submit_until(None, fn, *args, **kwargs)
+
+    def submit_until(self, ends: float | None, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        """As :meth:`submit`; a call still queued at ``ends`` (a ``time.monotonic()``) is cancelled,
+        never started late: a thread freed by an abandoned call must not run the calls of the same
+        expired batch before their own abandonment reaches them."""
+        job = _Job(fn, args, kwargs, ends)
         with self._lock:
             if self._shut:
                 raise RuntimeError("the tool pool is shut down")
@@ -134,6 +145,8 @@ class ToolThreadPool(Executor):
                     self._work_ready.wait()
                     self._idle -= 1
                 job = self._queue.popleft()
+            if job.ends is not None and job.ends <= time.monotonic():
+                job.cancel()
             if job.set_running_or_notify_cancel() and self._run(job):
                 return
 
@@ -149,17 +162,17 @@ class ToolThreadPool(Executor):
             job.set_result(result)
         if not job.abandoned:
             return False
+        with self._lock:
+            self._abandoned -= 1
+            done = self._live >= self.workers or self._shut
+            if not done:
+                self._live += 1  # no thread took its place yet: it serves the queue again
         if job.on_late is not None:
             try:
                 job.on_late()
             except Exception:
                 _log.exception("Reporting a late tool result failed")
-        with self._lock:
-            self._abandoned -= 1
-            if self._live < self.workers and not self._shut:
-                self._live += 1  # no thread took its place yet: it serves the queue again
-                return False
-        return True
+        return done
 
     def _finish(self, job: _Job) -> None:
         with self._lock:
