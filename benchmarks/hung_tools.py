@@ -16,7 +16,7 @@ The 64 hung requests are async ones (each sync tool on the shared pool). The qui
 paths: ``acall`` (a lone sync tool runs on the pool) and ``call`` (two tool calls: the caller's thread
 runs one, the pool the other).
 
-    python -m benchmarks.hung_tools [--ops 200 --deadline 0.5 --cap 2]
+    python -m benchmarks.hung_tools [--ops 200 --rounds 7 --deadline 0.5 --cap 2]
 """
 
 from __future__ import annotations
@@ -121,7 +121,8 @@ def _ops(client: Any, quick: Any, loop: asyncio.AbstractEventLoop) -> dict[str, 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--ops", type=int, default=200, help="quick requests per path and scenario")
+    parser.add_argument("--ops", type=int, default=200, help="quick requests per round, path and scenario")
+    parser.add_argument("--rounds", type=int, default=7, help="rounds of 0 hung, then 64 hung")
     parser.add_argument("--deadline", type=float, default=0.5, help="the hung requests' timeout, seconds")
     parser.add_argument("--cap", type=float, default=2.0, help="how long to wait without any deadline")
     args = parser.parse_args(argv)
@@ -143,11 +144,17 @@ def main(argv: list[str] | None = None) -> None:
     rows: list[tuple[str, str, str]] = []
     medians: dict[tuple[str, str], float] = {}
     for path, op in ops.items():
-        medians[(path, "0")] = statistics.median(_latencies(op, args.ops))
-        hung = _Hung(client, quick, args.deadline)
-        hung.wait_abandoned()
-        medians[(path, "64")] = statistics.median(_latencies(op, args.ops))
-        hung.release()
+        zero: list[float] = []
+        hung_64: list[float] = []
+        ratios: list[float] = []
+        for _ in range(args.rounds):  # rounds in turn: a shared machine's load moves between them
+            zero.append(statistics.median(_latencies(op, args.ops)))
+            hung = _Hung(client, quick, args.deadline)
+            hung.wait_abandoned()
+            hung_64.append(statistics.median(_latencies(op, args.ops)))
+            hung.release()
+            ratios.append(hung_64[-1] / zero[-1])
+        medians[(path, "0")], medians[(path, "64")] = statistics.median(zero), statistics.median(hung_64)
         hung = _Hung(client, quick, args.deadline)  # the quick request comes while all 64 still count
         before = _latencies(op, 1)[0]
         hung.wait_abandoned()
@@ -158,14 +165,17 @@ def main(argv: list[str] | None = None) -> None:
         waiting.join()
         base, abandoned = medians[(path, "0")], medians[(path, "64")]
         rows.append((path, "0 hung", f"{base * 1e6:.0f} µs"))
-        rows.append((path, "64 hung, abandoned", f"{abandoned * 1e6:.0f} µs ({abandoned / base:.2f}x)"))
+        spread = f"{min(ratios):.2f}-{max(ratios):.2f}"
+        ratio = f"{statistics.median(ratios):.2f}x (rounds {spread})"
+        rows.append((path, "64 hung, abandoned", f"{abandoned * 1e6:.0f} µs, {ratio}"))
         rows.append(
             (path, f"64 hung, not yet at their {args.deadline:g} s deadline", f"{before * 1e3:.0f} ms (one op)")
         )
         rows.append((path, "64 hung, no deadline", capped))
     loop.close()
 
-    print(f"quick request latency, median of {args.ops} ({HUNG} hung sync tools)")
+    print(f"quick request latency: median of {args.rounds} rounds' medians of {args.ops} ops ({HUNG} hung sync tools)")
+    print("ratio: the median of the rounds' 64-hung / 0-hung")
     print("| path | scenario | quick request |")
     print("|---|---|---|")
     for row in rows:
