@@ -172,7 +172,8 @@ async def off_the_loop(fn: Callable[..., T], *args: object, what: Invocation | N
             _settle_soon(loop, future.set_result, future, result)
 
     pool = _default_pool()
-    started = _submit(pool, what.ends if what is not None else None, work)
+    ends = what.ends if what is not None else None
+    started = pool.submit(work) if ends is None else _submit(pool, ends, work)
     try:
         return await future
     except asyncio.CancelledError:
@@ -180,10 +181,12 @@ async def off_the_loop(fn: Callable[..., T], *args: object, what: Invocation | N
         raise
 
 
-def _submit(pool: Executor, ends: float | None, fn: Callable[..., Any], *args: object) -> Future[Any]:
+def _submit(pool: Executor, ends: float, fn: Callable[..., Any], *args: object) -> Future[Any]:
+    """``fn`` on ``pool``; on the shared pool it never starts after ``ends`` (another executor's
+    queued calls are cancelled by the runner instead)."""
     from ._pool import ToolThreadPool
 
-    if ends is not None and isinstance(pool, ToolThreadPool):
+    if isinstance(pool, ToolThreadPool):
         return pool.submit_until(ends, fn, *args)
     return pool.submit(fn, *args)
 

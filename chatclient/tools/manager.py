@@ -206,8 +206,9 @@ class ToolCallingManager:
         thread cannot be stopped) and what it returns later is discarded and logged. In the shared
         pool an abandoned call's thread is replaced, so hung tools do not take the capacity other
         requests need, up to 256 abandoned threads still running; at that bound new sync tool calls
-        fail at once (the model is told so), until one of them returns. Without any deadline nothing
-        is abandoned: a hung sync tool holds its thread.
+        fail at once (the model is told so), until one of them returns. A custom ``executor``'s calls
+        are abandoned the same way, but its capacity is its own: nothing replaces their threads.
+        Without any deadline nothing is abandoned: a hung sync tool holds its thread.
 
         ``confirmation_policy`` defaults to ``ToolCallConfirmationPolicy.default()`` (tool metadata,
         plus the tool names and the on/off switch of the environment settings);
