@@ -392,3 +392,32 @@ def _options(**values: Any) -> Any:
     from chatclient.options import ToolCallingChatOptions
 
     return ToolCallingChatOptions(**values)
+
+
+def test_a_custom_executors_hung_call_is_abandoned_too(discards: _Discards) -> None:
+    executor = ThreadPoolExecutor(max_workers=2)
+    hung = _Hung()
+    manager = ToolCallingManager(executor=executor, tool_timeout=0.2)
+    try:
+        result = manager.execute_tool_calls(prompt([hung.tool]), reply(call("hang")))
+        assert "did not finish within 0.2 s" in result.tool_responses[0].response_data
+        assert hung.running == 1
+    finally:
+        hung.release.set()
+    assert discards.wait_for(1)
+    executor.shutdown()
+
+
+async def test_a_cancelled_request_abandons_its_running_sync_tool(pool: ToolThreadPool, discards: _Discards) -> None:
+    hung = _Hung()
+    request = asyncio.ensure_future(_ask(_client(), "hang", "acall", [hung.tool]))  # no deadline
+    try:
+        assert await asyncio.to_thread(hung.all_entered.wait, GUARD)
+        request.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await request
+        assert pool.abandoned == 1 and hung.running == 1  # its thread no longer counts
+    finally:
+        hung.release.set()
+    assert await asyncio.to_thread(discards.wait_for, 1)
+    assert pool.abandoned == 0
