@@ -67,8 +67,9 @@ class Invocation:
     What a callback returns is checked here, not trusted from its type: a hand-written callback that
     returns ``None`` (a tool run for its effect) or an object gets the same treatment as a function
     tool, through the default result converter. With observers, each run is reported to them.
-    Not changed once made (not frozen: a frozen dataclass pays an ``object.__setattr__`` per field,
-    per call of every round).
+    Not changed once made, but for ``ends``, which a runner with a deadline sets before the call
+    starts (not frozen: a frozen dataclass pays an ``object.__setattr__`` per field, per call of every
+    round).
     """
 
     callback: ToolCallback
@@ -123,8 +124,8 @@ class Invocation:
         processor can single out (``DefaultToolExceptionProcessor(rethrow=(TimeoutError,))``)."""
         name = self.callback.name
         error = ToolExecutionError(
-            f"Tool '{name}' did not finish within {seconds:g} s, its request's deadline; it was abandoned "
-            "and a result it gives later is discarded",
+            f"Tool '{name}' did not finish within {seconds:g} s, the deadline of this request's tool calls; "
+            "it was abandoned and a result it gives later is discarded",
             tool_name=name,
         )
         error.__cause__ = TimeoutError(f"{self.describe()} did not finish within {seconds:g} s")

@@ -190,8 +190,8 @@ async def test_a_hung_tool_is_abandoned_at_the_request_timeout_and_its_late_resu
     try:
         answer = await asyncio.wait_for(_ask(_client(), "hang", mode, [hung.tool], 0.2), GUARD)
         assert answer == (
-            "Tool 'hang' did not finish within 0.2 s, its request's deadline; it was abandoned "
-            "and a result it gives later is discarded"
+            "Tool 'hang' did not finish within 0.2 s, the deadline of this request's tool calls; "
+            "it was abandoned and a result it gives later is discarded"
         )
         assert hung.running == 1 and pool.abandoned == 1
     finally:
