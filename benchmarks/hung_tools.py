@@ -126,8 +126,23 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--deadline", type=float, default=0.5, help="the hung requests' timeout, seconds")
     parser.add_argument("--cap", type=float, default=2.0, help="how long to wait without any deadline")
     args = parser.parse_args(argv)
-    logging.getLogger("chatclient.tools").setLevel(logging.ERROR)  # 64 timeouts and 64 discards a scenario
+    logger = logging.getLogger("chatclient.tools")
+    level = logger.level
+    logger.setLevel(logging.ERROR)  # 64 timeouts and 64 discards a scenario
+    try:
+        rows = run(args)
+    finally:
+        logger.setLevel(level)
+    print(f"quick request latency: median of {args.rounds} rounds' medians of {args.ops} ops ({HUNG} hung sync tools)")
+    print("ratio: the median of the rounds' 64-hung / 0-hung")
+    print("| path | scenario | quick request |")
+    print("|---|---|---|")
+    for row in rows:
+        print("| " + " | ".join(row) + " |")
 
+
+def run(args: argparse.Namespace) -> list[tuple[str, str, str]]:
+    """The table's rows: each path through each scenario."""
     from chatclient import tool
 
     @tool
@@ -173,13 +188,7 @@ def main(argv: list[str] | None = None) -> None:
         )
         rows.append((path, "64 hung, no deadline", capped))
     loop.close()
-
-    print(f"quick request latency: median of {args.rounds} rounds' medians of {args.ops} ops ({HUNG} hung sync tools)")
-    print("ratio: the median of the rounds' 64-hung / 0-hung")
-    print("| path | scenario | quick request |")
-    print("|---|---|---|")
-    for row in rows:
-        print("| " + " | ".join(row) + " |")
+    return rows
 
 
 def _capped(op: Callable[[], Any], cap: float) -> tuple[str, threading.Thread]:
