@@ -245,7 +245,8 @@ class ChatClientRequestSpec:
         return replace(self, chat_options=options.merged_over(self.chat_options))
 
     def timeout(self, seconds: float | None) -> ChatClientRequestSpec:
-        """Bound each model round of this request to ``seconds``, retries included (``ChatOptions.timeout``)."""
+        """Bound each model round of this request to ``seconds``, retries included, and each batch of its
+        tool calls too (``ChatOptions.timeout``)."""
         return self.options(ChatOptions(timeout=seconds))
 
     def resume(self, pending: PendingToolCalls, decisions: ToolCallDecisions) -> ChatClientRequestSpec:

@@ -46,7 +46,9 @@ class ChatOptions(BaseModel):
     timeout: float | None = Field(default=None, gt=0)
     """Seconds one model round may take, retries and their waits included (not sent to the model).
     Carried on the options so that it reaches the provider with the prompt in every mode; the
-    provider's ``RetryPolicy.deadline``, when shorter, still applies. ``APITimeoutError`` when hit."""
+    provider's ``RetryPolicy.deadline``, when shorter, still applies. ``APITimeoutError`` when hit.
+    Each batch of tool calls gets as long: a call still running then is abandoned and the model is
+    told it timed out (see ``ToolCallingManager``)."""
 
     def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
         """Pydantic's fields as its repr (and ``str``, and a pretty-printer) shows them, but with

@@ -3,12 +3,19 @@
 Every call runs to completion and its outcome (a result or the exception it raised) is collected, so
 what is done with a failure is decided after the whole batch has finished: no thread is left running
 behind an exception.
+
+With a deadline (``timeout``: the request's, see ``ToolCallingManager``) a call still running when
+it passes is abandoned: its outcome is a ``ToolExecutionError`` whose ``__cause__`` is a
+``TimeoutError``, an async tool is cancelled, and a sync tool's thread runs on outside the pool's
+capacity (``_pool``); whatever it returns later is discarded and logged.
 """
 
 from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
+import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -24,9 +31,13 @@ from .callback import ToolCallback
 from .definition import ToolContext
 
 if TYPE_CHECKING:
-    from concurrent.futures import Executor, Future, ThreadPoolExecutor
+    from concurrent.futures import Executor, Future
+
+    from ._pool import ToolThreadPool
 
 __all__ = ["Invocation", "Outcome", "arun_all", "run_all", "tool_execution_error"]
+
+_log = logging.getLogger("chatclient.tools")
 
 Outcome: TypeAlias = str | ToolResult | Exception
 """A tool's result (text or structured), or what the call raised."""
@@ -34,8 +45,12 @@ Outcome: TypeAlias = str | ToolResult | Exception
 T = TypeVar("T")
 
 _POOL_WORKERS = 64
+"""Sync tool calls that run at once in the shared pool; more wait for a thread."""
+_MAX_ABANDONED = 256
+"""Abandoned sync tool calls still running that the shared pool replaces; at the bound new sync tool
+calls are refused at once (see ``_pool``)."""
 
-_pool: ThreadPoolExecutor | None = None
+_pool: ToolThreadPool | None = None
 _pool_lock = threading.Lock()
 
 
@@ -52,8 +67,9 @@ class Invocation:
     What a callback returns is checked here, not trusted from its type: a hand-written callback that
     returns ``None`` (a tool run for its effect) or an object gets the same treatment as a function
     tool, through the default result converter. With observers, each run is reported to them.
-    Not changed once made (not frozen: a frozen dataclass pays an ``object.__setattr__`` per field,
-    per call of every round).
+    Not changed once made, but for ``ends``, which a runner with a deadline sets before the call
+    starts (not frozen: a frozen dataclass pays an ``object.__setattr__`` per field, per call of every
+    round).
     """
 
     callback: ToolCallback
@@ -61,6 +77,9 @@ class Invocation:
     context: ToolContext
     call: ToolCall | None = None
     observers: Observers = NO_OBSERVERS
+    ends: float | None = None
+    """The ``time.monotonic()`` of the batch's deadline, set by the runner before the call starts: a
+    sync call still queued then never starts."""
 
     def run(self) -> Outcome:
         if self.observers:
@@ -79,17 +98,38 @@ class Invocation:
         here, not in a coroutine of its own: one coroutine frame less a call)."""
         if observed and self.observers:
             info, tokens, started = self._start()
-            outcome = await self.arun(observed=False)
+            try:
+                outcome = await self.arun(observed=False)
+            except BaseException:  # cancelled: abandoned at a deadline, or its request was cancelled
+                self._finish(info, tokens, started, TimeoutError(f"{self.describe()} was cancelled"))
+                raise
             self._finish(info, tokens, started, outcome)
             return outcome
         try:
             if self.callback.is_async:
                 value = await self.callback.acall(self.arguments, self.context)
             else:
-                value = await off_the_loop(self.callback.call, self.arguments, self.context)
+                value = await off_the_loop(self.callback.call, self.arguments, self.context, what=self)
             return value if type(value) is str else convert_result(self.callback.name, value)  # a text needs nothing
         except Exception as exc:
             return exc
+
+    def describe(self) -> str:
+        """The call, as logs name it."""
+        return f"Tool {self.callback.name!r} (call {self.call.id if self.call is not None else '-'})"
+
+    def timed_out(self, seconds: float) -> ToolExecutionError:
+        """The outcome of this call abandoned at a deadline of ``seconds``: told to the model (or
+        raised) as any tool failure; its ``__cause__`` is a ``TimeoutError``, which an exception
+        processor can single out (``DefaultToolExceptionProcessor(rethrow=(TimeoutError,))``)."""
+        name = self.callback.name
+        error = ToolExecutionError(
+            f"Tool '{name}' did not finish within {seconds:g} s, the deadline of this request's tool calls; "
+            "it was abandoned and a result it gives later is discarded",
+            tool_name=name,
+        )
+        error.__cause__ = TimeoutError(f"{self.describe()} did not finish within {seconds:g} s")
+        return error
 
     def _observed(self, run: Callable[[], Outcome]) -> Outcome:
         info, tokens, started = self._start()
@@ -110,13 +150,14 @@ class Invocation:
             self.observers.tool_finished(tokens, info, outcome, None, duration)
 
 
-async def off_the_loop(fn: Callable[..., T], *args: object) -> T:
+async def off_the_loop(fn: Callable[..., T], *args: object, what: Invocation | None = None) -> T:
     """Run a sync ``fn`` in a worker thread of the shared pool, so it never blocks the event loop
     (a sync tool may block for as long as it likes; the loop goes on serving its other tasks).
 
     The worker settles the caller's future itself, with one ``call_soon_threadsafe`` (no
-    ``wrap_future`` chain of two futures and their callbacks); a caller cancelled before the call
-    started cancels it, as ``wrap_future`` would."""
+    ``wrap_future`` chain of two futures and their callbacks). A caller cancelled before the call
+    started cancels it, as ``wrap_future`` would; cancelled while it runs, the call is abandoned
+    (its thread replaced, its late result logged as discarded, naming ``what``)."""
     import asyncio
 
     loop = asyncio.get_running_loop()
@@ -131,12 +172,47 @@ async def off_the_loop(fn: Callable[..., T], *args: object) -> T:
         else:
             _settle_soon(loop, future.set_result, future, result)
 
-    started = _default_pool().submit(work)
+    pool = _default_pool()
+    ends = what.ends if what is not None else None
+    started = pool.submit(work) if ends is None else _submit(pool, ends, work)
     try:
         return await future
     except asyncio.CancelledError:
-        started.cancel()  # not started yet: it never runs
+        abandon(pool, started, what)  # not started yet: it never runs
         raise
+
+
+def _submit(pool: Executor, ends: float, fn: Callable[..., Any], *args: object) -> Future[Any]:
+    """``fn`` on ``pool``; on the shared pool it never starts after ``ends`` (another executor's
+    queued calls are cancelled by the runner instead)."""
+    from ._pool import ToolThreadPool
+
+    if isinstance(pool, ToolThreadPool):
+        return pool.submit_until(ends, fn, *args)
+    return pool.submit(fn, *args)
+
+
+def abandon(pool: Executor, future: Future[Any], what: Invocation | None) -> None:
+    """Stop waiting for ``future``'s call: not started, it never runs; running, it runs on (a thread
+    cannot be stopped) and what it returns is logged and discarded. The shared pool replaces its
+    thread; another executor's capacity is its owner's affair."""
+    from ._pool import ToolThreadPool
+
+    since = time.monotonic()
+    late = functools.partial(_discarded, what, since)
+    if isinstance(pool, ToolThreadPool):
+        pool.abandon(future, late)
+    elif not future.cancel():
+        future.add_done_callback(lambda _: late())
+
+
+def _discarded(what: Invocation | None, since: float, *_: object) -> None:
+    _log.warning(
+        "%s returned %.1f s after it was abandoned (its deadline passed or its caller was cancelled); "
+        "its result is discarded",
+        what.describe() if what is not None else "A sync call",
+        time.monotonic() - since,
+    )
 
 
 def _settle_soon(loop: Any, settle: Callable[[Any], None], future: Any, value: object) -> None:
@@ -149,22 +225,28 @@ def _settle(settle: Callable[[Any], None], future: Any, value: object) -> None:
         settle(value)
 
 
-def _default_pool() -> ThreadPoolExecutor:
+def _default_pool() -> ToolThreadPool:
     global _pool
     with _pool_lock:
         if _pool is None:
-            from concurrent.futures import ThreadPoolExecutor
+            from ._pool import ToolThreadPool
 
-            _pool = ThreadPoolExecutor(max_workers=_POOL_WORKERS, thread_name_prefix="chatclient-tool")
+            _pool = ToolThreadPool(_POOL_WORKERS, _MAX_ABANDONED, "chatclient-tool")
         return _pool
 
 
-def run_all(invocations: Sequence[Invocation], executor: Executor | None = None) -> list[Outcome]:
+def run_all(
+    invocations: Sequence[Invocation], executor: Executor | None = None, timeout: float | None = None
+) -> list[Outcome]:
     """Sync path: sync tools on the pool, async tools together on one event loop.
 
     The calling thread does one share of the work itself (the async group, or else the first sync
-    call), so a batch of one sync call costs no thread hop.
+    call), so a batch of one sync call costs no thread hop. With a ``timeout`` every sync call runs
+    on the pool (the caller's thread could not be abandoned), and calls still running when it passes
+    are abandoned.
     """
+    if timeout is not None:
+        return _run_all_within(invocations, executor or _default_pool(), timeout)
     async_ix: list[int] = []
     sync_ix: list[int] = []
     for i, inv in enumerate(invocations):  # ``is_async`` asked once a call: an MCP tool's asks for a running loop
@@ -196,9 +278,49 @@ def run_all(invocations: Sequence[Invocation], executor: Executor | None = None)
     return [outcomes[i] for i in range(len(invocations))]
 
 
-async def arun_all(invocations: Sequence[Invocation]) -> list[Outcome]:
+def _run_all_within(invocations: Sequence[Invocation], pool: Executor, timeout: float) -> list[Outcome]:
+    from concurrent.futures import wait
+
+    ends = time.monotonic() + timeout
+    async_ix = [i for i, inv in enumerate(invocations) if inv.callback.is_async]
+    is_async = set(async_ix)
+    outcomes: dict[int, Outcome] = {}
+    futures: dict[int, Future[Outcome]] = {}
+    for i, invocation in enumerate(invocations):
+        invocation.ends = ends
+        if i not in is_async:
+            try:
+                futures[i] = _submit(pool, ends, contextvars.copy_context().run, invocation.run)
+            except Exception as exc:  # the pool refuses it (at its bound of abandoned calls): an outcome
+                outcomes[i] = exc
+    try:
+        if async_ix:
+            group = [invocations[i] for i in async_ix]
+            ran = run_sync(lambda: _arun_all_within(group, max(0.0, ends - time.monotonic()), timeout))
+            outcomes.update(zip(async_ix, ran, strict=True))
+        done, _ = wait(futures.values(), timeout=max(0.0, ends - time.monotonic()))
+    except BaseException:
+        for i, future in futures.items():
+            abandon(pool, future, invocations[i])
+        raise
+    late = [future for future in futures.values() if future not in done]
+    for future in late:
+        future.cancel()  # the calls not started first: an abandoned call's freed thread must not start them
+    for i, future in futures.items():
+        if future in done and not future.cancelled():
+            outcomes[i] = future.result()
+        else:
+            abandon(pool, future, invocations[i])
+            outcomes[i] = invocations[i].timed_out(timeout)
+    return [outcomes[i] for i in range(len(invocations))]
+
+
+async def arun_all(invocations: Sequence[Invocation], timeout: float | None = None) -> list[Outcome]:
     """Async path: every call as a task (sync tools in a worker thread); cancelled together. A lone
-    call is simply awaited: no task to schedule."""
+    call is simply awaited: no task to schedule. With a ``timeout``, calls still running when it
+    passes are cancelled (a sync tool's thread is abandoned, see :func:`off_the_loop`)."""
+    if timeout is not None:
+        return await _arun_all_within(invocations, timeout, timeout)
     if len(invocations) == 1:
         return [await invocations[0].arun()]
     import asyncio
@@ -211,3 +333,38 @@ async def arun_all(invocations: Sequence[Invocation]) -> list[Outcome]:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         raise
+
+
+async def _arun_all_within(invocations: Sequence[Invocation], left: float, timeout: float) -> list[Outcome]:
+    """The calls, cancelled after ``left`` seconds (what remains of the batch's ``timeout``)."""
+    import asyncio
+
+    ends = time.monotonic() + left
+    for invocation in invocations:
+        invocation.ends = ends
+    tasks = [asyncio.ensure_future(inv.arun()) for inv in invocations]
+    try:
+        done, late = await asyncio.wait(tasks, timeout=left)
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
+    outcomes: list[Outcome] = []
+    for invocation, task in zip(invocations, tasks, strict=True):
+        if task in done:
+            outcomes.append(task.result())
+            continue
+        task.cancel()
+        task.add_done_callback(functools.partial(_cancelled, invocation, time.monotonic()))
+        outcomes.append(invocation.timed_out(timeout))
+    if late:
+        await asyncio.sleep(0)  # the cancelled tasks take it now: a sync tool's thread is abandoned at once
+    return outcomes
+
+
+def _cancelled(invocation: Invocation, since: float, task: Any) -> None:
+    """An abandoned task ended: cancelled as asked (an async tool stopped, or a sync one's thread was
+    abandoned and is logged when it returns), or with an outcome it gave despite the cancellation."""
+    if not task.cancelled():
+        _discarded(invocation, since)

@@ -191,8 +191,24 @@ class ToolCallingManager:
         decision_authorizer: ToolCallAuthorizer | Rule | None = None,
         require_approver: bool | None = None,
         authorize_denials: bool = False,
+        tool_timeout: float | None = None,
     ) -> None:
-        """``executor`` runs sync tools in the sync path (default: a shared pool of 64 threads).
+        """``executor`` runs sync tools in the sync path (default: a shared pool of 64 threads, see
+        below).
+
+        Deadlines: a request's ``timeout`` (``ChatOptions.timeout``, ``.timeout(s)`` on a request)
+        bounds each of its rounds, the model's and the tools': a batch of tool calls gets ``timeout``
+        seconds too. ``tool_timeout`` bounds every batch of every request, for requests that set no
+        timeout; with both, the shorter applies. A call still running at the deadline is abandoned:
+        the model is told it timed out, as of any tool failure (a ``ToolExecutionError`` whose
+        ``__cause__`` is a ``TimeoutError``: ``DefaultToolExceptionProcessor(rethrow=(TimeoutError,))``
+        fails the request instead); an async tool is cancelled; a sync tool runs on in its thread (a
+        thread cannot be stopped) and what it returns later is discarded and logged. In the shared
+        pool an abandoned call's thread is replaced, so hung tools do not take the capacity other
+        requests need, up to 256 abandoned threads still running; at that bound new sync tool calls
+        fail at once (the model is told so), until one of them returns. A custom ``executor``'s calls
+        are abandoned the same way, but its capacity is its own: nothing replaces their threads.
+        Without any deadline nothing is abandoned: a hung sync tool holds its thread.
 
         ``confirmation_policy`` defaults to ``ToolCallConfirmationPolicy.default()`` (tool metadata,
         plus the tool names and the on/off switch of the environment settings);
@@ -217,6 +233,9 @@ class ToolCallingManager:
         self._authorizer = metadata_rules & decision_authorizer if decision_authorizer else metadata_rules
         self._require_approver = decision_authorizer is not None if require_approver is None else require_approver
         self._authorize_denials = authorize_denials
+        if tool_timeout is not None and not tool_timeout > 0:
+            raise ConfigurationError(f"tool_timeout must be a positive number of seconds, not {tool_timeout!r}")
+        self._tool_timeout = tool_timeout
         self._last_by_name: tuple[tuple[ToolCallback, ...], dict[str, ToolCallback]] | None = None
 
     @staticmethod
@@ -233,6 +252,20 @@ class ToolCallingManager:
     @property
     def confirmation_policy(self) -> ToolCallConfirmationPolicy:
         return self._policy
+
+    @property
+    def tool_timeout(self) -> float | None:
+        return self._tool_timeout
+
+    def tool_deadline(self, prompt: Prompt) -> float | None:
+        """Seconds a batch of ``prompt``'s tool calls may take: the shorter of the request's
+        ``timeout`` and this manager's ``tool_timeout`` (``None``: unbounded)."""
+        options = prompt.options
+        request = options.timeout if options is not None else None
+        mine = self._tool_timeout
+        if request is None or (mine is not None and mine < request):
+            return mine
+        return request
 
     def execute_tool_calls(
         self,
@@ -251,7 +284,8 @@ class ToolCallingManager:
         whatever the exception processor raises, once the whole batch has finished.
         """
         plan = self._decide(prompt, chat_response, decisions, observers)
-        return self._finish(prompt, plan, run_all(plan.invocations(observers), self._executor))
+        ran = run_all(plan.invocations(observers), self._executor, self.tool_deadline(prompt))
+        return self._finish(prompt, plan, ran)
 
     async def aexecute_tool_calls(
         self,
@@ -264,9 +298,10 @@ class ToolCallingManager:
         """As :meth:`execute_tool_calls`; async tools run as tasks, sync tools in worker threads."""
         plan = self._decide(prompt, chat_response, decisions, observers)
         invocations = plan.invocations(observers)
-        if len(invocations) == 1:  # the usual batch: awaited as it is, no ``arun_all`` coroutine around it
+        timeout = self.tool_deadline(prompt)
+        if len(invocations) == 1 and timeout is None:  # the usual batch: awaited as it is, no ``arun_all``
             return self._finish(prompt, plan, [await invocations[0].arun()])
-        return self._finish(prompt, plan, await arun_all(invocations))
+        return self._finish(prompt, plan, await arun_all(invocations, timeout))
 
     def check_decisions(
         self,
@@ -495,6 +530,7 @@ class ToolCallingManagerBuilder:
         self._authorizers: tuple[ToolCallAuthorizer, ...] = ()
         self._require_approver: bool | None = None
         self._authorize_denials = False
+        self._tool_timeout: float | None = None
 
     def max_calls_per_tool(self, limit: int) -> Self:
         """Calls allowed per tool per turn (default 40)."""
@@ -565,6 +601,12 @@ class ToolCallingManagerBuilder:
         self._authorize_denials = authorize
         return self
 
+    def tool_timeout(self, seconds: float | None) -> Self:
+        """Seconds every batch of tool calls may take, for requests that set no shorter ``timeout``
+        (default: none); calls still running then are abandoned (see :class:`ToolCallingManager`)."""
+        self._tool_timeout = seconds
+        return self
+
     def build(self) -> ToolCallingManager:
         authorizers = self._authorizers
         return ToolCallingManager(
@@ -577,6 +619,7 @@ class ToolCallingManagerBuilder:
             confirmation_policy=self._policy,
             decision_completeness=self._completeness,
             pending_expires_in=self._pending_expires_in,
+            tool_timeout=self._tool_timeout,
         )
 
 
