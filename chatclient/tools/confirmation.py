@@ -13,8 +13,9 @@ The flow (Spring AI 2.1's, made safe):
 What makes it safe: a :class:`PendingToolCalls` is bound to the exact calls and the conversation by
 a digest, and expires (one hour by default); decisions must name exactly the paused calls; stores
 hand a state out once, and with a ``secret=`` refuse a state rewritten in storage; a state that
-travels through a client can be sealed with an HMAC (see :mod:`chatclient.tools.pending`). Who may decide is checked before anything runs
-(see :mod:`chatclient.tools.approval`), and every decision is reported to the observers.
+travels through a client can be sealed with an HMAC (see :mod:`chatclient.tools.pending`). Who may
+decide is checked before anything runs (see :mod:`chatclient.tools.approval`), and every decision is
+reported to the observers.
 """
 
 from __future__ import annotations

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import hmac
 import threading
 import time
 from collections.abc import Awaitable, Callable
@@ -45,6 +46,7 @@ if TYPE_CHECKING:
     from ..messages import Message
 
 __all__ = [
+    "check_secret",
     "check_state_id",
     "AsyncInMemoryNonceLedger",
     "AsyncInMemoryPendingToolCallStore",
@@ -58,6 +60,8 @@ __all__ = [
     "StoredPendingToolCalls",
     "aredeem",
     "default_nonce_ledger",
+    "dump_state",
+    "load_state",
     "redeem",
     "seal",
     "unseal",
@@ -175,21 +179,86 @@ def _check_expiry(expires_at: float | None) -> None:
         raise PendingStateExpiredError("The pending tool calls expired; nothing ran")
 
 
-class InMemoryPendingToolCallStore:
-    """A process-local store; ``ttl`` (seconds) bounds how long a pause may wait for a person."""
+_KEYED = "chatclient-hmac-sha256:"
+"""How a state stored with a secret begins: ``chatclient-hmac-sha256:<mac>:<deadline>``, a newline,
+then the state's JSON (a state without a secret is its bare JSON, as before secrets existed)."""
 
-    def __init__(self, ttl: float | None = 3600.0) -> None:
+
+def check_secret(secret: bytes | None) -> bytes | None:
+    """A store's ``secret``: ``None`` (unkeyed) or at least 16 bytes, as :func:`seal` asks."""
+    if secret is not None and (not isinstance(secret, bytes) or len(secret) < 16):
+        raise ConfigurationError("A pending store's secret is bytes, at least 16 random ones (or None)")
+    return secret
+
+
+def dump_state(pending: PendingToolCalls, state_id: str, deadline: float | None, secret: bytes | None) -> str:
+    """The text a store keeps for ``pending`` under ``state_id`` until ``deadline``.
+
+    With a ``secret`` it carries an HMAC-SHA256 over the state's JSON, its id and its deadline, so a
+    writer of the store who lacks the secret can neither edit the state (arguments, conversation,
+    expiry), nor move it under another id, nor extend the store's deadline, even when it recomputes
+    the state's unkeyed digest.
+    """
+    payload = pending.model_dump_json()
+    if secret is None:
+        return payload
+    until = repr(deadline) if deadline is not None else "-"
+    return f"{_KEYED}{_store_mac(secret, state_id, until, payload)}:{until}\n{payload}"
+
+
+def load_state(text: str | bytes, state_id: str, secret: bytes | None) -> PendingToolCalls:
+    """The state a store kept under ``state_id`` (see :func:`dump_state`), verified: a keyed store
+    refuses a state whose MAC does not verify or that carries none (written without the secret)
+    with ``PendingStateTamperedError``; every store refuses one whose digest does not match."""
+    if isinstance(text, bytes):
+        text = text.decode()
+    payload = text
+    if text.startswith(_KEYED):
+        header, _, payload = text.partition("\n")
+        mac, _, until = header[len(_KEYED) :].partition(":")
+        if secret is not None:
+            if not hmac.compare_digest(mac, _store_mac(secret, state_id, until, payload)):
+                raise PendingStateTamperedError("The stored pending state does not verify (altered); nothing ran")
+            _check_expiry(None if until == "-" else float(until))
+    elif secret is not None:
+        raise PendingStateTamperedError(
+            "The stored pending state carries no MAC (written without the store's secret); nothing ran"
+        )
+    try:
+        pending = PendingToolCalls.model_validate_json(payload)
+    except ValidationError as exc:
+        raise PendingStateTamperedError("The stored pending state is malformed; nothing ran") from exc
+    pending.verify()
+    return pending
+
+
+def _store_mac(secret: bytes, state_id: str, until: str, payload: str) -> str:
+    bound = "\x00".join(("chatclient.pending.store.v1", state_id, until, payload)).encode()
+    return hmac.new(secret, bound, hashlib.sha256).hexdigest()
+
+
+class InMemoryPendingToolCallStore:
+    """A process-local store; ``ttl`` (seconds) bounds how long a pause may wait for a person.
+
+    States are kept as the text every store keeps (see :func:`dump_state`), so ``secret`` works as
+    on the shared stores, and a state handed out is a copy nobody else holds.
+    """
+
+    def __init__(self, ttl: float | None = 3600.0, *, secret: bytes | None = None) -> None:
         self._ttl = ttl
-        self._states: dict[str, tuple[PendingToolCalls, float | None]] = {}
+        self._secret = check_secret(secret)
+        self._states: dict[str, tuple[str, float | None]] = {}
         self._lock = threading.Lock()
 
     def save(self, pending: PendingToolCalls) -> str:
         state_id = _new_id()
+        deadline = _expires_at(pending, self._ttl)
+        stored = dump_state(pending, state_id, deadline, self._secret)
         with self._lock:
             self._purge()
             if state_id in self._states:
                 raise _collided()
-            self._states[state_id] = (pending, _expires_at(pending, self._ttl))
+            self._states[state_id] = (stored, deadline)
         return state_id
 
     def take(self, state_id: str) -> PendingToolCalls:
@@ -199,7 +268,7 @@ class InMemoryPendingToolCallStore:
         if entry is None:
             raise PendingStateNotFoundError("No pending tool calls under this id (unknown, or already resumed)")
         _check_expiry(entry[1])
-        return entry[0]
+        return load_state(entry[0], state_id, self._secret)
 
     def peek(self, state_id: str) -> PendingToolCalls:
         check_state_id(state_id)
@@ -208,7 +277,7 @@ class InMemoryPendingToolCallStore:
         if entry is None:
             raise PendingStateNotFoundError("No pending tool calls under this id (unknown, or already resumed)")
         _check_expiry(entry[1])
-        return entry[0]
+        return load_state(entry[0], state_id, self._secret)
 
     def discard(self, state_id: str) -> bool:
         """Drop a state nobody will resume; ``True`` when a live one was there (an expired state
@@ -240,8 +309,8 @@ class AsyncInMemoryPendingToolCallStore:
     """The async face of :class:`InMemoryPendingToolCallStore` (``sync``), for code written against
     :class:`AsyncPendingToolCallStore`; each call runs in a worker thread, as SQLite's async face."""
 
-    def __init__(self, ttl: float | None = 3600.0) -> None:
-        self.sync = InMemoryPendingToolCallStore(ttl=ttl)
+    def __init__(self, ttl: float | None = 3600.0, *, secret: bytes | None = None) -> None:
+        self.sync = InMemoryPendingToolCallStore(ttl=ttl, secret=secret)
 
     async def save(self, pending: PendingToolCalls) -> str:
         return await _in_thread(lambda: self.sync.save(pending))
@@ -270,12 +339,16 @@ class SqlitePendingToolCallStore:
 
     States live in table ``{prefix}pending_tool_calls`` (the default prefix keeps the table of
     earlier versions). ``take`` is one ``DELETE ... RETURNING`` statement, so a state is handed out
-    once even when two processes race for it.
+    once even when two processes race for it. With a ``secret``, a state rewritten in the file by
+    anyone without it is refused (see :func:`dump_state`).
     """
 
-    def __init__(self, path: str | Path, ttl: float | None = 3600.0, *, prefix: str = "chatclient_") -> None:
+    def __init__(
+        self, path: str | Path, ttl: float | None = 3600.0, *, prefix: str = "chatclient_", secret: bytes | None = None
+    ) -> None:
         from ..memory._sql import check_prefix
 
+        self._secret = check_secret(secret)
         self._table = f"{check_prefix(prefix)}pending_tool_calls"
         self._path = str(path)
         self._ttl = ttl
@@ -302,13 +375,15 @@ class SqlitePendingToolCallStore:
 
     def save(self, pending: PendingToolCalls) -> str:
         state_id = _new_id()
+        deadline = _expires_at(pending, self._ttl)
+        stored = dump_state(pending, state_id, deadline, self._secret)
         with store_call(self, "save"):
             db = self._connect()
             db.execute(f"DELETE FROM {self._table} WHERE expires_at < ?", (time.time(),))
             row = db.execute(
                 f"INSERT INTO {self._table} (id, state, expires_at, created_at) VALUES (?, ?, ?, ?)"
                 " ON CONFLICT (id) DO NOTHING RETURNING id",
-                (state_id, pending.model_dump_json(), _expires_at(pending, self._ttl), time.time()),
+                (state_id, stored, deadline, time.time()),
             ).fetchone()
         if row is None:
             raise _collided()
@@ -322,7 +397,7 @@ class SqlitePendingToolCallStore:
         if row is None:
             raise PendingStateNotFoundError("No pending tool calls under this id (unknown, or already resumed)")
         _check_expiry(row[1])
-        return PendingToolCalls.model_validate_json(row[0])
+        return load_state(row[0], state_id, self._secret)
 
     def peek(self, state_id: str) -> PendingToolCalls:
         check_state_id(state_id)
@@ -332,7 +407,7 @@ class SqlitePendingToolCallStore:
         if row is None:
             raise PendingStateNotFoundError("No pending tool calls under this id (unknown, or already resumed)")
         _check_expiry(row[1])
-        return PendingToolCalls.model_validate_json(row[0])
+        return load_state(row[0], state_id, self._secret)
 
     def discard(self, state_id: str) -> bool:
         """Drop a state nobody will resume; ``True`` when a live one was there (expired: ``False``)."""
