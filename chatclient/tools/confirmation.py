@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import logging
 import os
 import time
 from collections import Counter
@@ -119,10 +120,16 @@ class ToolCallConfirmationPolicy:
 
     @classmethod
     def default(cls, settings: ConfirmationSettings | None = None) -> ToolCallConfirmationPolicy:
-        """Tool metadata OR the extra tool names of the settings; ``never`` when confirmation is off."""
+        """Tool metadata OR the extra tool names of the settings.
+
+        With confirmation off, only the tools that say *who* may decide stay gated
+        (``requires_confirmation="role"`` or a predicate): those are authorization rules, not a
+        prompt to ask someone, and a switch meant for development must not open them. Policies an
+        application builds itself (``from_predicate``, ``by_tool_names``) never read the settings.
+        """
         settings = settings or ConfirmationSettings.from_env()
         if not settings.enabled:
-            return cls.never()
+            return cls(lambda call, callback: callback.metadata.approved_by is not None, "approval rules only")
         policy = cls.from_tool_metadata()
         return policy | cls.by_tool_names(*settings.tools) if settings.tools else policy
 
@@ -131,7 +138,10 @@ class ToolCallConfirmationPolicy:
 class ConfirmationSettings:
     """Confirmation on or off, and extra tool names to gate. ``from_env()`` reads
     ``CHATCLIENT_TOOL_CONFIRMATION_ENABLED`` (default true) and ``CHATCLIENT_TOOL_CONFIRMATION_TOOLS``
-    (comma-separated) once per process; pass your own settings to override them in code."""
+    (comma-separated) once per process, and logs a warning when the first turns confirmation off;
+    pass your own settings to override them in code. Off means: plain ``requires_confirmation=True``
+    tools and the extra names run unasked; tools gated by a role or a predicate stay gated (see
+    ``ToolCallConfirmationPolicy.default``)."""
 
     enabled: bool = True
     tools: frozenset[str] = frozenset()
@@ -142,7 +152,17 @@ class ConfirmationSettings:
     @staticmethod
     @cache
     def from_env() -> ConfirmationSettings:
-        return ConfirmationSettings.parse(os.environ)
+        settings = ConfirmationSettings.parse(os.environ)
+        if not settings.enabled:
+            logging.getLogger("chatclient.tools").warning(
+                "%s=%s turns tool call confirmation off: tools marked requires_confirmation=True and the names "
+                "in %s run without asking anyone. Tools whose requires_confirmation names a role or a predicate "
+                "stay gated, as do policies built in code",
+                ConfirmationSettings.ENABLED_ENV,
+                os.environ.get(ConfirmationSettings.ENABLED_ENV),
+                ConfirmationSettings.TOOLS_ENV,
+            )
+        return settings
 
     @staticmethod
     def parse(env: Mapping[str, str]) -> ConfirmationSettings:

@@ -8,11 +8,17 @@
   protocol for other stores. Every store also has ``discard(state_id) -> bool`` (drop a state nobody
   will resume) and ``purge_expired() -> int`` (remove the expired states now; the number removed,
   0 where the server expires them itself). A save never overwrites: an id already in use is refused.
+- Integrity in storage: every store checks the state's digest when it hands it out. That digest is
+  unkeyed: it catches accidental corruption and careless writers, not a writer of the storage who
+  recomputes it. Give the store a ``secret=`` (16+ random bytes, the same in every process) and it
+  keeps an HMAC-SHA256 over the state, its id and its deadline (:func:`dump_state`), refusing any
+  rewrite, move or extension with ``PendingStateTamperedError``.
 - :func:`seal` / :func:`unseal`: when the state must travel through an untrusted client (a browser,
   a mobile app), seal it with an application secret; ``unseal`` rejects anything altered or forged.
 - :class:`NonceLedger`: every state carries a random nonce, and a resume redeems it once, so the same
   state (an object kept in memory, a sealed token) cannot be resumed twice. The default ledger,
-  :func:`default_nonce_ledger`, is process-wide and in memory; several processes need a shared one.
+  :func:`default_nonce_ledger`, is process-wide and in memory; several processes need a shared one
+  (``SqliteNonceLedger``, ``RedisNonceLedger``, ``PostgresNonceLedger``), above all for sealed tokens.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import logging
 import threading
 import time
 from collections.abc import Awaitable, Callable
@@ -449,10 +456,20 @@ def _mac(secret: bytes, payload: bytes) -> bytes:
 def seal(pending: PendingToolCalls, secret: bytes) -> str:
     """A tamper-evident token for ``pending``: its JSON plus an HMAC-SHA256 with ``secret``.
 
-    The token is signed, not encrypted: do not put secrets in tool arguments you seal.
+    The token is signed, not encrypted: do not put secrets in tool arguments you seal. A token can
+    reach any process, so resume it against a shared nonce ledger (a warning is logged once when one
+    is resumed against an in-process ledger), and seal states that expire (a warning is logged once
+    for one that never does).
     """
     if len(secret) < 16:
         raise ValueError("Use a secret of at least 16 random bytes to seal pending states")
+    if pending.expires_at is None:
+        _warn_once(
+            "unexpiring",
+            "seal() of a pending state that never expires: its token can be resumed for as long as a nonce "
+            "ledger remembers it (an in-memory one forgets on restart). Give states an expiry "
+            "(ToolCallingManager pending_expires_in; the default is an hour)",
+        )
     payload = pending.model_dump_json().encode()
     return f"{_b64(payload)}.{_b64(_mac(secret, payload))}"
 
@@ -473,7 +490,56 @@ def unseal(token: str, secret: bytes) -> PendingToolCalls:
     except ValidationError as exc:
         raise PendingStateTamperedError("The sealed pending state is malformed; nothing ran") from exc
     pending.verify()
+    _unsealed.note(pending.nonce)
     return pending
+
+
+_log = logging.getLogger("chatclient.tools")
+_warned: set[str] = set()
+_warned_lock = threading.Lock()
+
+
+def _warn_once(topic: str, message: str) -> None:
+    """Log ``message`` as a warning the first time ``topic`` comes up in this process."""
+    with _warned_lock:
+        if topic in _warned:
+            return
+        _warned.add(topic)
+    _log.warning(message)
+
+
+class _RecentNonces:
+    """The nonces of the states :func:`unseal` returned lately (bounded), so a resume can tell a
+    state that travelled as a token from one kept in memory."""
+
+    def __init__(self, size: int = 4096) -> None:
+        self._size = size
+        self._nonces: dict[str, None] = {}
+        self._lock = threading.Lock()
+
+    def note(self, nonce: str) -> None:
+        with self._lock:
+            self._nonces[nonce] = None
+            if len(self._nonces) > self._size:
+                del self._nonces[next(iter(self._nonces))]
+
+    def __contains__(self, nonce: object) -> bool:
+        with self._lock:
+            return nonce in self._nonces
+
+
+_unsealed = _RecentNonces()
+
+
+def _check_ledger_for_sealed(pending: PendingToolCalls, ledger: object) -> None:
+    """A sealed token can reach any process; a ledger in one process cannot stop it running in two."""
+    if isinstance(ledger, (InMemoryNonceLedger, AsyncInMemoryNonceLedger)) and pending.nonce in _unsealed:
+        _warn_once(
+            "sealed-in-process",
+            "A sealed pending state was resumed against an in-process nonce ledger: another process can "
+            "resume the same token again. Give the tool loop a shared ledger (SqliteNonceLedger, "
+            "RedisNonceLedger or PostgresNonceLedger, or their Async faces) as ToolCallingAdvisor(nonce_ledger=...)",
+        )
 
 
 # ---------------------------------------------------------------------------------------- nonces
@@ -555,13 +621,16 @@ def default_nonce_ledger() -> InMemoryNonceLedger:
 def redeem(pending: PendingToolCalls, ledger: NonceLedger | None = None) -> None:
     """Redeem ``pending``'s nonce once; ``PendingStateReusedError`` when it was already redeemed."""
     _check_nonce(pending)
-    if not (ledger if ledger is not None else _default_ledger).redeem(pending.nonce, pending.expires_at):
+    ledger = ledger if ledger is not None else _default_ledger
+    _check_ledger_for_sealed(pending, ledger)
+    if not ledger.redeem(pending.nonce, pending.expires_at):
         raise _reused()
 
 
 async def aredeem(pending: PendingToolCalls, ledger: AsyncNonceLedger) -> None:
     """:func:`redeem` on an async ledger."""
     _check_nonce(pending)
+    _check_ledger_for_sealed(pending, ledger)
     if not await ledger.redeem(pending.nonce, pending.expires_at):
         raise _reused()
 
