@@ -102,7 +102,7 @@ def test_a_paused_state_expires_after_an_hour_by_default() -> None:
     with pytest.raises(ToolCallConfirmationRequired) as pause:
         manager.execute_tool_calls(prompt_for(BookingTools()), reply(("b", "book_flight")))
     state = pause.value.pending
-    assert state.expires_at is not None and state.expires_at - state.created_at == 3600.0
+    assert state.expires_at is not None and state.expires_at - state.created_at == pytest.approx(3600.0)
 
 
 def test_sealing_a_state_that_never_expires_warns_once(caplog: pytest.LogCaptureFixture) -> None:
