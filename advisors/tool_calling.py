@@ -51,6 +51,14 @@ from chatclient.events import (
 from chatclient.messages import AssistantMessage, Message, UserMessage
 from chatclient.observation import NO_OBSERVERS, Observers
 from chatclient.options import ToolCallingChatOptions
+from chatclient.pending.state import (
+    AsyncNonceLedger,
+    NonceLedger,
+    StoredPendingToolCalls,
+    aredeem,
+    default_nonce_ledger,
+    redeem,
+)
 from chatclient.prompt import Prompt
 from chatclient.responses import ChatResponse, FinishReason, Generation, GenerationMetadata, Usage
 from chatclient.tools import ToolCallback, ToolCallingManager, ToolExecutionResult
@@ -60,14 +68,6 @@ from chatclient.tools.confirmation import (
     PendingToolCalls,
     ToolCallConfirmationRequired,
     ToolCallDecisions,
-)
-from chatclient.tools.pending import (
-    AsyncNonceLedger,
-    NonceLedger,
-    StoredPendingToolCalls,
-    aredeem,
-    default_nonce_ledger,
-    redeem,
 )
 from chatclient.tools.resume import check_decided_tools_present
 from chatclient.turn import Turn, new_turn_id

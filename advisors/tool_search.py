@@ -26,8 +26,8 @@ from chatclient.advisor import AdvisorOrder, ChatClientRequest, ChatClientRespon
 from chatclient.errors import ConfigurationError, ToolArgumentsError
 from chatclient.messages import AssistantMessage, Message, SystemMessage, ToolResponseMessage
 from chatclient.options import ToolCallingChatOptions
+from chatclient.pending.state import NonceLedger
 from chatclient.tools import ToolCallback, ToolCallingManager, ToolContext, ToolDefinition
-from chatclient.tools.pending import NonceLedger
 
 from .tool_calling import LoopState, ToolCallingAdvisor, ToolLoopExtension
 from .tool_index import Bm25Index, IndexFactory, ToolIndex

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-__all__ = ["lazy_exports"]
+__all__ = ["lazy_exports", "moved_module"]
 
 
 def lazy_exports(
@@ -46,3 +46,16 @@ def _submodule(package: str, name: str) -> Any:
             if exc.name != f"{package}.{name}":  # it exists, but needs what is not installed
                 raise AttributeError(f"module {package!r} has no attribute {name!r} ({exc})") from exc
     raise AttributeError(f"module {package!r} has no attribute {name!r}")
+
+
+def moved_module(old: str, new: str) -> None:
+    """Called by a thin module left at a moved module's old path: ``old`` becomes ``new`` itself in
+    ``sys.modules`` (its private names too, so code that patches them still patches the real ones),
+    with a ``DeprecationWarning`` pointing at the importer. The old path goes one release later."""
+    import warnings
+
+    # stacklevel 3: past this function and the thin module; the import system's frames are skipped
+    warnings.warn(
+        f"{old} moved to {new}; import from there ({old} goes in the next release)", DeprecationWarning, stacklevel=3
+    )
+    sys.modules[old] = importlib.import_module(new)

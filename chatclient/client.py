@@ -38,9 +38,9 @@ from .usage import UsageTotals, UsageTracker, usage_minus
 if TYPE_CHECKING:
     from advisors.tool_calling import ToolCallingAdvisor, ToolLoopExtension
 
+    from .pending.state import AsyncPendingToolCallStore, PendingToolCallStore, StoredPendingToolCalls
     from .response_spec import _AsyncPrepare
     from .tools.confirmation import PendingToolCalls, ToolCallDecisions
-    from .tools.pending import AsyncPendingToolCallStore, PendingToolCallStore, StoredPendingToolCalls
 
 __all__ = ["ChatClient", "ChatClientBuilder", "ChatClientRequestSpec"]
 
@@ -281,7 +281,7 @@ class ChatClientRequestSpec:
                 f"{type(store).__name__} has no peek(state_id): resume_from reads the state before it takes it, "
                 "so the store must implement PendingToolCallStore.peek"
             )
-        from .tools.pending import StoredPendingToolCalls, check_state_id
+        from .pending.state import StoredPendingToolCalls, check_state_id
 
         check_state_id(state_id)
         return replace(self, resume_state=(StoredPendingToolCalls(store, state_id), decisions))
@@ -307,7 +307,7 @@ class ChatClientRequestSpec:
         other async request is prepared by :meth:`_prepare` directly, with no coroutine per call."""
         if self.resume_state is None:
             return None
-        from .tools.pending import StoredPendingToolCalls
+        from .pending.state import StoredPendingToolCalls
 
         source = self.resume_state[0]
         return self._aprepare if isinstance(source, StoredPendingToolCalls) and source.is_async else None
@@ -317,7 +317,7 @@ class ChatClientRequestSpec:
     ) -> PreparedRequest:
         """:meth:`_prepare` on the request's loop: the state in the async pending store is peeked at
         with ``await`` here (the loop peeks again and takes it, awaited, in the same flow)."""
-        from .tools.pending import StoredPendingToolCalls
+        from .pending.state import StoredPendingToolCalls
 
         assert self.resume_state is not None
         source = self.resume_state[0]
@@ -337,7 +337,7 @@ class ChatClientRequestSpec:
         context = {**self.advisor_params, **(extra_context or {})}
         resumed_usage: Usage | None = None
         if self.resume_state is not None:
-            from .tools.pending import StoredPendingToolCalls
+            from .pending.state import StoredPendingToolCalls
 
             source = self.resume_state[0]
             if isinstance(source, StoredPendingToolCalls):

@@ -42,6 +42,8 @@ By default the tool loop turns ``ToolArgumentsError``, ``UnknownToolError`` and
 
 from __future__ import annotations
 
+from ._redact import redact_text
+
 __all__ = [
     "APIConnectionError",
     "APITimeoutError",
@@ -85,7 +87,12 @@ class ChatClientError(Exception):
 
 
 class ConfigurationError(ChatClientError, ValueError):
-    """The request, client or chain is configured in a way that cannot work."""
+    """The request, client or chain is configured in a way that cannot work.
+
+    A URL in the message shows no password or key (it often quotes a ``base_url``)."""
+
+    def __init__(self, *args: object) -> None:
+        super().__init__(*(redact_text(arg) if isinstance(arg, str) else arg for arg in args))
 
 
 class DuplicateToolNameError(ConfigurationError):
@@ -119,7 +126,8 @@ class ProviderError(ChatClientError):
     ``status`` is the HTTP status (``None`` for connection failures and malformed replies),
     ``error_type`` the provider's own error type or code, ``request_id`` the provider's request id
     for support tickets, ``retry_after`` the seconds the provider asked to wait. ``retryable``
-    says whether sending the same request again may succeed. Messages never contain credentials.
+    says whether sending the same request again may succeed. Messages never contain credentials:
+    a URL in one (a transport's error quoting the request or a proxy) shows no password or key.
     """
 
     default_retryable = False
@@ -136,7 +144,7 @@ class ProviderError(ChatClientError):
         retryable: bool | None = None,
         body: object = None,
     ) -> None:
-        self.message = message
+        self.message = message = redact_text(message)
         self.provider = provider
         self.status = status
         self.error_type = error_type

@@ -32,6 +32,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal
 
+from ._redact import redact_mapping
+
 if TYPE_CHECKING:
     from .advisor import ChatClientResponse
     from .messages import ToolCall, ToolResult
@@ -71,6 +73,12 @@ class CallInfo:
     prompt: Prompt
     resumed: bool = False
     context: Mapping[str, Any] = field(default_factory=lambda: _NO_CONTEXT)
+
+    def __repr__(self) -> str:
+        """The dataclass repr, but the context (advisor params an application chose) shown with
+        credential-looking values masked, as the prompt's options are."""
+        context = redact_mapping(self.context)
+        return f"CallInfo(mode={self.mode!r}, prompt={self.prompt!r}, resumed={self.resumed!r}, context={context!r})"
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,12 +3,13 @@
 # No ``from __future__ import annotations`` in this module: pydantic compiles a field's annotation
 # string when its class is defined; annotations Python evaluates itself cost less at import.
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 from typing_extensions import Self
 
+from ._redact import redact_mapping, redact_text
 from .tools.callback import ToolCallback
 
 if TYPE_CHECKING:
@@ -46,6 +47,18 @@ class ChatOptions(BaseModel):
     """Seconds one model round may take, retries and their waits included (not sent to the model).
     Carried on the options so that it reaches the provider with the prompt in every mode; the
     provider's ``RetryPolicy.deadline``, when shorter, still applies. ``APITimeoutError`` when hit."""
+
+    def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
+        """Pydantic's fields as its repr (and ``str``, and a pretty-printer) shows them, but with
+        credentials masked: a provider's ``extra_headers`` may carry an ``Authorization`` or
+        ``api-key``, an ``extra_body`` or a tool context a token (:mod:`chatclient._redact`)."""
+        for name, value in super().__repr_args__():
+            if isinstance(value, Mapping):
+                yield name, redact_mapping(value)
+            elif isinstance(value, str):
+                yield name, redact_text(value)
+            else:
+                yield name, value
 
     @classmethod
     def builder(cls) -> "ChatOptionsBuilder[Self]":

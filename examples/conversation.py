@@ -28,15 +28,15 @@ def stores(url: str | None) -> tuple[Any, Any, Any]:
     """The session log, the pending-state store and the nonce ledger for ``url``."""
     if url is None or url.startswith("sqlite:"):
         from chatclient.memory.sqlite import SqliteSessionRepository
-        from chatclient.tools.pending import SqlitePendingToolCallStore
-        from chatclient.tools.pending_sqlite import SqliteNonceLedger
+        from chatclient.pending.sqlite import SqliteNonceLedger
+        from chatclient.pending.state import SqlitePendingToolCallStore
 
         path = Path(url[len("sqlite:") :]) if url else Path(tempfile.mkdtemp()) / "conversation.db"
         return SqliteSessionRepository(path), SqlitePendingToolCallStore(path), SqliteNonceLedger(path)
     prefix = f"example_{uuid.uuid4().hex[:8]}_"
     if url.startswith("redis"):
         from chatclient.memory.redis import RedisSessionRepository
-        from chatclient.tools.pending_redis import RedisNonceLedger, RedisPendingToolCallStore
+        from chatclient.pending.redis import RedisNonceLedger, RedisPendingToolCallStore
 
         return (
             RedisSessionRepository(url, prefix=prefix),
@@ -44,7 +44,7 @@ def stores(url: str | None) -> tuple[Any, Any, Any]:
             RedisNonceLedger(url, prefix=prefix),
         )
     from chatclient.memory.postgres import PostgresSessionRepository
-    from chatclient.tools.pending_postgres import PostgresNonceLedger, PostgresPendingToolCallStore
+    from chatclient.pending.postgres import PostgresNonceLedger, PostgresPendingToolCallStore
 
     return (
         PostgresSessionRepository(url, prefix=prefix),

@@ -16,7 +16,9 @@ A provider is a pure translation (``Prompt`` → request JSON, response JSON/str
 - one error tree: every failure is a :class:`chatclient.ProviderError` subclass with the status,
   the provider's error type and request id; an API key never appears in a repr, log or message
   (``repr(request.headers)`` masks every credential header, not only the ``authorization`` that
-  httpx2 masks), and an HTML error page is summarised rather than quoted whole.
+  httpx2 masks; a ``base_url``'s password and ``?key=`` are masked in reprs, errors and httpx2's
+  request log: one rule, :mod:`chatclient._redact`), and an HTML error page is summarised rather
+  than quoted whole.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ import httpx2
 import pydantic_core
 from typing_extensions import Self
 
+from chatclient._redact import CREDENTIAL_HEADERS, MASK, install_log_redaction, is_secret_name, redact_text, redact_url
 from chatclient._version import __version__
 from chatclient.errors import (
     APIConnectionError,
@@ -83,11 +86,9 @@ _log = logging.getLogger("chatclient.providers")
 USER_AGENT = f"chatclient/{__version__}"
 """Sent with every request unless the application sets its own (in ``headers`` or on its client)."""
 
-CREDENTIAL_HEADERS = frozenset(
-    {"authorization", "proxy-authorization", "api-key", "x-api-key", "x-goog-api-key", "cookie"}
-)
-"""Header names whose values are masked in a repr: the providers' key headers (Anthropic's
-``x-api-key``, Azure's ``api-key``) as well as the two that httpx2 masks by itself."""
+install_log_redaction("httpx2")
+"""httpx2 logs each request's full URL at INFO: a ``base_url`` password, a ``?key=``, for our
+transport and for an official SDK's client alike."""
 
 
 class Secret:
@@ -116,7 +117,8 @@ class RedactedHeaders(httpx2.Headers):
     httpx2 masks ``authorization`` and ``proxy-authorization`` only, so ``repr(request.headers)``
     (in a debugger, a log line, a test failure, an error reporter's dump of locals) would show
     Anthropic's ``x-api-key`` or Azure's ``api-key`` in clear. Each request we send carries its
-    headers in this class; the values themselves are unchanged.
+    headers in this class; the values themselves are unchanged. Masked: the provider's own key
+    headers and every name :func:`chatclient._redact.is_secret_name` calls secret.
     """
 
     def __init__(self, headers: httpx2.Headers, secret_names: frozenset[str] = CREDENTIAL_HEADERS) -> None:
@@ -125,7 +127,10 @@ class RedactedHeaders(httpx2.Headers):
         self._secret_names = secret_names
 
     def __repr__(self) -> str:
-        shown = [(key, "[secure]" if key.lower() in self._secret_names else value) for key, value in self.multi_items()]
+        shown = [
+            (key, MASK if key.lower() in self._secret_names or is_secret_name(key) else value)
+            for key, value in self.multi_items()
+        ]
         as_dict = dict(shown)
         return f"Headers({as_dict!r})" if len(as_dict) == len(shown) else f"Headers({shown!r})"
 
@@ -143,11 +148,15 @@ def check_base_url(url: str, *, provider: str) -> str:
     Found here, when the model is built: without the check, ``"api.example.com/v1"`` fails on the
     first request as a connection error, which is retried like one and looks like a network fault.
     """
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # an unparseable host (``[::1``): its message would quote the URL whole
+        parts = urlsplit("")
     if parts.scheme not in ("http", "https") or not parts.netloc:
+        shown = redact_url(url)
         raise ConfigurationError(
-            f"{provider}: base_url {url!r} is not an http(s) URL. Give the scheme, e.g. "
-            f"'https://{url.split('://')[-1]}' (or 'http://…' for a local server)."
+            f"{provider}: base_url {shown!r} is not an http(s) URL. Give the scheme, e.g. "
+            f"'https://{shown.split('://')[-1]}' (or 'http://…' for a local server)."
         )
     return url.rstrip("/")
 
@@ -596,7 +605,7 @@ def transport_error(provider: str, exc: httpx2.HTTPError) -> ProviderError:
     """Our error for an httpx2 transport failure (timeout, connection), for providers and SDK transports."""
     if isinstance(exc, httpx2.TimeoutException):
         return APITimeoutError(f"The request timed out ({type(exc).__name__})", provider=provider)
-    return APIConnectionError(f"Connection failed: {type(exc).__name__}: {exc}", provider=provider)
+    return APIConnectionError(f"Connection failed: {type(exc).__name__}: {redact_text(str(exc))}", provider=provider)
 
 
 async def _close_with_loop(
@@ -667,7 +676,7 @@ class ProviderHttp:
         self._urls: dict[str, httpx2.URL] = {}
 
     def __repr__(self) -> str:
-        return f"ProviderHttp(provider={self.provider!r}, base_url={self.base_url!r})"
+        return f"ProviderHttp(provider={self.provider!r}, base_url={redact_url(self.base_url)!r})"
 
     # ------------------------------------------------------------------ clients
 

@@ -441,6 +441,30 @@ def test_builder_rules_and_tool_rules_must_both_agree() -> None:
     assert client.prompt().resume(pending, allow("refund", ANA)).call().content() == "refunded 500 on A1"
 
 
+@pytest.mark.parametrize("as_builder", [True, False], ids=["builder", "constructor"])
+def test_a_plain_predicate_is_accepted_as_a_decision_authorizer(as_builder: bool) -> None:
+    def only_ana(request: DecisionRequest) -> bool:
+        return approval.approver_id(request.approver) == "ana"
+
+    manager = (
+        ToolCallingManager.builder().decision_authorizer(only_ana).build()
+        if as_builder
+        else ToolCallingManager(decision_authorizer=only_ana)
+    )
+    client = client_for(Shop(), "cancel", manager=manager)
+    pending = pause(client)
+    with pytest.raises(ToolCallUnauthorizedError, match="needs approval by only_ana"):
+        client.prompt().resume(pending, allow("cancel", BOB)).call().content()
+    assert client.prompt().resume(pending, allow("cancel", ANA)).call().content() == "cancelled A1"
+
+
+def test_a_decision_authorizer_that_is_not_callable_is_refused_at_build_time() -> None:
+    with pytest.raises(TypeError, match="ToolCallAuthorizer or a predicate"):
+        ToolCallingManager.builder().decision_authorizer("ana")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="not str"):
+        ToolCallingManager(decision_authorizer="ana")  # type: ignore[arg-type]
+
+
 def test_principals_of_the_applications_own_shape() -> None:
     class User:
         def __init__(self, id: str, roles: list[str]) -> None:

@@ -13,6 +13,9 @@ import pytest
 from advisors import ToolCallingAdvisor
 from chatclient import ChatClient, tool
 from chatclient.errors import PendingStateTamperedError
+from chatclient.pending import state as pending_module
+from chatclient.pending.sqlite import SqliteNonceLedger
+from chatclient.pending.state import InMemoryNonceLedger
 from chatclient.testing import ScriptedChatModel
 from chatclient.testing.pending import STORE_SECRET, TAMPERINGS, forge
 from chatclient.tools import (
@@ -28,10 +31,7 @@ from chatclient.tools import (
     seal,
     unseal,
 )
-from chatclient.tools import pending as pending_module
 from chatclient.tools.approval import Approver
-from chatclient.tools.pending import InMemoryNonceLedger
-from chatclient.tools.pending_sqlite import SqliteNonceLedger
 from tests.test_confirmation import ALLOW_BOTH, BookingTools, booking_model, prompt_for, reply
 
 SEAL_SECRET = b"application-secret-0123456789abcdef"

@@ -59,7 +59,7 @@ import sys
 from chatclient import ChatClient
 from providers.openai import OpenAIChatModel
 heavy = {"chatclient.tools.manager", "chatclient.tools.decorator", "chatclient.tools.confirmation",
-         "chatclient.tools.pending", "chatclient.tools._signature"}
+         "chatclient.pending.state", "chatclient.tools._signature"}
 print(sorted(heavy & set(sys.modules)))
 from chatclient import tool
 print("chatclient.tools.decorator" in sys.modules)

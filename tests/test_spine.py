@@ -50,12 +50,12 @@ from chatclient.events import (
     TurnPaused,
 )
 from chatclient.model import ChatModel
+from chatclient.pending.state import InMemoryNonceLedger
 from chatclient.prompt import Prompt
 from chatclient.responses import ChatResponseMetadata, GenerationMetadata
 from chatclient.testing import MODES, ScriptedChatModel, tool_call
 from chatclient.testing.advisor_kit import run_spec
 from chatclient.tools import FunctionToolCallback, seal, unseal
-from chatclient.tools.pending import InMemoryNonceLedger
 from chatclient.turn import turn_of
 
 USAGE = Usage(prompt_tokens=10, completion_tokens=5)

@@ -20,12 +20,12 @@ from chatclient import (
 from chatclient._sync import run_sync
 from chatclient.errors import UnknownModelPriceError
 from chatclient.model import ChatModel
+from chatclient.pending.state import InMemoryPendingToolCallStore
 from chatclient.prompt import Prompt
 from chatclient.responses import ChatResponse, Usage
 from chatclient.testing import MODES, ScriptedChatModel, tool_call
 from chatclient.testing.advisor_kit import run_spec
 from chatclient.tools.confirmation import awaiting_decision
-from chatclient.tools.pending import InMemoryPendingToolCallStore
 from chatclient.usage import ModelPrice, PriceTable, UsageTotals, UsageTracker, cost_of, usage_minus
 
 ROUND = Usage(prompt_tokens=10, completion_tokens=5, cache_read_tokens=2, reasoning_tokens=1)

@@ -11,44 +11,43 @@
   a boundary event appended to the log; the view after it is the summary and the later turns.
 """
 
-from __future__ import annotations
+import typing as _typing
 
-from typing import TYPE_CHECKING, Any
+from .._lazy import lazy_exports as _lazy_exports
 
-from .advisor import ConcurrencyPolicy, SessionMemoryAdvisor
-from .chat_memory import ChatMemory, MessageChatMemoryAdvisor, MessageWindowChatMemory
-from .compaction import (
-    Compaction,
-    RecursiveSummary,
-    SlidingWindow,
-    TokenBudget,
-    TokenCount,
-    TurnCount,
-    TurnWindow,
-    any_of,
-)
-from .errors import ConcurrentTurnError, SessionStoreError, SessionWriteError
-from .log import (
-    CONVERSATION_ID,
-    AppendResult,
-    IdempotencyMismatch,
-    NewEvent,
-    SessionEvent,
-    VersionConflict,
-    turn_events,
-)
-from .repository import (
-    AsyncInMemorySessionRepository,
-    AsyncSessionRepository,
-    InMemorySessionRepository,
-    SessionRepository,
-)
-from .usage import asession_usage, session_usage
-
-if TYPE_CHECKING:
+if _typing.TYPE_CHECKING:
+    from .advisor import ConcurrencyPolicy, SessionMemoryAdvisor
+    from .chat_memory import ChatMemory, MessageChatMemoryAdvisor, MessageWindowChatMemory
+    from .compaction import (
+        Compaction,
+        RecursiveSummary,
+        SlidingWindow,
+        TokenBudget,
+        TokenCount,
+        TurnCount,
+        TurnWindow,
+        any_of,
+    )
+    from .errors import ConcurrentTurnError, SessionStoreError, SessionWriteError
+    from .log import (
+        CONVERSATION_ID,
+        AppendResult,
+        IdempotencyMismatch,
+        NewEvent,
+        SessionEvent,
+        VersionConflict,
+        turn_events,
+    )
     from .postgres import AsyncPostgresSessionRepository, PostgresSessionRepository
     from .redis import AsyncRedisSessionRepository, RedisSessionRepository
+    from .repository import (
+        AsyncInMemorySessionRepository,
+        AsyncSessionRepository,
+        InMemorySessionRepository,
+        SessionRepository,
+    )
     from .sqlite import AsyncSqliteSessionRepository, SqliteSessionRepository
+    from .usage import asession_usage, session_usage
 
 __all__ = [
     "CONVERSATION_ID",
@@ -88,20 +87,42 @@ __all__ = [
     "SessionWriteError",
 ]
 
-_LAZY = {
-    "SqliteSessionRepository": "sqlite",
-    "AsyncSqliteSessionRepository": "sqlite",
-    "RedisSessionRepository": "redis",
-    "AsyncRedisSessionRepository": "redis",
-    "PostgresSessionRepository": "postgres",
-    "AsyncPostgresSessionRepository": "postgres",
-}
-
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from importlib import import_module
-
-    return getattr(import_module(f"{__name__}.{module}"), name)
+# Loaded on first use (PEP 562): importing one module of the package (the log's names, a store)
+# loads neither the advisor nor the other stores; the drivers load only with a store that needs them.
+__getattr__, __dir__ = _lazy_exports(
+    __name__,
+    {
+        ".advisor": ["ConcurrencyPolicy", "SessionMemoryAdvisor"],
+        ".chat_memory": ["ChatMemory", "MessageChatMemoryAdvisor", "MessageWindowChatMemory"],
+        ".compaction": [
+            "Compaction",
+            "RecursiveSummary",
+            "SlidingWindow",
+            "TokenBudget",
+            "TokenCount",
+            "TurnCount",
+            "TurnWindow",
+            "any_of",
+        ],
+        ".errors": ["ConcurrentTurnError", "SessionStoreError", "SessionWriteError"],
+        ".log": [
+            "CONVERSATION_ID",
+            "AppendResult",
+            "IdempotencyMismatch",
+            "NewEvent",
+            "SessionEvent",
+            "VersionConflict",
+            "turn_events",
+        ],
+        ".repository": [
+            "AsyncInMemorySessionRepository",
+            "AsyncSessionRepository",
+            "InMemorySessionRepository",
+            "SessionRepository",
+        ],
+        ".usage": ["asession_usage", "session_usage"],
+        ".postgres": ["AsyncPostgresSessionRepository", "PostgresSessionRepository"],
+        ".redis": ["AsyncRedisSessionRepository", "RedisSessionRepository"],
+        ".sqlite": ["AsyncSqliteSessionRepository", "SqliteSessionRepository"],
+    },
+)

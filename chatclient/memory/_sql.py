@@ -2,33 +2,20 @@
 
 Each operation is a generator *flow*: it yields ``(sql, params)`` and receives the rows, so the
 same logic runs on a ``sqlite3`` connection, a psycopg connection or a psycopg async connection;
-the backend only supplies the transaction and the driver call (:func:`run_flow`,
-:func:`arun_flow`). SQL is written with ``?`` placeholders; PostgreSQL's dialect turns them into
-``%s``.
+the backend only supplies the transaction and the driver call (:mod:`chatclient._storage.sql`).
+SQL is written with ``?`` placeholders; PostgreSQL's dialect turns them into ``%s``.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Awaitable, Callable, Generator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
+from .._storage.postgres import schema_lock
+from .._storage.sql import Flow, Rows, Statement, check_prefix
 from ..errors import ConfigurationError
 from .log import AppendResult, NewEvent, SessionEvent, plan_append
-
-T = TypeVar("T")
-Rows = list[tuple[Any, ...]]
-Statement = tuple[str, tuple[Any, ...]]
-Flow = Generator[Statement, Rows, T]
-
-_PREFIX = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,40}")
-
-
-def check_prefix(prefix: str) -> str:
-    if not _PREFIX.fullmatch(prefix):
-        raise ConfigurationError(f"A table prefix must be letters, digits and underscores, got {prefix!r}")
-    return prefix
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +52,7 @@ class SessionSql:
         write transaction this runs in (:meth:`_migrate_sqlite`)."""
         postgres = self.dialect.postgres
         if postgres:  # concurrent CREATE IF NOT EXISTS can collide in PostgreSQL's catalog
-            yield ("SELECT pg_advisory_xact_lock(hashtext(%s))", (self.session,))
+            yield schema_lock(self.session)
         else:
             yield from self._migrate_sqlite()
         # SQLite: the version is the last seq (read from the events' primary key in the write
@@ -504,31 +491,3 @@ class SessionSql:
             f"DELETE FROM {self.event} WHERE session_id = ? AND seq < ? RETURNING seq", session_id, limit
         )
         return len(rows)
-
-
-def run_flow(flow: Flow[T], execute: Callable[[Statement], Rows]) -> T:
-    """Drive ``flow`` with a blocking driver call."""
-    try:
-        statement = next(flow)
-    except StopIteration as done:  # a flow with nothing to ask
-        return done.value  # type: ignore[no-any-return]
-    while True:
-        rows = execute(statement)
-        try:
-            statement = flow.send(rows)
-        except StopIteration as done:
-            return done.value  # type: ignore[no-any-return]
-
-
-async def arun_flow(flow: Flow[T], execute: Callable[[Statement], Awaitable[Rows]]) -> T:
-    """Drive ``flow`` with an async driver call."""
-    try:
-        statement = next(flow)
-    except StopIteration as done:
-        return done.value  # type: ignore[no-any-return]
-    while True:
-        rows = await execute(statement)
-        try:
-            statement = flow.send(rows)
-        except StopIteration as done:
-            return done.value  # type: ignore[no-any-return]

@@ -11,14 +11,14 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..errors import ConfigurationError
-from ._sql import POSTGRES, Flow, Rows, SessionSql, Statement, arun_flow, run_flow
+from .._storage.postgres import CONNECT_TIMEOUT, AsyncPool, arun_on, open_pool, require_psycopg, run_on
+from .._storage.sql import Flow
+from ._sql import POSTGRES, SessionSql
 from .errors import SessionStoreError
 from .expiry import Session, check_ttl, session_of, session_to_create
 from .log import AppendResult, NewEvent, SessionEvent, check_session_id
 
 if TYPE_CHECKING:
-    from psycopg import AsyncConnection, Connection
     from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
 __all__ = ["AsyncPostgresSessionRepository", "PostgresSessionRepository", "require_psycopg"]
@@ -26,88 +26,9 @@ __all__ = ["AsyncPostgresSessionRepository", "PostgresSessionRepository", "requi
 T = TypeVar("T")
 
 
-def require_psycopg() -> None:
-    """Import the driver, or say which extra installs it."""
-    try:
-        import psycopg  # noqa: F401
-        import psycopg_pool  # noqa: F401
-    except ImportError as exc:
-        raise ConfigurationError(
-            'The PostgreSQL stores need psycopg 3 and its pool: pip install "chatclient[postgres]"'
-        ) from exc
-
-
-CONNECT_TIMEOUT = 5.0
-"""Seconds to connect, and to wait for a pooled connection, before the store gives up (the pool's
-own default of 30 s would hold a turn that long when the server is down)."""
-
-
-def pool_kwargs(
-    prepare_threshold: int | None, connect_timeout: float = CONNECT_TIMEOUT, *, asynchronous: bool = False
-) -> dict[str, Any]:
-    # ``prepare_threshold=None`` disables server-side prepared statements (needed behind pgbouncer).
-    # Autocommit: a one-statement read or take is one round trip; writes open their transaction.
-    # ``check``: a connection the server dropped (a restart) is replaced before it is handed out.
-    from psycopg_pool import AsyncConnectionPool, ConnectionPool
-
-    if connect_timeout <= 0:
-        raise ConfigurationError(f"connect_timeout must be a positive number of seconds, got {connect_timeout}")
-    kwargs = {
-        "prepare_threshold": prepare_threshold,
-        "autocommit": True,
-        "connect_timeout": max(1, round(connect_timeout)),
-    }
-    check = AsyncConnectionPool.check_connection if asynchronous else ConnectionPool.check_connection
-    return {"kwargs": kwargs, "min_size": 1, "max_size": 8, "open": True, "timeout": connect_timeout, "check": check}
-
-
-def server_address(url: str | None, pool: Any = None) -> str:
-    """``user@host:port/dbname`` of ``url`` (or of the pool's conninfo): never the password."""
-    from psycopg.conninfo import conninfo_to_dict
-
-    try:
-        info = conninfo_to_dict(url if url is not None else getattr(pool, "conninfo", ""))
-    except Exception:  # not parseable: the driver reports that itself when it connects
-        return "the configured server"
-    user, dbname = info.get("user"), info.get("dbname")
-    address = f"{info.get('host') or 'localhost'}:{info.get('port') or 5432}"
-    return f"{f'{user}@' if user else ''}{address}{f'/{dbname}' if dbname else ''}"
-
-
-def unreachable(name: str, url: str | None, pool: Any, connect_timeout: float, exc: BaseException) -> str:
-    """Why ``name`` could not start: the server, without the password, and the timeout waited."""
-    return (
-        f"{name} could not reach PostgreSQL at {server_address(url, pool)} within "
-        f"connect_timeout={connect_timeout:g} s ({type(exc).__name__}: {exc}); is the server running "
-        "and the address right? A slow network may need a larger connect_timeout"
-    )
-
-
-def is_driver_error(exc: BaseException) -> bool:
-    """Raised by psycopg or its pool (a timeout, a refused connection), not by chatclient."""
-    return any(cls.__module__.split(".")[0] in ("psycopg", "psycopg_pool") for cls in type(exc).__mro__)
-
-
-def run_on(conn: Connection[Any], flow: Flow[T], *, transaction: bool = True) -> T:
-    def execute(statement: Statement) -> Rows:
-        cur = conn.execute(*statement)
-        return list(cur.fetchall()) if cur.description is not None else []
-
-    if not transaction:  # one statement: atomic by itself
-        return run_flow(flow, execute)
-    with conn.transaction():
-        return run_flow(flow, execute)
-
-
-async def arun_on(conn: AsyncConnection[Any], flow: Flow[T], *, transaction: bool = True) -> T:
-    async def execute(statement: Statement) -> Rows:
-        cur = await conn.execute(*statement)
-        return list(await cur.fetchall()) if cur.description is not None else []
-
-    if not transaction:
-        return await arun_flow(flow, execute)
-    async with conn.transaction():
-        return await arun_flow(flow, execute)
+def _store_error(name: str) -> Callable[[str], SessionStoreError]:
+    """The error a repository that cannot reach its server raises (the message says why)."""
+    return lambda message: SessionStoreError(message, conversation_id="", backend=name)
 
 
 class PostgresSessionRepository:
@@ -128,26 +49,19 @@ class PostgresSessionRepository:
         ttl: float | None = None,
         connect_timeout: float = CONNECT_TIMEOUT,
     ) -> None:
-        require_psycopg()
-        from psycopg_pool import ConnectionPool
-
         self.ttl = check_ttl(ttl)
         self._own_pool = pool is None
-        if pool is None:
-            if url is None:
-                raise ConfigurationError("PostgresSessionRepository needs a url or a pool")
-            pool = ConnectionPool(url, **pool_kwargs(prepare_threshold, connect_timeout))
-        self._pool: ConnectionPool[Any] = pool
         self._sql = SessionSql(prefix, POSTGRES)
         self._clock = clock
-        try:
-            self._run(self._sql.all_schema())
-        except Exception as exc:
-            if not is_driver_error(exc):
-                raise
-            self.close()  # our pool would go on reconnecting in its threads
-            message = unreachable(type(self).__name__, url, pool, connect_timeout, exc)
-            raise SessionStoreError(message, conversation_id="", backend=type(self).__name__) from exc
+        self._pool: ConnectionPool[Any] = open_pool(
+            url,
+            pool,
+            name=type(self).__name__,
+            schema=self._sql.all_schema(),
+            failed=_store_error(type(self).__name__),
+            prepare_threshold=prepare_threshold,
+            connect_timeout=connect_timeout,
+        )
 
     def _run(self, flow: Flow[T], *, transaction: bool = True) -> T:
         with self._pool.connection() as conn:
@@ -236,38 +150,24 @@ class AsyncPostgresSessionRepository:
         ttl: float | None = None,
         connect_timeout: float = CONNECT_TIMEOUT,
     ) -> None:
-        require_psycopg()
         self.ttl = check_ttl(ttl)
-        if pool is None and url is None:
-            raise ConfigurationError("AsyncPostgresSessionRepository needs a url or a pool")
-        self._url, self._pool, self._own_pool = url, pool, pool is None
-        self._prepare_threshold, self._connect_timeout = prepare_threshold, connect_timeout
         self._sql = SessionSql(prefix, POSTGRES)
         self._clock = clock
+        self._db = AsyncPool(
+            url,
+            pool,
+            name=type(self).__name__,
+            schema=self._sql.all_schema,
+            failed=_store_error(type(self).__name__),
+            prepare_threshold=prepare_threshold,
+            connect_timeout=connect_timeout,
+        )
 
     async def open(self) -> None:
-        if self._pool is None:
-            from psycopg_pool import AsyncConnectionPool
-
-            kwargs = pool_kwargs(self._prepare_threshold, self._connect_timeout, asynchronous=True) | {"open": False}
-            assert self._url is not None  # checked in __init__
-            self._pool = AsyncConnectionPool(self._url, **kwargs)
-            await self._pool.open()
-        try:
-            await self._run(self._sql.all_schema())
-        except Exception as exc:
-            if not is_driver_error(exc):
-                raise
-            message = unreachable(type(self).__name__, self._url, self._pool, self._connect_timeout, exc)
-            if self._own_pool:  # closed and forgotten: a later open() starts afresh
-                pool, self._pool = self._pool, None
-                await pool.close()
-            raise SessionStoreError(message, conversation_id="", backend=type(self).__name__) from exc
+        await self._db.open()
 
     async def _run(self, flow: Flow[T], *, transaction: bool = True) -> T:
-        if self._pool is None:
-            raise ConfigurationError("Call `await repository.open()` before using AsyncPostgresSessionRepository")
-        async with self._pool.connection() as conn:
+        async with self._db.connection() as conn:
             return await arun_on(conn, flow, transaction=transaction)
 
     async def append(
@@ -281,9 +181,7 @@ class AsyncPostgresSessionRepository:
         if events and expected_version is None:  # a new turn: one statement, one round trip
             from psycopg.errors import UniqueViolation
 
-            if self._pool is None:
-                raise ConfigurationError("Call `await repository.open()` before using AsyncPostgresSessionRepository")
-            async with self._pool.connection() as conn:
+            async with self._db.connection() as conn:
                 try:
                     return await arun_on(conn, self._sql.append_new(session_id, events, now), transaction=False)
                 except UniqueViolation:  # an id is already stored (a replay): nothing was written
@@ -338,5 +236,4 @@ class AsyncPostgresSessionRepository:
         return await self._run(self._sql.release_lease(session_id, token))
 
     async def close(self) -> None:
-        if self._own_pool and self._pool is not None:
-            await self._pool.close()
+        await self._db.close()

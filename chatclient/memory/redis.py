@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ConfigurationError
+from .._storage.redis import async_redis_client, redis_client, require_redis
 from .expiry import Session, check_ttl, session_of, session_to_create
 from .log import AppendResult, IdempotencyMismatch, NewEvent, SessionEvent, VersionConflict, check_session_id
 
@@ -174,13 +174,6 @@ return 0
 """
 
 
-def require_redis() -> None:
-    try:
-        import redis  # noqa: F401
-    except ImportError as exc:
-        raise ConfigurationError('The Redis stores need redis-py: pip install "chatclient[redis]"') from exc
-
-
 class _Keys:
     def __init__(self, prefix: str) -> None:
         self.prefix = prefix
@@ -292,13 +285,8 @@ class RedisSessionRepository:
         clock: Callable[[], float] = time.time,
         ttl: float | None = None,
     ) -> None:
-        require_redis()
-        import redis
-
         self.ttl = check_ttl(ttl)
-        if client is None and url is None:
-            raise ConfigurationError("RedisSessionRepository needs a url or a client")
-        self._client = client if client is not None else redis.Redis.from_url(url)  # type: ignore[arg-type]
+        self._client = redis_client(url, client, type(self).__name__)
         self._own = client is None
         self._keys, self._clock = _Keys(prefix), clock
         self._append = self._client.register_script(APPEND)
@@ -372,13 +360,8 @@ class AsyncRedisSessionRepository:
         clock: Callable[[], float] = time.time,
         ttl: float | None = None,
     ) -> None:
-        require_redis()
-        import redis.asyncio
-
         self.ttl = check_ttl(ttl)
-        if client is None and url is None:
-            raise ConfigurationError("AsyncRedisSessionRepository needs a url or a client")
-        self._client = client if client is not None else redis.asyncio.Redis.from_url(url)  # type: ignore[arg-type]
+        self._client = async_redis_client(url, client, type(self).__name__)
         self._own = client is None
         self._keys, self._clock = _Keys(prefix), clock
         self._append = self._client.register_script(APPEND)

@@ -7,7 +7,6 @@ version is the last ``seq``; an unknown session reads as empty.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import threading
 import time
@@ -15,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from operator import itemgetter
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
+from .._storage.threads import in_thread
 from .expiry import Session, check_ttl, expired, prune_limit, session_to_create
 from .log import AppendResult, NewEvent, SessionEvent, VersionConflict, check_session_id, plan_append
 
@@ -323,11 +323,6 @@ class AsyncInMemorySessionRepository:
 
     async def release_lease(self, session_id: str, token: str) -> bool:
         return self.sync.release_lease(session_id, token)
-
-
-async def in_thread(call: Callable[[], T]) -> T:
-    """Run a blocking store call off the event loop."""
-    return await asyncio.to_thread(call)
 
 
 class ThreadedSessionRepository:

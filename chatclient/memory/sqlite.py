@@ -17,120 +17,30 @@ without a query.
 ``synchronous=NORMAL`` with WAL: a commit is atomic and survives a crash of the process; a power
 loss may lose the last transactions before a checkpoint, never half of one (the usual choice for
 an embedded store; a turn is then lost whole or kept whole). WAL checkpoints run in a background
-thread of the store, not in the request that crosses SQLite's threshold (:mod:`._checkpoint`)."""
+thread of the store, not in the request that crosses SQLite's threshold
+(:mod:`chatclient._storage.checkpoint`). The connections come from the SQLite connection manager
+the pending stores use too (:class:`~chatclient._storage.sqlite.SqliteDatabase`)."""
 
 from __future__ import annotations
 
-import itertools
-import sqlite3
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
-from ._checkpoint import Checkpointer
-from ._sql import SQLITE, Flow, Rows, SessionSql, Statement, run_flow
+from .._storage.sqlite import SqliteDatabase, Stamp
+from ._sql import SQLITE, SessionSql
 from .expiry import Session, check_ttl, session_of, session_to_create
 from .log import AppendResult, NewEvent, SessionEvent, check_session_id, plan_append
 from .repository import ThreadedSessionRepository
 
 __all__ = ["AsyncSqliteSessionRepository", "SqliteSessionRepository"]
 
-T = TypeVar("T")
-Stamp = tuple[int, int]
-"""``(connection number, PRAGMA data_version)``: nothing committed by another connection since."""
-
-_connections = itertools.count(1)
 _KNOWN_SESSIONS = 4096
 _tuple_new = tuple.__new__
-
-
-class SqliteDatabase:
-    """One connection per thread to one file; runs flows in a write transaction or as plain reads.
-
-    ``checkpoint_every``: commits between two background WAL checkpoints (``None``: SQLite's own
-    automatic checkpoint, run by the committing request)."""
-
-    def __init__(self, path: str | Path, *, checkpoint_every: int | None = None) -> None:
-        self.path = str(path)
-        self._local = threading.local()
-        self.checkpointer = Checkpointer(self.path, every=checkpoint_every) if checkpoint_every else None
-
-    def connection(self) -> sqlite3.Connection:
-        db: sqlite3.Connection | None = getattr(self._local, "db", None)
-        if db is None:
-            db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=NORMAL")
-            if self.checkpointer is not None:
-                db.execute("PRAGMA wal_autocheckpoint=0")  # the checkpoint thread does it
-            self._local.db, self._local.number = db, next(_connections)
-        return db
-
-    def stamp(self) -> Stamp:
-        """This thread's connection and its data version (it changes when another connection commits)."""
-        db = self.connection()
-        return self._local.number, db.execute("PRAGMA data_version").fetchone()[0]
-
-    def number(self) -> int:
-        """Which connection this thread uses (a new one after ``close``)."""
-        self.connection()
-        return int(self._local.number)
-
-    def write(self, flow: Flow[T]) -> T:
-        db = self.connection()
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            result = run_flow(flow, self._executor(db))
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-        db.execute("COMMIT")
-        if self.checkpointer is not None:
-            self.checkpointer.committed()
-        return result
-
-    def write_one(self, statement: Statement) -> int | None:
-        """One statement in its own transaction (SQLite's autocommit: atomic by itself, and it takes
-        the write lock when it starts, so the busy timeout applies): the rows it changed, or ``None``
-        when it failed on a constraint, with nothing written."""
-        try:
-            changed = self.connection().execute(*statement).rowcount
-        except sqlite3.IntegrityError:
-            return None
-        if self.checkpointer is not None:
-            self.checkpointer.committed()
-        return changed
-
-    def read(self, flow: Flow[T]) -> T:
-        return run_flow(flow, self._executor(self.connection()))
-
-    def read_consistent(self, flow: Flow[T]) -> T:
-        """A read of several statements from one snapshot of the file."""
-        db = self.connection()
-        db.execute("BEGIN")
-        try:
-            return run_flow(flow, self._executor(db))
-        finally:
-            db.execute("COMMIT")
-
-    @staticmethod
-    def _executor(db: sqlite3.Connection) -> Callable[[Statement], Rows]:
-        def execute(statement: Statement) -> Rows:
-            return db.execute(*statement).fetchall()
-
-        return execute
-
-    def close(self) -> None:
-        db: sqlite3.Connection | None = getattr(self._local, "db", None)
-        if db is not None:
-            db.close()
-            self._local.db = None
-        if self.checkpointer is not None:
-            self.checkpointer.close()
 
 
 @dataclass(slots=True)
@@ -269,7 +179,7 @@ class SqliteSessionRepository:
     ):
         self.ttl = check_ttl(ttl)
         self._sql = SessionSql(prefix, SQLITE)
-        self._db = SqliteDatabase(path, checkpoint_every=checkpoint_every)
+        self._db = SqliteDatabase(path, synchronous="NORMAL", checkpoint_every=checkpoint_every)
         self._clock = clock
         self._db.write(self._sql.all_schema())
         self._tails = _TailCache()
@@ -369,7 +279,7 @@ class SqliteSessionRepository:
         return self._db.write(self._sql.release_lease(session_id, token))
 
     def close(self) -> None:
-        """Close this thread's connection and stop the checkpoint thread (a later write starts it again)."""
+        """Close every thread's connection and stop the checkpoint thread (a later call opens them again)."""
         self._db.close()
 
     # ------------------------------------------------------------------ expiry and pruning

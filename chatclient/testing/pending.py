@@ -12,7 +12,7 @@ unkeyed digest recomputed, is refused with ``PendingStateTamperedError``. It tak
 (or ``akeyed_store``) and ``rewrite``: ``rewrite(store, state_id, edit)`` replaces the text the
 store keeps under ``state_id`` with ``edit(text)``, as such a writer would, through the backend.
 
-The collision test forces the next state id through ``chatclient.tools.pending._new_id`` (where
+The collision test forces the next state id through ``chatclient.pending.state._new_id`` (where
 the bundled stores draw theirs); a store with its own id source overrides the ``fixed_state_id``
 fixture so that its next ids are the one returned.
 """
@@ -36,8 +36,7 @@ from ..errors import (
     PendingStateTamperedError,
 )
 from ..messages import AssistantMessage, ToolCall, UserMessage
-from ..tools.confirmation import PendingCall, PendingToolCalls, _digest
-from ..tools.pending import (
+from ..pending.state import (
     _KEYED,
     AsyncNonceLedger,
     AsyncPendingToolCallStore,
@@ -45,6 +44,7 @@ from ..tools.pending import (
     PendingToolCallStore,
     load_state,
 )
+from ..tools.confirmation import PendingCall, PendingToolCalls, _digest
 
 __all__ = [
     "RACERS",
@@ -100,7 +100,7 @@ class _ForcedIds:
     @pytest.fixture
     def fixed_state_id(self, monkeypatch: pytest.MonkeyPatch) -> str:
         """Make every new state id the same one, so a second save collides with the first."""
-        from ..tools import pending
+        from ..pending import state as pending
 
         state_id = "fixed-" + "x" * 32
         monkeypatch.setattr(pending, "_new_id", lambda: state_id)

@@ -3,12 +3,30 @@
 (confirmation policies, decisions) and keep a paused state safe (stores, ``seal``/``unseal``, the
 nonce ledger)."""
 
+import os as _os
 import typing as _typing
 
 from .._lazy import lazy_exports as _lazy_exports
 
+# The pending stores moved to chatclient.pending; their old module paths (chatclient.tools.pending,
+# .pending_sqlite, ...) are thin modules in _old_paths that warn and hand over the new module.
+__path__.append(_os.path.join(_os.path.dirname(__file__), "_old_paths"))
+
 if _typing.TYPE_CHECKING:
     from ..messages import FilePart, ImagePart, JsonPart, TextPart, ToolResult, ToolResultPart
+    from ..pending.state import (
+        AsyncInMemoryNonceLedger,
+        AsyncInMemoryPendingToolCallStore,
+        InMemoryNonceLedger,
+        InMemoryPendingToolCallStore,
+        NonceLedger,
+        PendingToolCallStore,
+        SqlitePendingToolCallStore,
+        StoredPendingToolCalls,
+        default_nonce_ledger,
+        seal,
+        unseal,
+    )
     from ._limits import ToolCallLimitPolicy, ToolCallLimits
     from ._processor import DefaultToolExceptionProcessor, ToolExceptionProcessor, rethrowing_exception_processor
     from .approval import Approver, DecisionRequest, ToolCallAuthorizer
@@ -29,19 +47,6 @@ if _typing.TYPE_CHECKING:
     from .definition import ToolContext, ToolDefinition, ToolMetadata
     from .function import FunctionToolCallback, FunctionToolCallbackBuilder, ToolSpec
     from .manager import ToolCallingManager, ToolCallingManagerBuilder, ToolExecutionResult
-    from .pending import (
-        AsyncInMemoryNonceLedger,
-        AsyncInMemoryPendingToolCallStore,
-        InMemoryNonceLedger,
-        InMemoryPendingToolCallStore,
-        NonceLedger,
-        PendingToolCallStore,
-        SqlitePendingToolCallStore,
-        StoredPendingToolCalls,
-        default_nonce_ledger,
-        seal,
-        unseal,
-    )
     from .resolve import ToolLike, resolve_tools
 
 __all__ = [
@@ -122,7 +127,7 @@ __getattr__, __dir__ = _lazy_exports(
         ".definition": ["ToolContext", "ToolDefinition", "ToolMetadata"],
         ".function": ["FunctionToolCallback", "FunctionToolCallbackBuilder", "ToolSpec"],
         ".manager": ["ToolCallingManager", "ToolCallingManagerBuilder", "ToolExecutionResult"],
-        ".pending": [
+        "..pending.state": [
             "AsyncInMemoryNonceLedger",
             "AsyncInMemoryPendingToolCallStore",
             "InMemoryNonceLedger",

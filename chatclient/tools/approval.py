@@ -102,6 +102,19 @@ class ToolCallAuthorizer:
         return f"ToolCallAuthorizer({self._description})"
 
     @classmethod
+    def of(cls, authorizer: ToolCallAuthorizer | Rule) -> ToolCallAuthorizer:
+        """An authorizer as given, or a plain predicate over a :class:`DecisionRequest` wrapped by
+        :meth:`from_predicate`; anything else is refused here, at build time, not at the first resume."""
+        if isinstance(authorizer, ToolCallAuthorizer):
+            return authorizer
+        if callable(authorizer):
+            return cls.from_predicate(authorizer)
+        raise TypeError(
+            f"a decision authorizer must be a ToolCallAuthorizer or a predicate "
+            f"(DecisionRequest) -> bool, not {type(authorizer).__name__}: {authorizer!r}"
+        )
+
+    @classmethod
     def from_predicate(cls, predicate: Rule, description: str | None = None) -> ToolCallAuthorizer:
         """Decisions for which ``predicate(request)`` is true."""
         text = description or f"approval by {getattr(predicate, '__name__', 'a predicate')}"

@@ -43,7 +43,7 @@ from ._execution import Invocation, Outcome, arun_all, run_all, tool_execution_e
 from ._limits import ToolCallLimitPolicy, ToolCallLimits, canonical_arguments
 from ._processor import DefaultToolExceptionProcessor, ToolExceptionProcessor
 from ._results import normalize_arguments
-from .approval import DecisionRequest, ToolCallAuthorizer, approver_id
+from .approval import DecisionRequest, Rule, ToolCallAuthorizer, approver_id
 from .callback import ToolCallback
 from .confirmation import (
     DEFAULT_PENDING_EXPIRES_IN,
@@ -189,7 +189,7 @@ class ToolCallingManager:
         confirmation_policy: ToolCallConfirmationPolicy | None = None,
         decision_completeness: DecisionCompleteness = DecisionCompleteness.ALL_REQUIRED,
         pending_expires_in: float | None = DEFAULT_PENDING_EXPIRES_IN,
-        decision_authorizer: ToolCallAuthorizer | None = None,
+        decision_authorizer: ToolCallAuthorizer | Rule | None = None,
         require_approver: bool | None = None,
         authorize_denials: bool = False,
     ) -> None:
@@ -200,7 +200,8 @@ class ToolCallingManager:
         ``pending_expires_in`` (seconds, default an hour; ``None``: never) stamps an expiry on every paused state.
 
         Decisions on gated calls are authorized by the tools' own rules (``requires_confirmation=
-        "role"`` or a predicate) and ``decision_authorizer``, all of which must agree.
+        "role"`` or a predicate) and ``decision_authorizer`` (an authorizer, or a plain predicate over
+        a ``DecisionRequest``), all of which must agree.
         ``require_approver`` refuses a decision that names no approver (default: when an authorizer
         is given); ``authorize_denials`` puts denials through the authorizer too (default: anyone
         may deny).
@@ -212,6 +213,8 @@ class ToolCallingManager:
         self._completeness = decision_completeness
         self._pending_expires_in = pending_expires_in
         metadata_rules = ToolCallAuthorizer.from_tool_metadata()
+        if decision_authorizer is not None:
+            decision_authorizer = ToolCallAuthorizer.of(decision_authorizer)
         self._authorizer = metadata_rules & decision_authorizer if decision_authorizer else metadata_rules
         self._require_approver = decision_authorizer is not None if require_approver is None else require_approver
         self._authorize_denials = authorize_denials
@@ -544,10 +547,11 @@ class ToolCallingManagerBuilder:
         self._pending_expires_in = seconds
         return self
 
-    def decision_authorizer(self, *authorizers: ToolCallAuthorizer) -> Self:
+    def decision_authorizer(self, *authorizers: ToolCallAuthorizer | Rule) -> Self:
         """Who may decide on gated calls; several authorizers (and the tools' own rules) must all
-        agree. Turns on ``require_approver`` unless it is set."""
-        self._authorizers = (*self._authorizers, *authorizers)
+        agree. A plain predicate over a ``DecisionRequest`` is wrapped as
+        ``ToolCallAuthorizer.from_predicate``. Turns on ``require_approver`` unless it is set."""
+        self._authorizers = (*self._authorizers, *map(ToolCallAuthorizer.of, authorizers))
         return self
 
     def require_approver(self, required: bool = True) -> Self:

@@ -7,6 +7,7 @@ from typing import Any
 
 import httpx2
 
+from chatclient._redact import redact_url
 from chatclient.errors import ConfigurationError
 from chatclient.options import ChatOptions
 from providers._extras import extra_headers
@@ -84,7 +85,7 @@ class AnthropicChatModel(ProviderModel[AnthropicChatOptions]):
     def __repr__(self) -> str:
         sdk = self._sdk_sync if self._sdk_sync is not None else self._sdk_async
         via = f", client={type(sdk).__name__}" if sdk is not None else ""
-        return f"AnthropicChatModel(model={self._defaults.model!r}, base_url={self._base_url!r}{via})"
+        return f"AnthropicChatModel(model={self._defaults.model!r}, base_url={redact_url(self._base_url)!r}{via})"
 
     def request_headers(self, options: ChatOptions) -> dict[str, str] | None:
         """The version/beta headers when this request's differ from the model's (always through the

@@ -6,6 +6,7 @@ import os
 
 import httpx2
 
+from chatclient._redact import redact_url
 from chatclient.options import ChatOptions
 
 from .._http import RetryPolicy, Secret
@@ -38,6 +39,7 @@ def normalize_host(value: str) -> str:
     if not has_scheme:
         scheme, rest = "http", value
     hostport, slash, path = rest.partition("/")
+    userinfo, at, hostport = hostport.rpartition("@")  # ``user:password@`` (a proxy in front) stays as given
     host, port = _split_host_port(hostport)
     if host in _BIND_ALL:
         host = "localhost"
@@ -46,7 +48,7 @@ def normalize_host(value: str) -> str:
     if port is None and not has_scheme:
         port = "11434"
     netloc = f"{host}:{port}" if port is not None else host
-    return f"{scheme}://{netloc}{slash}{path}".rstrip("/")
+    return f"{scheme}://{userinfo}{at}{netloc}{slash}{path}".rstrip("/")
 
 
 def _split_host_port(hostport: str) -> tuple[str, str | None]:
@@ -113,7 +115,7 @@ class OllamaChatModel(ProviderModel[OllamaChatOptions]):
         )
 
     def __repr__(self) -> str:
-        return f"OllamaChatModel(model={self._defaults.model!r}, base_url={self._http.base_url!r})"
+        return f"OllamaChatModel(model={self._defaults.model!r}, base_url={redact_url(self._http.base_url)!r})"
 
     @property
     def base_url(self) -> str:

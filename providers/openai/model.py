@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 
 import httpx2
 
+from chatclient._redact import CREDENTIAL_HEADERS, redact_url
 from providers._http import RetryPolicy, Secret
 from providers._shell import ProviderModel, StreamDecoder, WireMapping
 
@@ -26,8 +27,6 @@ __all__ = ["DEFAULT_BASE_URL", "DEFAULT_MODEL", "OpenAIChatModel"]
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_MODEL = "gpt-4o-mini"
 PATH = "/chat/completions"
-
-_CREDENTIAL_HEADERS = frozenset({"authorization", "api-key", "x-api-key", "proxy-authorization"})
 
 
 def _host(url: str) -> str:
@@ -102,7 +101,7 @@ class OpenAIChatModel(ProviderModel[OpenAIChatOptions]):
         if api_key is not None:  # ``api_key=""`` is a deliberate "send none" (a gateway adds the credential)
             secret["authorization"] = Secret(f"Bearer {api_key}" if api_key else "")
         for key, value in (headers or {}).items():
-            if key.lower() in _CREDENTIAL_HEADERS:
+            if key.lower() in CREDENTIAL_HEADERS:
                 secret[key.lower()] = Secret(value)
             else:
                 plain[key] = value
@@ -128,4 +127,4 @@ class OpenAIChatModel(ProviderModel[OpenAIChatOptions]):
 
     def __repr__(self) -> str:
         via = ", via=openai-sdk" if self.via_sdk else ""
-        return f"OpenAIChatModel(model={self._defaults.model!r}, base_url={self.base_url!r}{via})"
+        return f"OpenAIChatModel(model={self._defaults.model!r}, base_url={redact_url(self.base_url)!r}{via})"

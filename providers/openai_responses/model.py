@@ -7,6 +7,7 @@ from typing import Any
 
 import httpx2
 
+from chatclient._redact import redact_url
 from chatclient.errors import ConfigurationError
 from providers._http import RetryPolicy, Secret
 from providers._shell import ProviderModel, StreamDecoder, WireMapping
@@ -77,5 +78,5 @@ class OpenAIResponsesChatModel(ProviderModel[OpenAIResponsesChatOptions]):
         )
 
     def __repr__(self) -> str:
-        transport = "sdk" if self.via_sdk else self._base_url
+        transport = "sdk" if self.via_sdk else redact_url(self._base_url)
         return f"{type(self).__name__}(model={self._defaults.model!r}, transport={transport!r})"

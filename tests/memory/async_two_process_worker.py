@@ -10,8 +10,8 @@ import sys
 
 from chatclient import PendingStateError, ToolCallDecision, ToolCallDecisions
 from chatclient.memory.redis import AsyncRedisSessionRepository
+from chatclient.pending.redis import AsyncRedisNonceLedger, AsyncRedisPendingToolCallStore
 from chatclient.tools.confirmation import awaiting_decision
-from chatclient.tools.pending_redis import AsyncRedisNonceLedger, AsyncRedisPendingToolCallStore
 from tests.memory.two_process_worker import client_with
 
 

@@ -78,15 +78,15 @@ async def test_the_async_loop_awaits_the_ledger_while_other_tasks_run() -> None:
 async def test_each_async_ledger_face_makes_a_pause_single_use(backend: str, tmp_path: Path, prefix: str) -> None:
     ledger: Any
     if backend == "sqlite":
-        from chatclient.tools.pending_sqlite import AsyncSqliteNonceLedger
+        from chatclient.pending.sqlite import AsyncSqliteNonceLedger
 
         ledger = AsyncSqliteNonceLedger(tmp_path / "nonces.db", prefix=prefix)
     elif backend == "redis":
-        from chatclient.tools.pending_redis import AsyncRedisNonceLedger
+        from chatclient.pending.redis import AsyncRedisNonceLedger
 
         ledger = AsyncRedisNonceLedger(server_url(REDIS_URL), prefix=prefix)
     else:
-        from chatclient.tools.pending_postgres import AsyncPostgresNonceLedger
+        from chatclient.pending.postgres import AsyncPostgresNonceLedger
 
         ledger = AsyncPostgresNonceLedger(server_url(POSTGRES_URL), prefix=prefix)
         await ledger.open()

@@ -20,7 +20,7 @@ def make_redis_repository() -> None:
 
 
 def make_redis_ledger() -> None:
-    from chatclient.tools.pending_redis import RedisNonceLedger
+    from chatclient.pending.redis import RedisNonceLedger
 
     RedisNonceLedger("redis://127.0.0.1:1")
 
@@ -32,7 +32,7 @@ def make_postgres_repository() -> None:
 
 
 def make_postgres_ledger() -> None:
-    from chatclient.tools.pending_postgres import PostgresNonceLedger
+    from chatclient.pending.postgres import PostgresNonceLedger
 
     PostgresNonceLedger("postgresql://127.0.0.1:1/x")
 

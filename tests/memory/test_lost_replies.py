@@ -18,7 +18,7 @@ from .test_pending_outage import ALLOW, client_and_tools, paused_state
 
 
 def test_a_take_whose_reply_is_lost_still_resumes_once(prefix: str) -> None:
-    from chatclient.tools.pending_redis import RedisNonceLedger, RedisPendingToolCallStore
+    from chatclient.pending.redis import RedisNonceLedger, RedisPendingToolCallStore
 
     client, tools = client_and_tools()
     with cuttable(server_url(REDIS_URL)) as (proxy, through):
@@ -52,7 +52,7 @@ def test_a_take_whose_reply_is_lost_still_resumes_once(prefix: str) -> None:
 
 
 def test_the_async_take_and_redeem_whose_reply_is_lost_go_on(prefix: str) -> None:
-    from chatclient.tools.pending_redis import AsyncRedisNonceLedger, AsyncRedisPendingToolCallStore
+    from chatclient.pending.redis import AsyncRedisNonceLedger, AsyncRedisPendingToolCallStore
 
     client, tools = client_and_tools()
     pending = paused_state(client)
@@ -78,7 +78,7 @@ def test_the_async_take_and_redeem_whose_reply_is_lost_go_on(prefix: str) -> Non
 
 
 def test_postgres_take_save_and_redeem_whose_reply_is_lost_go_on(prefix: str) -> None:
-    from chatclient.tools.pending_postgres import PostgresNonceLedger, PostgresPendingToolCallStore
+    from chatclient.pending.postgres import PostgresNonceLedger, PostgresPendingToolCallStore
 
     client, tools = client_and_tools()
     pending = paused_state(client)
@@ -109,7 +109,7 @@ def test_postgres_take_save_and_redeem_whose_reply_is_lost_go_on(prefix: str) ->
 
 
 def test_postgres_async_take_whose_reply_is_lost_goes_on(prefix: str) -> None:
-    from chatclient.tools.pending_postgres import AsyncPostgresPendingToolCallStore
+    from chatclient.pending.postgres import AsyncPostgresPendingToolCallStore
 
     client, _ = client_and_tools()
     pending = paused_state(client)

@@ -9,6 +9,13 @@ from typing import Any
 import pytest
 
 from chatclient.errors import PendingStateNotFoundError
+from chatclient.pending.state import (
+    AsyncInMemoryNonceLedger,
+    AsyncInMemoryPendingToolCallStore,
+    InMemoryNonceLedger,
+    InMemoryPendingToolCallStore,
+    SqlitePendingToolCallStore,
+)
 from chatclient.testing.pending import (
     AsyncNonceLedgerContract,
     AsyncPendingToolCallStoreContract,
@@ -17,13 +24,6 @@ from chatclient.testing.pending import (
     sample_pending,
 )
 from chatclient.testing.servers import POSTGRES_URL, REDIS_URL, server_url
-from chatclient.tools.pending import (
-    AsyncInMemoryNonceLedger,
-    AsyncInMemoryPendingToolCallStore,
-    InMemoryNonceLedger,
-    InMemoryPendingToolCallStore,
-    SqlitePendingToolCallStore,
-)
 
 BACKENDS = ["memory", "sqlite", "redis", "postgres"]
 
@@ -34,10 +34,10 @@ def make_store(backend: str, tmp_path: Path, prefix: str, ttl: float) -> Any:
     if backend == "sqlite":
         return SqlitePendingToolCallStore(tmp_path / "pending.db", ttl=ttl, prefix=prefix)
     if backend == "redis":
-        from chatclient.tools.pending_redis import RedisPendingToolCallStore
+        from chatclient.pending.redis import RedisPendingToolCallStore
 
         return RedisPendingToolCallStore(server_url(REDIS_URL), prefix=prefix, ttl=ttl)
-    from chatclient.tools.pending_postgres import PostgresPendingToolCallStore
+    from chatclient.pending.postgres import PostgresPendingToolCallStore
 
     return PostgresPendingToolCallStore(server_url(POSTGRES_URL), prefix=prefix, ttl=ttl)
 
@@ -74,15 +74,15 @@ class TestNonceLedger(NonceLedgerContract):
             yield InMemoryNonceLedger()
             return
         if backend == "sqlite":
-            from chatclient.tools.pending_sqlite import SqliteNonceLedger
+            from chatclient.pending.sqlite import SqliteNonceLedger
 
             ledger: Any = SqliteNonceLedger(tmp_path / "nonces.db", prefix=prefix)
         elif backend == "redis":
-            from chatclient.tools.pending_redis import RedisNonceLedger
+            from chatclient.pending.redis import RedisNonceLedger
 
             ledger = RedisNonceLedger(server_url(REDIS_URL), prefix=prefix)
         else:
-            from chatclient.tools.pending_postgres import PostgresNonceLedger
+            from chatclient.pending.postgres import PostgresNonceLedger
 
             ledger = PostgresNonceLedger(server_url(POSTGRES_URL), prefix=prefix)
         yield ledger
@@ -93,14 +93,14 @@ async def make_async_store(backend: str, tmp_path: Path, prefix: str, ttl: float
     if backend == "memory":
         return AsyncInMemoryPendingToolCallStore(ttl=ttl)
     if backend == "sqlite":
-        from chatclient.tools.pending_sqlite import AsyncSqlitePendingToolCallStore
+        from chatclient.pending.sqlite import AsyncSqlitePendingToolCallStore
 
         return AsyncSqlitePendingToolCallStore(tmp_path / "pending.db", ttl=ttl, prefix=prefix)
     if backend == "redis":
-        from chatclient.tools.pending_redis import AsyncRedisPendingToolCallStore
+        from chatclient.pending.redis import AsyncRedisPendingToolCallStore
 
         return AsyncRedisPendingToolCallStore(server_url(REDIS_URL), prefix=prefix, ttl=ttl)
-    from chatclient.tools.pending_postgres import AsyncPostgresPendingToolCallStore
+    from chatclient.pending.postgres import AsyncPostgresPendingToolCallStore
 
     store = AsyncPostgresPendingToolCallStore(server_url(POSTGRES_URL), prefix=prefix, ttl=ttl)
     await store.open()
@@ -136,15 +136,15 @@ class TestAsyncNonceLedger(AsyncNonceLedgerContract):
         if backend == "memory":
             ledger = AsyncInMemoryNonceLedger()
         elif backend == "sqlite":
-            from chatclient.tools.pending_sqlite import AsyncSqliteNonceLedger
+            from chatclient.pending.sqlite import AsyncSqliteNonceLedger
 
             ledger = AsyncSqliteNonceLedger(tmp_path / "nonces.db", prefix=prefix)
         elif backend == "redis":
-            from chatclient.tools.pending_redis import AsyncRedisNonceLedger
+            from chatclient.pending.redis import AsyncRedisNonceLedger
 
             ledger = AsyncRedisNonceLedger(server_url(REDIS_URL), prefix=prefix)
         else:
-            from chatclient.tools.pending_postgres import AsyncPostgresNonceLedger
+            from chatclient.pending.postgres import AsyncPostgresNonceLedger
 
             ledger = AsyncPostgresNonceLedger(server_url(POSTGRES_URL), prefix=prefix)
             await ledger.open()

@@ -26,10 +26,10 @@ DRIVERS = ("redis", "psycopg", "psycopg_pool")
 
 def store_of(backend: str, url: str, prefix: str, *, asynchronous: bool = False) -> Any:
     if backend == "redis":
-        from chatclient.tools.pending_redis import AsyncRedisPendingToolCallStore, RedisPendingToolCallStore
+        from chatclient.pending.redis import AsyncRedisPendingToolCallStore, RedisPendingToolCallStore
 
         return (AsyncRedisPendingToolCallStore if asynchronous else RedisPendingToolCallStore)(url, prefix=prefix)
-    from chatclient.tools.pending_postgres import AsyncPostgresPendingToolCallStore, PostgresPendingToolCallStore
+    from chatclient.pending.postgres import AsyncPostgresPendingToolCallStore, PostgresPendingToolCallStore
 
     cls = AsyncPostgresPendingToolCallStore if asynchronous else PostgresPendingToolCallStore
     return cls(url, prefix=prefix, connect_timeout=1)

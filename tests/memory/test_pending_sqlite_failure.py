@@ -14,10 +14,10 @@ import pytest
 
 from chatclient import AssistantMessage, ChatClient, ToolCallDecision, ToolCallDecisions, tool
 from chatclient.errors import PendingStoreError
+from chatclient.pending.sqlite import SqliteNonceLedger
+from chatclient.pending.state import SqlitePendingToolCallStore
 from chatclient.testing import ScriptedChatModel, tool_call
 from chatclient.tools.confirmation import awaiting_decision
-from chatclient.tools.pending import SqlitePendingToolCallStore
-from chatclient.tools.pending_sqlite import SqliteNonceLedger
 
 
 def read_only(path: Path) -> sqlite3.Connection:
@@ -43,7 +43,7 @@ def test_a_failing_sqlite_store_names_itself_and_a_failed_take_leaves_the_state(
     path = tmp_path / "pending.db"
     store = SqlitePendingToolCallStore(path)
     state_id = store.save(pending)
-    store._local.db = read_only(path)  # the file can no longer be written through this store
+    store._db._local.db = read_only(path)  # the file can no longer be written through this store
     allow = ToolCallDecisions.of(ToolCallDecision.allow("w"))
     with pytest.raises(PendingStoreError) as raised:
         client.prompt().resume_from(store, state_id, allow).call().content()

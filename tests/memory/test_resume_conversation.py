@@ -125,7 +125,7 @@ def test_a_state_sealed_before_states_had_a_conversation_still_resumes() -> None
     assert pending is not None and pending.conversation_id == ""
     old_json = json.dumps({k: v for k, v in json.loads(pending.model_dump_json()).items() if k != "conversation_id"})
     old = PendingToolCalls.model_validate_json(old_json)
-    from chatclient.tools.pending import _b64, _mac
+    from chatclient.pending.state import _b64, _mac
 
     token = f"{_b64(old_json.encode())}.{_b64(_mac(SECRET, old_json.encode()))}"
     restored = unseal(token, SECRET)

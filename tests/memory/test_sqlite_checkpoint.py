@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from chatclient import AssistantMessage, UserMessage
+from chatclient._storage.checkpoint import RESTART_WAIT_MS, checkpoint_once
 from chatclient.errors import ConfigurationError
 from chatclient.memory import turn_events
-from chatclient.memory._checkpoint import RESTART_WAIT_MS, checkpoint_once
 from chatclient.memory.sqlite import SqliteSessionRepository
 
 

@@ -29,7 +29,7 @@ def closed_port() -> int:
 
 def sync_stores() -> list[tuple[str, Callable[[str], Any], type[Exception]]]:
     from chatclient.memory.postgres import PostgresSessionRepository
-    from chatclient.tools.pending_postgres import PostgresNonceLedger, PostgresPendingToolCallStore
+    from chatclient.pending.postgres import PostgresNonceLedger, PostgresPendingToolCallStore
 
     return [
         ("PostgresSessionRepository", lambda url: PostgresSessionRepository(url, connect_timeout=1), SessionStoreError),
@@ -41,7 +41,7 @@ def sync_stores() -> list[tuple[str, Callable[[str], Any], type[Exception]]]:
 
 def async_stores() -> list[tuple[str, Callable[[str], Any], type[Exception]]]:
     from chatclient.memory.postgres import AsyncPostgresSessionRepository
-    from chatclient.tools.pending_postgres import AsyncPostgresNonceLedger, AsyncPostgresPendingToolCallStore
+    from chatclient.pending.postgres import AsyncPostgresNonceLedger, AsyncPostgresPendingToolCallStore
 
     return [
         ("AsyncPostgresSessionRepository", lambda url: AsyncPostgresSessionRepository(url, connect_timeout=1),

@@ -35,11 +35,11 @@ def run_module(module: str, *args: str) -> str:
 def peek(backend: str, url: str, prefix: str, state_id: str) -> str:
     """The stored state as JSON, without taking it (what an approver UI would read)."""
     if backend == "redis":
-        from chatclient.tools.pending_redis import RedisPendingToolCallStore
+        from chatclient.pending.redis import RedisPendingToolCallStore
 
         pending = RedisPendingToolCallStore(url, prefix=prefix).peek(state_id)
     else:
-        from chatclient.tools.pending_postgres import PostgresPendingToolCallStore
+        from chatclient.pending.postgres import PostgresPendingToolCallStore
 
         store = PostgresPendingToolCallStore(url, prefix=prefix)
         pending = store.peek(state_id)

@@ -44,7 +44,7 @@ def reply(prompt: Prompt) -> AssistantMessage | str:
 def backends(backend: str, url: str, prefix: str) -> tuple[Any, Any, Any]:
     if backend == "redis":
         from chatclient.memory.redis import RedisSessionRepository
-        from chatclient.tools.pending_redis import RedisNonceLedger, RedisPendingToolCallStore
+        from chatclient.pending.redis import RedisNonceLedger, RedisPendingToolCallStore
 
         return (
             RedisPendingToolCallStore(url, prefix=prefix),
@@ -52,7 +52,7 @@ def backends(backend: str, url: str, prefix: str) -> tuple[Any, Any, Any]:
             RedisSessionRepository(url, prefix=prefix),
         )
     from chatclient.memory.postgres import PostgresSessionRepository
-    from chatclient.tools.pending_postgres import PostgresNonceLedger, PostgresPendingToolCallStore
+    from chatclient.pending.postgres import PostgresNonceLedger, PostgresPendingToolCallStore
 
     return (
         PostgresPendingToolCallStore(url, prefix=prefix),

@@ -11,6 +11,11 @@ from typing import Any
 import pytest
 
 from chatclient.errors import ConfigurationError, PendingStateTamperedError
+from chatclient.pending.state import (
+    AsyncInMemoryPendingToolCallStore,
+    InMemoryPendingToolCallStore,
+    SqlitePendingToolCallStore,
+)
 from chatclient.testing.pending import (
     STORE_SECRET,
     TAMPERINGS,
@@ -21,11 +26,6 @@ from chatclient.testing.pending import (
 )
 from chatclient.testing.servers import POSTGRES_URL, REDIS_URL, server_url
 from chatclient.tools.confirmation import PendingToolCalls
-from chatclient.tools.pending import (
-    AsyncInMemoryPendingToolCallStore,
-    InMemoryPendingToolCallStore,
-    SqlitePendingToolCallStore,
-)
 
 BACKENDS = ["memory", "sqlite", "redis", "postgres"]
 Edit = Callable[[str], str]
@@ -42,10 +42,10 @@ def make_store(backend: str, tmp_path: Path, prefix: str, secret: bytes | None) 
     if backend == "sqlite":
         return SqlitePendingToolCallStore(tmp_path / "pending.db", prefix=prefix, secret=secret)
     if backend == "redis":
-        from chatclient.tools.pending_redis import RedisPendingToolCallStore
+        from chatclient.pending.redis import RedisPendingToolCallStore
 
         return RedisPendingToolCallStore(server_url(REDIS_URL), prefix=prefix, secret=secret)
-    from chatclient.tools.pending_postgres import PostgresPendingToolCallStore
+    from chatclient.pending.postgres import PostgresPendingToolCallStore
 
     return PostgresPendingToolCallStore(server_url(POSTGRES_URL), prefix=prefix, secret=secret)
 
@@ -54,14 +54,14 @@ async def make_async_store(backend: str, tmp_path: Path, prefix: str, secret: by
     if backend == "memory":
         return AsyncInMemoryPendingToolCallStore(secret=secret)
     if backend == "sqlite":
-        from chatclient.tools.pending_sqlite import AsyncSqlitePendingToolCallStore
+        from chatclient.pending.sqlite import AsyncSqlitePendingToolCallStore
 
         return AsyncSqlitePendingToolCallStore(tmp_path / "pending.db", prefix=prefix, secret=secret)
     if backend == "redis":
-        from chatclient.tools.pending_redis import AsyncRedisPendingToolCallStore
+        from chatclient.pending.redis import AsyncRedisPendingToolCallStore
 
         return AsyncRedisPendingToolCallStore(server_url(REDIS_URL), prefix=prefix, secret=secret)
-    from chatclient.tools.pending_postgres import AsyncPostgresPendingToolCallStore
+    from chatclient.pending.postgres import AsyncPostgresPendingToolCallStore
 
     store = AsyncPostgresPendingToolCallStore(server_url(POSTGRES_URL), prefix=prefix, secret=secret)
     await store.open()

@@ -44,8 +44,8 @@ from ..errors import (
     PendingStateReusedError,
     PendingStateTamperedError,
 )
-from .confirmation import PendingToolCalls
-from .pending_outage import store_call
+from ..tools.confirmation import PendingToolCalls
+from .outage import store_call
 
 if TYPE_CHECKING:
     import sqlite3
@@ -336,7 +336,7 @@ class AsyncInMemoryPendingToolCallStore:
 
 
 async def _in_thread(call: Callable[[], T]) -> T:
-    from ..memory.repository import in_thread  # the helper SQLite's async faces use
+    from .._storage.threads import in_thread  # the helper SQLite's async faces use
 
     return await in_thread(call)
 
@@ -353,15 +353,13 @@ class SqlitePendingToolCallStore:
     def __init__(
         self, path: str | Path, ttl: float | None = 3600.0, *, prefix: str = "chatclient_", secret: bytes | None = None
     ) -> None:
-        from ..memory._sql import check_prefix
+        from .._storage.sql import check_prefix
+        from .._storage.sqlite import SqliteDatabase  # only stores that use it pay for sqlite3
 
         self._secret = check_secret(secret)
         self._table = f"{check_prefix(prefix)}pending_tool_calls"
-        self._path = str(path)
         self._ttl = ttl
-        self._local = threading.local()
-        self._opened: list[sqlite3.Connection] = []  # every thread's, so close() closes them all
-        self._opened_lock = threading.Lock()
+        self._db = SqliteDatabase(path)
         with self._connect() as db:
             db.execute(
                 f"CREATE TABLE IF NOT EXISTS {self._table} ("
@@ -369,16 +367,7 @@ class SqlitePendingToolCallStore:
             )
 
     def _connect(self) -> sqlite3.Connection:
-        db: sqlite3.Connection | None = getattr(self._local, "db", None)
-        if db is None:
-            import sqlite3  # only stores that use it pay for the import
-
-            db = sqlite3.connect(self._path, timeout=30.0, isolation_level=None, check_same_thread=False)
-            db.execute("PRAGMA journal_mode=WAL")
-            self._local.db = db
-            with self._opened_lock:
-                self._opened.append(db)
-        return db
+        return self._db.connection()
 
     def save(self, pending: PendingToolCalls) -> str:
         state_id = _new_id()
@@ -432,11 +421,7 @@ class SqlitePendingToolCallStore:
     def close(self) -> None:
         """Close the connections of every thread that used the store (the async face's workers
         too); a later call opens a new one."""
-        with self._opened_lock:
-            opened, self._opened = self._opened, []
-        for db in opened:
-            db.close()
-        self._local = threading.local()
+        self._db.close()
 
 
 def _b64(data: bytes) -> str:

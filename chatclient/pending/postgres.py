@@ -24,11 +24,13 @@ import time
 from contextlib import suppress
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ConfigurationError, PendingStateExpiredError, PendingStateNotFoundError, PendingStoreError
-from . import pending as _pending
-from .confirmation import PendingToolCalls
-from .pending import _expires_at, check_secret, check_state_id, dump_state, load_state
-from .pending_outage import atwice, store_call, take_mark, twice
+from .._storage.postgres import AsyncPool, locked_schema, open_pool
+from .._storage.sql import Statement, check_prefix
+from ..errors import PendingStateExpiredError, PendingStateNotFoundError, PendingStoreError
+from ..tools.confirmation import PendingToolCalls
+from . import state as _pending
+from .outage import atwice, store_call, take_mark, twice
+from .state import _expires_at, check_secret, check_state_id, dump_state, load_state
 
 if TYPE_CHECKING:
     from psycopg_pool import AsyncConnectionPool, ConnectionPool
@@ -41,7 +43,6 @@ __all__ = [
 ]
 
 _WEEK = 7 * 24 * 3600.0
-Statement = tuple[str, tuple[Any, ...]]
 _NOT_TAKEN = "state NOT LIKE 'taken:%%'"
 """A row waiting to be resumed (a state is JSON or keyed text: it never starts with ``taken:``)."""
 
@@ -57,8 +58,6 @@ def _seconds(expires_at: float | None, default: float) -> float:
 
 
 def _table(prefix: str, name: str) -> str:
-    from ..memory._sql import check_prefix
-
     return f"{check_prefix(prefix)}{name}"
 
 
@@ -159,76 +158,36 @@ class _NonceSql:
 
 
 def _pool(url: str | None, pool: Any, name: str, schema: list[str], connect_timeout: float) -> Any:
-    from ..memory.postgres import is_driver_error, pool_kwargs, require_psycopg, unreachable
-
-    require_psycopg()
-    from psycopg_pool import ConnectionPool
-
-    if pool is None:
-        if url is None:
-            raise ConfigurationError(f"{name} needs a url or a pool")
-        own = ConnectionPool(url, **pool_kwargs(5, connect_timeout))
-    try:
-        with (pool or own).connection() as conn, conn.transaction():
-            conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (schema[0],))
-            for statement in schema:
-                conn.execute(statement)
-    except Exception as exc:
-        if not is_driver_error(exc):
-            raise
-        if pool is None:
-            own.close()  # it would go on reconnecting in its threads
-        raise PendingStoreError(unreachable(name, url, pool, connect_timeout, exc), store=name) from exc
-    return pool or own
+    """The shared plumbing's pool with this store's tables (locked on the first statement's text,
+    the key earlier versions lock on); an unreachable server raises ``PendingStoreError``."""
+    return open_pool(
+        url,
+        pool,
+        name=name,
+        schema=locked_schema(schema[0], schema),
+        failed=lambda message: PendingStoreError(message, store=name),
+        connect_timeout=connect_timeout,
+    )
 
 
-class _AsyncPool:
-    """An async pool opened on first use (``await open()``), its schema created under a lock."""
+class _AsyncPool(AsyncPool):
+    """The shared async pool (``await open()`` makes the tables, as :func:`_pool`), plus the one
+    call every statement here needs."""
 
     def __init__(self, url: str | None, pool: Any, name: str, schema: list[str], connect_timeout: float) -> None:
-        from ..memory.postgres import require_psycopg
-
-        require_psycopg()
-        if url is None and pool is None:
-            raise ConfigurationError(f"{name} needs a url or a pool")
-        self._url, self.pool, self.own, self._schema, self._name = url, pool, pool is None, schema, name
-        self._connect_timeout = connect_timeout
-
-    async def open(self) -> None:
-        if self.pool is None:
-            from psycopg_pool import AsyncConnectionPool
-
-            from ..memory.postgres import pool_kwargs
-
-            kwargs = pool_kwargs(5, self._connect_timeout, asynchronous=True) | {"open": False}
-            self.pool = AsyncConnectionPool(self._url, **kwargs)  # type: ignore[arg-type]
-            await self.pool.open()
-        try:
-            async with self.pool.connection() as conn, conn.transaction():
-                await conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (self._schema[0],))
-                for statement in self._schema:
-                    await conn.execute(statement)
-        except Exception as exc:
-            from ..memory.postgres import is_driver_error, unreachable
-
-            if not is_driver_error(exc):
-                raise
-            message = unreachable(self._name, self._url, self.pool, self._connect_timeout, exc)
-            if self.own:  # closed and forgotten: a later open() starts afresh
-                pool, self.pool = self.pool, None
-                await pool.close()
-            raise PendingStoreError(message, store=self._name) from exc
+        super().__init__(
+            url,
+            pool,
+            name=name,
+            schema=lambda: locked_schema(schema[0], schema),
+            failed=lambda message: PendingStoreError(message, store=name),
+            connect_timeout=connect_timeout,
+        )
 
     async def fetchone(self, statement: Statement) -> Any:
-        if self.pool is None:
-            raise ConfigurationError(f"Call `await store.open()` before using {self._name}")
-        async with self.pool.connection() as conn:
+        async with self.connection() as conn:
             cur = await conn.execute(*statement)
             return await cur.fetchone() if cur.description is not None else cur.rowcount
-
-    async def close(self) -> None:
-        if self.own and self.pool is not None:
-            await self.pool.close()
 
 
 class PostgresPendingToolCallStore:

@@ -22,11 +22,12 @@ import secrets
 import time
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ConfigurationError, PendingStateExpiredError, PendingStateNotFoundError
-from . import pending as _pending
-from .confirmation import PendingToolCalls
-from .pending import _expires_at, check_secret, check_state_id, dump_state, load_state
-from .pending_outage import atwice, store_call, take_mark, twice
+from .._storage.redis import async_redis_client, redis_client
+from ..errors import PendingStateExpiredError, PendingStateNotFoundError
+from ..tools.confirmation import PendingToolCalls
+from . import state as _pending
+from .outage import atwice, store_call, take_mark, twice
+from .state import _expires_at, check_secret, check_state_id, dump_state, load_state
 
 if TYPE_CHECKING:
     import redis
@@ -74,16 +75,8 @@ def _is_lost_connection(exc: BaseException) -> bool:
 
 
 def _client(url: str | None, client: Any, name: str, *, asynchronous: bool = False) -> Any:
-    try:
-        import redis
-        import redis.asyncio
-    except ImportError as exc:
-        raise ConfigurationError('The Redis stores need redis-py: pip install "chatclient[redis]"') from exc
-    if client is not None:
-        return client
-    if url is None:
-        raise ConfigurationError(f"{name} needs a url or a client")
-    return redis.asyncio.Redis.from_url(url) if asynchronous else redis.Redis.from_url(url)
+    """The shared plumbing's client, typed loosely: the scripts here take mixed str and int arguments."""
+    return async_redis_client(url, client, name) if asynchronous else redis_client(url, client, name)
 
 
 def _ttl_ms(expires_at: float | None, default: float) -> int:

@@ -10,12 +10,12 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from ..memory._sql import check_prefix
-from ..memory.repository import in_thread
-from ..memory.sqlite import SqliteDatabase
-from .confirmation import PendingToolCalls
-from .pending import SqlitePendingToolCallStore
-from .pending_outage import store_call
+from .._storage.sql import check_prefix
+from .._storage.sqlite import SqliteDatabase
+from .._storage.threads import in_thread
+from ..tools.confirmation import PendingToolCalls
+from .outage import store_call
+from .state import SqlitePendingToolCallStore
 
 __all__ = ["AsyncSqliteNonceLedger", "AsyncSqlitePendingToolCallStore", "SqliteNonceLedger"]
 
@@ -71,7 +71,7 @@ class AsyncSqliteNonceLedger:
 
 
 class AsyncSqlitePendingToolCallStore:
-    """The async face of :class:`~chatclient.tools.pending.SqlitePendingToolCallStore`."""
+    """The async face of :class:`~chatclient.pending.state.SqlitePendingToolCallStore`."""
 
     def __init__(
         self, path: str | Path, ttl: float | None = 3600.0, *, prefix: str = "chatclient_", secret: bytes | None = None

@@ -1,0 +1,5 @@
+"""Moved to :mod:`chatclient.pending.sqlite`; this path works for one more release, with a DeprecationWarning."""
+
+from chatclient._lazy import moved_module
+
+moved_module("chatclient.tools.pending_sqlite", "chatclient.pending.sqlite")
