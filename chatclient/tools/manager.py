@@ -46,6 +46,7 @@ from ._results import normalize_arguments
 from .approval import DecisionRequest, Rule, ToolCallAuthorizer, approver_id
 from .callback import ToolCallback
 from .confirmation import (
+    DEFAULT_PENDING_EXPIRES_IN,
     DecisionCompleteness,
     PendingCall,
     PendingToolCalls,
@@ -187,7 +188,7 @@ class ToolCallingManager:
         executor: Executor | None = None,
         confirmation_policy: ToolCallConfirmationPolicy | None = None,
         decision_completeness: DecisionCompleteness = DecisionCompleteness.ALL_REQUIRED,
-        pending_expires_in: float | None = None,
+        pending_expires_in: float | None = DEFAULT_PENDING_EXPIRES_IN,
         decision_authorizer: ToolCallAuthorizer | Rule | None = None,
         require_approver: bool | None = None,
         authorize_denials: bool = False,
@@ -212,7 +213,7 @@ class ToolCallingManager:
 
         ``confirmation_policy`` defaults to ``ToolCallConfirmationPolicy.default()`` (tool metadata,
         plus the tool names and the on/off switch of the environment settings);
-        ``pending_expires_in`` (seconds) stamps an expiry on every paused state.
+        ``pending_expires_in`` (seconds, default an hour; ``None``: never) stamps an expiry on every paused state.
 
         Decisions on gated calls are authorized by the tools' own rules (``requires_confirmation=
         "role"`` or a predicate) and ``decision_authorizer`` (an authorizer, or a plain predicate over
@@ -526,7 +527,7 @@ class ToolCallingManagerBuilder:
         self._executor: Executor | None = None
         self._policy: ToolCallConfirmationPolicy | None = None
         self._completeness = DecisionCompleteness.ALL_REQUIRED
-        self._pending_expires_in: float | None = None
+        self._pending_expires_in: float | None = DEFAULT_PENDING_EXPIRES_IN
         self._authorizers: tuple[ToolCallAuthorizer, ...] = ()
         self._require_approver: bool | None = None
         self._authorize_denials = False
@@ -579,7 +580,7 @@ class ToolCallingManagerBuilder:
         return self
 
     def pending_expires_in(self, seconds: float | None) -> Self:
-        """Paused states expire this many seconds after the pause (default: never)."""
+        """Paused states expire this many seconds after the pause (default: an hour; ``None``: never)."""
         self._pending_expires_in = seconds
         return self
 
