@@ -133,9 +133,7 @@ def distinct_call_ids(calls: tuple[ToolCall, ...]) -> tuple[ToolCall, ...]:
         if own == call.id:
             distinct.append(call)
         else:
-            distinct.append(
-                ToolCall(id=own, type=call.type, name=call.name, arguments=call.arguments, wire_id=wire_id)
-            )
+            distinct.append(ToolCall(id=own, type=call.type, name=call.name, arguments=call.arguments, wire_id=wire_id))
     return tuple(distinct)
 
 
@@ -165,7 +163,9 @@ class AssistantMessage(BaseModel):
         calls = tuple(tool_calls)
         if calls:
             # Validating JSON hands over dicts: made calls first, so a stored reply is checked too.
-            calls = distinct_call_ids(tuple(c if isinstance(c, ToolCall) else ToolCall.model_validate(c) for c in calls))
+            calls = distinct_call_ids(
+                tuple(c if isinstance(c, ToolCall) else ToolCall.model_validate(c) for c in calls)
+            )
         super().__init__(text=text, tool_calls=calls, metadata=_meta(metadata), role=role)
 
     @property

@@ -133,7 +133,9 @@ class ChatResponseAccumulator:
             if output.text:
                 parts.text.append(output.text)
         for fragment in output.tool_calls:
-            cls._add_fragment(parts, fragment.id, fragment.type, fragment.name, fragment.arguments, fragment.wire_id, False)
+            cls._add_fragment(
+                parts, fragment.id, fragment.type, fragment.name, fragment.arguments, fragment.wire_id, False
+            )
         if output.metadata:
             parts.message_metadata.update(output.metadata)
         gen_meta = generation.metadata
