@@ -238,12 +238,16 @@ class PendingCall(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
     id: str
+    """The call's own id in its reply (what a decision names); never shared by two calls."""
     name: str
     arguments: str
     requires_confirmation: bool
     tool_identity: str = ""
     """The tool's ``ToolCallback.identity`` when the call paused (in the digest); a resume runs
     nothing if the tool of that name now has another identity."""
+    wire_id: str | None = None
+    """The provider's id when it was replaced (repeated, empty or missing: ``ToolCall.wire_id``;
+    in the digest)."""
 
 
 class PendingToolCalls(BaseModel):
@@ -349,8 +353,8 @@ class PendingToolCalls(BaseModel):
 
     def verify(self, *, now: float | None = None) -> None:
         """Raise unless the state is intact (calls match the reply and the digest) and not expired."""
-        reply_calls = [(c.id, c.name, canonical_arguments(c.arguments)) for c in self.reply.tool_calls]
-        listed = [(c.id, c.name, canonical_arguments(c.arguments)) for c in self.calls]
+        reply_calls = [(c.id, c.wire_id, c.name, canonical_arguments(c.arguments)) for c in self.reply.tool_calls]
+        listed = [(c.id, c.wire_id, c.name, canonical_arguments(c.arguments)) for c in self.calls]
         turn = _Turn(self.turn_id, self.turn_start, self.round, self.nonce, self.conversation_id)
         if reply_calls != listed or _digest(self.reply_id, self.calls, turn) != self.digest:
             raise PendingStateTamperedError("The pending tool calls were altered; nothing ran")
@@ -410,6 +414,7 @@ def _digest(reply_id: str, calls: Sequence[PendingCall], turn: _Turn) -> str:
             [
                 [c.id, c.name, canonical_arguments(c.arguments), c.requires_confirmation]
                 + ([c.tool_identity] if c.tool_identity else [])
+                + ([["wire_id", c.wire_id]] if c.wire_id is not None else [])  # a list: never taken for an identity
                 for c in calls
             ],
             [turn.id, turn.start, turn.round, turn.nonce] + ([turn.conversation_id] if turn.conversation_id else []),
