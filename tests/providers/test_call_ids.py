@@ -11,7 +11,7 @@ its own ids back (or, where it gave none, the ids the reply assigned).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,7 +51,7 @@ def _id(call_id: str | None, key: str = "id") -> dict[str, str]:
     return {} if call_id is None else {key: call_id}
 
 
-def _sse(events: list[tuple[str | None, dict[str, Any]]], *, done: bool = False) -> bytes:
+def _sse(events: Sequence[tuple[str | None, dict[str, Any]]], *, done: bool = False) -> bytes:
     out = "".join((f"event: {name}\n" if name else "") + f"data: {json.dumps(data)}\n\n" for name, data in events)
     return (out + ("data: [DONE]\n\n" if done else "")).encode()
 
@@ -153,7 +153,7 @@ class Anthropic:
 
     @staticmethod
     def streamed_calls(ids: tuple[str | None, ...]) -> bytes:
-        message = {"id": "msg_01", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+        message: dict[str, Any] = {"id": "msg_01", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
                    "content": [], "stop_reason": None, "stop_sequence": None,
                    "usage": {"input_tokens": 60, "output_tokens": 1}}  # fmt: skip
         events: list[tuple[str | None, dict[str, Any]]] = [
@@ -168,8 +168,8 @@ class Anthropic:
                 delta = {"type": "input_json_delta", "partial_json": piece}
                 events.append(("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}))
             events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
-        delta = {"stop_reason": "tool_use", "stop_sequence": None}
-        events.append(("message_delta", {"type": "message_delta", "delta": delta, "usage": {"output_tokens": 40}}))
+        stop = {"stop_reason": "tool_use", "stop_sequence": None}
+        events.append(("message_delta", {"type": "message_delta", "delta": stop, "usage": {"output_tokens": 40}}))
         events.append(("message_stop", {"type": "message_stop"}))
         return _sse(events)
 
