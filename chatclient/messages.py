@@ -12,6 +12,7 @@ them when validating, so each accepts every field as a keyword.
 
 import base64
 from collections.abc import Mapping, Sequence
+from operator import attrgetter
 from typing import Annotated, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
@@ -78,7 +79,9 @@ class ToolCall(BaseModel):
     type: str = "function"
     name: str = ""
     arguments: str = ""
-    wire_id: str | None = None
+    # Left out of dumps when None: the stored form of every other call stays as it was, and an older
+    # reader (``extra="forbid"``) still loads it.
+    wire_id: str | None = Field(default=None, exclude_if=lambda value: value is None)
 
     @property
     def provider_id(self) -> str:
@@ -116,15 +119,22 @@ class CallIds:
         return candidate
 
 
+_call_id = attrgetter("id")
+
+
 def distinct_call_ids(calls: tuple[ToolCall, ...]) -> tuple[ToolCall, ...]:
     """``calls`` with an id of their own each (see :class:`CallIds`); ``calls`` itself when they have.
 
     A replaced call keeps the provider's id in ``wire_id``. The common case (distinct, non-empty ids)
-    costs one set.
+    costs one set (none for a single call).
     """
-    ids = {call.id for call in calls}
-    if len(ids) == len(calls) and "" not in ids:
-        return calls
+    if len(calls) == 1:
+        if calls[0].id:
+            return calls  # the usual reply: one call, no set to build
+    else:
+        ids = set(map(_call_id, calls))  # no comprehension frame: this runs for every reply with calls
+        if len(ids) == len(calls) and "" not in ids:
+            return calls
     assigner = CallIds()
     distinct = []
     for call in calls:
@@ -162,10 +172,12 @@ class AssistantMessage(BaseModel):
     ) -> None:
         calls = tuple(tool_calls)
         if calls:
-            # Validating JSON hands over dicts: made calls first, so a stored reply is checked too.
-            calls = distinct_call_ids(
-                tuple(c if isinstance(c, ToolCall) else ToolCall.model_validate(c) for c in calls)
-            )
+            try:
+                calls = distinct_call_ids(calls)
+            except AttributeError:  # validating JSON hands over dicts: a stored reply is checked too
+                calls = distinct_call_ids(
+                    tuple(c if isinstance(c, ToolCall) else ToolCall.model_validate(c) for c in calls)
+                )
         super().__init__(text=text, tool_calls=calls, metadata=_meta(metadata), role=role)
 
     @property

@@ -247,3 +247,12 @@ def test_the_digest_covers_the_provider_id() -> None:
     altered = pending.model_copy(update={"calls": calls, "conversation": (*pending.conversation[:-1], moved)})
     with pytest.raises(PendingStateTamperedError):
         altered.verify()
+
+
+def test_the_stored_form_of_a_call_with_its_own_provider_id_is_unchanged() -> None:
+    """``wire_id`` is written only when set: what older readers (``extra="forbid"``) load stays loadable."""
+    message = AssistantMessage(tool_calls=[ToolCall(id="c1", name="t"), ToolCall(id="c1", name="t")])
+    first, second = message.model_dump()["tool_calls"]
+    assert "wire_id" not in first and second["wire_id"] == "c1"
+    pending = _paused(ToolCall(id="a", name="transfer", arguments=ALICE)).pending
+    assert "wire_id" not in pending.model_dump_json()

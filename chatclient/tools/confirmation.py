@@ -245,7 +245,7 @@ class PendingCall(BaseModel):
     tool_identity: str = ""
     """The tool's ``ToolCallback.identity`` when the call paused (in the digest); a resume runs
     nothing if the tool of that name now has another identity."""
-    wire_id: str | None = None
+    wire_id: str | None = Field(default=None, exclude_if=lambda value: value is None)
     """The provider's id when it was replaced (repeated, empty or missing: ``ToolCall.wire_id``;
     in the digest)."""
 
