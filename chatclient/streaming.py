@@ -47,11 +47,11 @@ class ChatResponseAccumulator:
 
     Text deltas concatenate; tool-call fragments join by ``id`` (arguments concatenate, the first
     non-empty name and type win, first-seen order is kept), except that a ``ToolCallStarted`` with a
-    name, for an id whose call already has its name, is a new call: two calls are never merged, even from a parser
-    that repeats the provider's ids (the reply then gives them ids of their own, as in a call:
-    ``chatclient.messages.CallIds``). The last finish reason and the last
-    usage win; ids, model and metadata merge with later values winning. Reasoning deltas are for
-    display: what a provider must get back is in the message metadata its chunks carry.
+    name, for an id whose call already has its name, is a new call: two calls are never merged, even
+    from a parser that repeats the provider's ids (the reply then gives them ids of their own, as in
+    a call: ``chatclient.messages.CallIds``). The last finish reason and the last usage win; ids,
+    model and metadata merge with later values winning. Reasoning deltas are for display: what a
+    provider must get back is in the message metadata its chunks carry.
     """
 
     __slots__ = ("_extra", "_generations", "_id", "_model", "_usage", "events")

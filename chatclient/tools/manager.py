@@ -36,6 +36,7 @@ from ..messages import (
     ToolResponseMessage,
     ToolResult,
     UserMessage,
+    distinct_call_ids,
 )
 from ..observation import NO_OBSERVERS, DecisionOutcome, DecisionRecord, Observers
 from ..responses import ChatResponse, FinishReason, Generation, GenerationMetadata
@@ -671,8 +672,7 @@ def _tool_call_message(chat_response: ChatResponse) -> AssistantMessage:
     for generation in chat_response.generations:
         calls = generation.output.tool_calls
         if calls:
-            ids = {call.id for call in calls}
-            if len(ids) != len(calls) or "" in ids:
+            if distinct_call_ids(calls) is not calls:
                 # An AssistantMessage gives its calls ids of their own; only one built around its
                 # checks can get here. Refused: one decision or result must never cover two calls.
                 raise ConfigurationError(

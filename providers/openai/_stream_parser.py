@@ -82,9 +82,10 @@ class StreamParser:
     first fragment of an index has the ``id``): the first becomes ``ToolCallStarted``, each argument
     piece a ``ToolCallDelta`` under the call's id. Each call gets its own id as it starts
     (``CallIds``: a repeated or missing wire id is replaced, as in a call), so two calls are never
-    merged. The reasoning and refusal text is also collected
-    into the message metadata of the chunk that carries the finish reason; the usage-only event
-    (``choices: []``) becomes a chunk with usage. :meth:`finish` tells a complete stream from a cut one.
+    merged; without an ``index``, a fragment with a name starts the next call. The reasoning and
+    refusal text is also collected into the message metadata of the chunk that carries the finish
+    reason; the usage-only event (``choices: []``) becomes a chunk with usage. :meth:`finish` tells
+    a complete stream from a cut one.
     """
 
     __slots__ = ("_choices", "_final_meta", "_headers", "_meta")
