@@ -88,12 +88,17 @@ class ReasoningDelta(_Display):
 
 @dataclass(frozen=True, slots=True, repr=False)
 class ToolCallStarted(_Display):
-    """The model began a tool call: its id and name are known, its arguments are still coming."""
+    """The model began a tool call: its id and name are known, its arguments are still coming.
+
+    ``id`` is the call's own within its reply (the one the assembled reply and any decision use);
+    ``wire_id`` the provider's, when it had to be replaced (see ``chatclient.messages.CallIds``).
+    """
 
     id: str
     name: str
     index: int = 0
     type: str = "function"
+    wire_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True, repr=False)

@@ -324,12 +324,16 @@ class PendingCall(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
     id: str
+    """The call's own id in its reply (what a decision names); never shared by two calls."""
     name: str
     arguments: str
     requires_confirmation: bool
     tool_identity: str = ""
     """The tool's ``ToolCallback.identity`` when the call paused (in the digest); a resume runs
     nothing if the tool of that name now has another identity."""
+    wire_id: str | None = Field(default=None, exclude_if=lambda value: value is None)
+    """The provider's id when it was replaced (repeated, empty or missing: ``ToolCall.wire_id``;
+    in the digest)."""
 
 
 class PendingToolCalls(BaseModel):
@@ -437,8 +441,8 @@ class PendingToolCalls(BaseModel):
 
     def verify(self, *, now: float | None = None) -> None:
         """Raise unless the state is intact (calls match the reply and the digest) and not expired."""
-        reply_calls = [(c.id, c.name, canonical_arguments(c.arguments)) for c in self.reply.tool_calls]
-        listed = [(c.id, c.name, canonical_arguments(c.arguments)) for c in self.calls]
+        reply_calls = [(c.id, c.wire_id, c.name, canonical_arguments(c.arguments)) for c in self.reply.tool_calls]
+        listed = [(c.id, c.wire_id, c.name, canonical_arguments(c.arguments)) for c in self.calls]
         if reply_calls != listed or not hmac.compare_digest(_digest(self), self.digest):
             raise PendingStateTamperedError("The pending tool calls were altered; nothing ran")
         if not 0 <= self.turn_start < len(self.conversation):
@@ -495,7 +499,7 @@ def _canonical_document(state: PendingToolCalls) -> bytes:
     document = {
         "reply_id": state.reply_id,
         "calls": [
-            [c.id, c.name, canonical_arguments(c.arguments), c.requires_confirmation, c.tool_identity]
+            [c.id, c.wire_id, c.name, canonical_arguments(c.arguments), c.requires_confirmation, c.tool_identity]
             for c in state.calls
         ],
         "conversation": [message.model_dump(mode="json") for message in state.conversation],

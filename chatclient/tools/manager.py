@@ -36,6 +36,7 @@ from ..messages import (
     ToolResponseMessage,
     ToolResult,
     UserMessage,
+    distinct_call_ids,
 )
 from ..observation import NO_OBSERVERS, DecisionOutcome, DecisionRecord, Observers
 from ..responses import ChatResponse, FinishReason, Generation, GenerationMetadata
@@ -333,6 +334,7 @@ class ToolCallingManager:
         calls = [
             PendingCall(
                 id=s.call.id,
+                wire_id=s.call.wire_id,
                 name=s.call.name,
                 arguments=s.call.arguments,
                 requires_confirmation=s.gated,
@@ -717,7 +719,15 @@ def _reply_fingerprint(message: AssistantMessage) -> str:
 
 def _tool_call_message(chat_response: ChatResponse) -> AssistantMessage:
     for generation in chat_response.generations:
-        if generation.output.tool_calls:
+        calls = generation.output.tool_calls
+        if calls:
+            if distinct_call_ids(calls) is not calls:
+                # An AssistantMessage gives its calls ids of their own; only one built around its
+                # checks can get here. Refused: one decision or result must never cover two calls.
+                raise ConfigurationError(
+                    f"The reply's tool calls do not each have an id of their own ({[c.id for c in calls]}); "
+                    "nothing ran. Build replies with AssistantMessage(...), which assigns them."
+                )
             return generation.output
     raise ConfigurationError("No tool call requested by the chat model")
 

@@ -27,6 +27,7 @@ from chatclient.messages import (
     ToolResponse,
     ToolResponseMessage,
     UserMessage,
+    provider_call_ids,
 )
 from chatclient.options import ChatOptions
 from chatclient.prompt import Prompt
@@ -164,11 +165,16 @@ def _sampling(body: dict[str, Any], options: ChatOptions, openai_platform: bool)
 
 def _messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
     wire: list[dict[str, Any]] = []
+    call_ids: dict[str, str] = {}  # the last reply's replaced ids: its results go back under the provider's
     for message in messages:
         if isinstance(message, AssistantMessage):
             wire.append(_assistant(message))
+            call_ids = provider_call_ids(message)
         elif isinstance(message, ToolResponseMessage):
-            wire.extend({"role": "tool", "tool_call_id": r.id, "content": _tool_content(r)} for r in message.responses)
+            wire.extend(
+                {"role": "tool", "tool_call_id": call_ids.get(r.id, r.id), "content": _tool_content(r)}
+                for r in message.responses
+            )
         elif isinstance(message, UserMessage) and message.media:
             wire.append({"role": "user", "content": _user_content(message)})
         else:
@@ -234,7 +240,7 @@ def _assistant(message: AssistantMessage) -> dict[str, Any]:
         entry[field] = reasoning
     entry["tool_calls"] = [
         {
-            "id": call.id,
+            "id": call.provider_id,
             "type": call.type or "function",
             # A call without arguments may have streamed none: the API wants a JSON string.
             "function": {"name": call.name, "arguments": call.arguments or "{}"},
@@ -392,8 +398,9 @@ def _tool_calls(raw: Any, choice_index: int, where: str, body: object) -> list[T
     for position, item in enumerate(as_list(raw, f"{where}.tool_calls", PROVIDER, body)):
         call = as_object(item, f"{where}.tool_calls[{position}]", PROVIDER, body)
         function = as_object(call.get("function") or {}, f"{where}.tool_calls[{position}].function", PROVIDER, body)
-        # Missing ids (seen on some compatible servers) are made up so results can be matched.
-        call_id = call.get("id") or f"call_{choice_index}_{call.get('index', position)}"
+        # A missing id (seen on some compatible servers) is left empty: the reply gives the call one of
+        # its own (``chatclient.messages.CallIds``), as it does for a repeated one.
+        call_id = call.get("id") or ""
         calls.append(
             ToolCall(
                 id=call_id,

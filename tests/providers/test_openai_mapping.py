@@ -218,7 +218,7 @@ def test_stop_with_tool_calls_is_reported_as_tool_calls() -> None:
 def test_argument_objects_and_missing_ids_are_normalised() -> None:
     call = {"function": {"name": "get_weather", "arguments": {"city": "Oslo"}}}
     (parsed,) = parse_response(reply({"tool_calls": [call]}, "tool_calls")).tool_calls
-    assert parsed.id == "call_0_0" and json.loads(parsed.arguments) == {"city": "Oslo"}
+    assert parsed.id == "call_1" and parsed.wire_id == "" and json.loads(parsed.arguments) == {"city": "Oslo"}
 
 
 def test_usage_details_and_deepseek_fields() -> None:
