@@ -54,6 +54,8 @@ from chatclient.errors import (
     ServerError,
 )
 
+from ._watchdog import WATCHDOG, Watch, shut_down
+
 if TYPE_CHECKING:
     import asyncio
 
@@ -278,40 +280,134 @@ class _Deadline:
         return APITimeoutError(message, provider=provider, error_type=DEADLINE_EXCEEDED, retryable=False)
 
 
-class _DeadlineStream(httpx2.SyncByteStream):
-    """A response body that ends with the deadline's error once the deadline has passed.
+_STILL_READING = "the reply was still being received"
 
-    Each read is bounded by the time left when the stream opened (its read timeout was cut); this
-    bounds the whole of a body that keeps trickling in.
+
+class _DeadlineStream(httpx2.SyncByteStream):
+    """A response body read within the request's deadline, whether streamed or read whole.
+
+    Each read is bounded by the time left when the attempt began (its read timeout was cut), and the
+    clock is checked at each chunk; but a body that keeps trickling in, a few bytes within each read
+    timeout, would outlive both. So while the body is read the response is registered with the
+    process's :data:`~providers._watchdog.WATCHDOG`, which shuts its socket down at the deadline;
+    the blocked read returns, and whatever it returns (an error, or the end of a close-delimited
+    body) becomes the deadline's error here.
     """
 
-    def __init__(self, inner: Any, deadline: _Deadline, provider: str) -> None:
-        self._inner, self._deadline, self._provider = inner, deadline, provider
+    def __init__(self, response: httpx2.Response, deadline: _Deadline, provider: str) -> None:
+        self._inner: Any = response.stream
+        self._response, self._deadline, self._provider = response, deadline, provider
+        self._watch: Watch | None = None
 
     def __iter__(self) -> Iterator[bytes]:
-        ends = self._deadline.ends
-        for chunk in self._inner:
-            if time.monotonic() > ends:
-                raise self._deadline.exceeded(self._provider, "the stream was still being read")
-            yield chunk
+        deadline = self._deadline
+        ends = deadline.ends
+        watch = self._watch = WATCHDOG.watch(ends, self._response)
+        try:
+            for chunk in self._inner:
+                if time.monotonic() > ends:
+                    raise deadline.exceeded(self._provider, _STILL_READING)
+                yield chunk
+            if watch.fired:  # the watchdog's shutdown can look like the end of a close-delimited body
+                raise deadline.exceeded(self._provider, _STILL_READING)
+        except httpx2.TransportError as exc:
+            if watch.fired or deadline.expired():
+                raise deadline.exceeded(self._provider, _STILL_READING) from exc
+            raise
+        finally:
+            self._release()
+
+    def _release(self) -> None:
+        watch, self._watch = self._watch, None
+        if watch is not None:
+            WATCHDOG.release(watch)
 
     def close(self) -> None:
+        self._release()  # first: once closed, the connection may serve another request
         self._inner.close()
 
 
 class _AsyncDeadlineStream(httpx2.AsyncByteStream):
-    def __init__(self, inner: Any, deadline: _Deadline, provider: str) -> None:
-        self._inner, self._deadline, self._provider = inner, deadline, provider
+    """As :class:`_DeadlineStream`, with a timer of the event loop in place of the watchdog thread."""
+
+    def __init__(self, response: httpx2.Response, deadline: _Deadline, provider: str) -> None:
+        self._inner: Any = response.stream
+        self._response, self._deadline, self._provider = response, deadline, provider
+        self._timer: asyncio.TimerHandle | None = None
+        self._fired = False
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
-        ends = self._deadline.ends
-        async for chunk in self._inner:
-            if time.monotonic() > ends:
-                raise self._deadline.exceeded(self._provider, "the stream was still being read")
-            yield chunk
+        import asyncio
+
+        deadline = self._deadline
+        ends = deadline.ends
+        self._timer = asyncio.get_running_loop().call_later(max(deadline.left(), 0.0), self._cut)
+        try:
+            async for chunk in self._inner:
+                if time.monotonic() > ends:
+                    raise deadline.exceeded(self._provider, _STILL_READING)
+                yield chunk
+            if self._fired:
+                raise deadline.exceeded(self._provider, _STILL_READING)
+        except httpx2.TransportError as exc:
+            if self._fired or deadline.expired():
+                raise deadline.exceeded(self._provider, _STILL_READING) from exc
+            raise
+        finally:
+            self._stop()
+
+    def _cut(self) -> None:
+        self._fired = True
+        shut_down(self._response)
+
+    def _stop(self) -> None:
+        timer, self._timer = self._timer, None
+        if timer is not None:
+            timer.cancel()
 
     async def aclose(self) -> None:
+        self._stop()
         await self._inner.aclose()
+
+
+class _Cutoff:
+    """``async with``: the block (sending a request, receiving its reply) cancelled at the deadline,
+    which raises the deadline's error in its place. Bounds what no read timeout can: a reply whose
+    headers or body trickle in, a few bytes within each read's timeout."""
+
+    __slots__ = ("_deadline", "_handle", "_provider", "_timeout")
+
+    def __init__(self, deadline: _Deadline, provider: str) -> None:
+        self._deadline, self._provider = deadline, provider
+        self._timeout: Any = None
+        self._handle: asyncio.TimerHandle | None = None
+
+    async def __aenter__(self) -> None:
+        import asyncio
+
+        left = max(self._deadline.left(), 0.0)
+        if sys.version_info >= (3, 11):
+            self._timeout = asyncio.timeout(left)
+            await self._timeout.__aenter__()
+        else:  # pragma: no cover - Python 3.10: what asyncio.timeout does, without uncancel()
+            task = asyncio.current_task()
+            assert task is not None
+            self._handle = asyncio.get_running_loop().call_later(left, task.cancel)
+
+    async def __aexit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: Any) -> None:
+        if self._timeout is not None:
+            try:
+                await self._timeout.__aexit__(kind, error, tb)
+            except TimeoutError as exc:
+                raise self._deadline.exceeded(self._provider, _STILL_READING) from exc
+            return
+        handle = self._handle  # pragma: no cover - Python 3.10
+        if handle is not None:  # pragma: no cover
+            handle.cancel()
+            import asyncio
+
+            if kind is asyncio.CancelledError and self._deadline.expired():
+                raise self._deadline.exceeded(self._provider, _STILL_READING) from error
 
 
 class ErrorDetails(NamedTuple):
@@ -932,24 +1028,49 @@ class ProviderHttp:
         self, path: str, body: Any, headers: Mapping[str, str] | None, deadline: _Deadline | None, *, stream: bool
     ) -> httpx2.Response:
         """One attempt: the response, read unless ``stream``; an error for a transport failure or a
-        non-2xx status. The one method a transport of another kind (an official SDK client) replaces."""
+        non-2xx status. The one method a transport of another kind (an official SDK client) replaces.
+
+        Under a deadline the body is read here, through :class:`_DeadlineStream`, rather than by
+        httpx2's ``send``, whose reads only the per-read timeout bounds."""
         client = self.client()
         try:
-            response = client.send(self._build(client, path, body, headers, deadline), stream=stream)
+            response = client.send(self._build(client, path, body, headers, deadline), stream=stream or bool(deadline))
         except httpx2.HTTPError as exc:
             raise transport_error(self.provider, exc) from exc
+        if deadline is not None and (not stream or response.status_code >= 400):
+            self._read_body(response, deadline)
         if response.status_code >= 400:
             content = response.read()
             response.close()
             self._check(response, content)
         return response
 
+    def _read_body(self, response: httpx2.Response, deadline: _Deadline) -> None:
+        """Read the whole body within ``deadline``; the response is closed if that fails."""
+        response.stream = _DeadlineStream(response, deadline, self.provider)
+        try:
+            response.read()
+        except BaseException as exc:
+            response.close()
+            if isinstance(exc, httpx2.HTTPError):
+                raise transport_error(self.provider, exc) from exc
+            raise
+
     async def _asend(
         self, path: str, body: Any, headers: Mapping[str, str] | None, deadline: _Deadline | None, *, stream: bool
     ) -> httpx2.Response:
+        """As :meth:`_send`; under a deadline the exchange (connect, headers, and the body unless
+        ``stream``) is cancelled when it passes (:class:`_Cutoff`)."""
         client = self.async_client()
+        request = self._build(client, path, body, headers, deadline)
+        if deadline is None:
+            return await self._aexchange(client, request, stream=stream)
+        async with _Cutoff(deadline, self.provider):
+            return await self._aexchange(client, request, stream=stream)
+
+    async def _aexchange(self, client: httpx2.AsyncClient, request: httpx2.Request, *, stream: bool) -> httpx2.Response:
         try:
-            response = await client.send(self._build(client, path, body, headers, deadline), stream=stream)
+            response = await client.send(request, stream=stream)
         except httpx2.HTTPError as exc:
             raise transport_error(self.provider, exc) from exc
         if response.status_code >= 400:
@@ -997,7 +1118,11 @@ class ProviderHttp:
             client = self.async_client()
             request = self._build(client, path, body, headers, deadline)
             try:
-                response = await client.send(request)
+                if deadline is None:
+                    response = await client.send(request)
+                else:
+                    async with _Cutoff(deadline, self.provider):
+                        response = await client.send(request)
             except httpx2.HTTPError as exc:
                 raise transport_error(self.provider, exc) from exc
             if response.status_code >= 400:
@@ -1021,7 +1146,7 @@ class ProviderHttp:
         deadline = self._deadline(timeout)
         response = self._send_retried(path, body, headers, deadline, stream=True)
         if deadline is not None:
-            response.stream = _DeadlineStream(response.stream, deadline, self.provider)
+            response.stream = _DeadlineStream(response, deadline, self.provider)
         try:
             yield response
         except httpx2.HTTPError as exc:
@@ -1039,7 +1164,7 @@ class ProviderHttp:
         except ProviderError as error:
             response = await self._aretried(error, path, body, headers, deadline, stream=True)
         if deadline is not None:
-            response.stream = _AsyncDeadlineStream(response.stream, deadline, self.provider)
+            response.stream = _AsyncDeadlineStream(response, deadline, self.provider)
         try:
             yield response
         except httpx2.HTTPError as exc:
