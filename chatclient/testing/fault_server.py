@@ -11,7 +11,11 @@ the first path segment asks:
 - ``/cut-close/...``: the same first events with neither length nor chunking, then the connection
   closed (a close-delimited body, as a proxy that gives up leaves it);
 - ``/hold/...``: the first events, then nothing, until the client hangs up;
-- ``/stall/...``: no answer at all, until the client hangs up.
+- ``/stall/...``: no answer at all, until the client hangs up;
+- ``/trickle/...``: the reply's status and headers at once, then its body as HTTP/1.1 chunks of
+  :data:`TRICKLE_BYTES` bytes every :data:`TRICKLE_EVERY` seconds, padded with blank lines (JSON
+  whitespace, empty SSE events, empty NDJSON lines) so that it goes on for ``trickle_for`` seconds
+  before it ends: each read is quick, the whole is not; only a deadline on the whole stops it.
 
 Each request is recorded (:class:`Visit`), with whether the client hung up on it: that is the server's
 own view of a deadline or a cancel, so checks assert it rather than a clock. Every wait is bounded by
@@ -37,6 +41,9 @@ __all__ = ["FaultServer", "Visit", "fault_server", "first_events", "serving", "w
 WAIT_LIMIT = 15.0
 """Seconds the server waits for a client to hang up before it gives up (no check needs this long)."""
 
+TRICKLE_BYTES = 64
+TRICKLE_EVERY = 0.2
+
 _SKIPPED_HEADERS = frozenset({"content-length", "transfer-encoding", "connection", "content-encoding"})
 
 
@@ -48,6 +55,8 @@ class Visit:
     headers: dict[str, str]
     hung_up: bool = False
     """The client closed the connection while the server was holding it open."""
+    finished: bool = False
+    """A trickled body was sent to its end: the client did not hang up for ``trickle_for`` seconds."""
     ended: threading.Event = field(default_factory=threading.Event)
 
 
@@ -68,9 +77,10 @@ def first_events(body: bytes) -> bytes:
 class FaultServer(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, reply: httpx2.Response) -> None:
+    def __init__(self, reply: httpx2.Response, *, trickle_for: float = WAIT_LIMIT) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
         self.reply = reply
+        self.trickle_for = trickle_for
         self.visits: list[Visit] = []
         self.lock = threading.Lock()
 
@@ -109,6 +119,11 @@ class _Handler(BaseHTTPRequestHandler):
             visit.hung_up = wait_for_hang_up(self.connection)
             self.close_connection = True
             return
+        if visit.scenario == "trickle":
+            self.close_connection = True
+            self._head(reply.status_code, reply, chunked=True)
+            self._trickle(visit, reply.content)
+            return
         if visit.scenario == "whole":
             self._head(reply.status_code, reply, length=len(reply.content))
             self.wfile.write(reply.content)
@@ -128,6 +143,23 @@ class _Handler(BaseHTTPRequestHandler):
             visit.hung_up = wait_for_hang_up(self.connection)
         else:
             self.send_error(404, f"no scenario {visit.scenario!r}")
+
+    def _trickle(self, visit: Visit, content: bytes) -> None:
+        """``content`` then blank lines, a few bytes at a time, until ``trickle_for`` has passed or the
+        client hangs up (seen between two pieces, or as a failed write)."""
+        ends = time.monotonic() + self.server.trickle_for
+        sent = 0
+        while time.monotonic() < ends:
+            piece = content[sent : sent + TRICKLE_BYTES]
+            piece += b"\n" * (TRICKLE_BYTES - len(piece))
+            sent += TRICKLE_BYTES
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+            self.wfile.flush()
+            if wait_for_hang_up(self.connection, TRICKLE_EVERY):
+                visit.hung_up = True
+                return
+        self.wfile.write(b"0\r\n\r\n")
+        visit.finished = True
 
     def _head(
         self,
@@ -184,6 +216,7 @@ def serving(server: S) -> Iterator[S]:
         thread.join(5)
 
 
-def fault_server(reply: httpx2.Response) -> AbstractContextManager[FaultServer]:
-    """Serves ``reply`` in the fault scenarios on a random loopback port until the block ends."""
-    return serving(FaultServer(reply))
+def fault_server(reply: httpx2.Response, *, trickle_for: float = WAIT_LIMIT) -> AbstractContextManager[FaultServer]:
+    """Serves ``reply`` in the fault scenarios on a random loopback port until the block ends
+    (``trickle_for``: how long the ``/trickle`` scenario takes to send its body)."""
+    return serving(FaultServer(reply, trickle_for=trickle_for))
