@@ -27,7 +27,7 @@ import re
 import sys
 import threading
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
@@ -54,6 +54,7 @@ from chatclient.errors import (
     ServerError,
 )
 
+from ._cutoff import Cut, cancel_at, cut_at
 from ._watchdog import WATCHDOG, Watch, shut_down
 
 if TYPE_CHECKING:
@@ -280,7 +281,7 @@ class _Deadline:
         return APITimeoutError(message, provider=provider, error_type=DEADLINE_EXCEEDED, retryable=False)
 
 
-_STILL_READING = "the reply was still being received"
+_STILL_READING = "the reply had not come in full"
 
 
 class _DeadlineStream(httpx2.SyncByteStream):
@@ -328,86 +329,56 @@ class _DeadlineStream(httpx2.SyncByteStream):
 
 
 class _AsyncDeadlineStream(httpx2.AsyncByteStream):
-    """As :class:`_DeadlineStream`, with a timer of the event loop in place of the watchdog thread."""
+    """As :class:`_DeadlineStream`, with the event loop's timer (:func:`providers._cutoff.cut_at`) in
+    place of the watchdog thread."""
 
     def __init__(self, response: httpx2.Response, deadline: _Deadline, provider: str) -> None:
         self._inner: Any = response.stream
         self._response, self._deadline, self._provider = response, deadline, provider
-        self._timer: asyncio.TimerHandle | None = None
-        self._fired = False
+        self._cut: Cut | None = None
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
-        import asyncio
-
         deadline = self._deadline
         ends = deadline.ends
-        self._timer = asyncio.get_running_loop().call_later(max(deadline.left(), 0.0), self._cut)
+        response = self._response
+        cut = self._cut = cut_at(max(deadline.left(), 0.0), lambda: shut_down(response))
         try:
             async for chunk in self._inner:
                 if time.monotonic() > ends:
                     raise deadline.exceeded(self._provider, _STILL_READING)
                 yield chunk
-            if self._fired:
+            if cut.fired:  # the shutdown can look like the end of a close-delimited body
                 raise deadline.exceeded(self._provider, _STILL_READING)
         except httpx2.TransportError as exc:
-            if self._fired or deadline.expired():
+            if cut.fired or deadline.expired():
                 raise deadline.exceeded(self._provider, _STILL_READING) from exc
             raise
         finally:
             self._stop()
 
-    def _cut(self) -> None:
-        self._fired = True
-        shut_down(self._response)
-
     def _stop(self) -> None:
-        timer, self._timer = self._timer, None
-        if timer is not None:
-            timer.cancel()
+        cut, self._cut = self._cut, None
+        if cut is not None:
+            cut.stop()
 
     async def aclose(self) -> None:
         self._stop()
         await self._inner.aclose()
 
 
-class _Cutoff:
-    """``async with``: the block (sending a request, receiving its reply) cancelled at the deadline,
-    which raises the deadline's error in its place. Bounds what no read timeout can: a reply whose
-    headers or body trickle in, a few bytes within each read's timeout."""
-
-    __slots__ = ("_deadline", "_handle", "_provider", "_timeout")
-
-    def __init__(self, deadline: _Deadline, provider: str) -> None:
-        self._deadline, self._provider = deadline, provider
-        self._timeout: Any = None
-        self._handle: asyncio.TimerHandle | None = None
-
-    async def __aenter__(self) -> None:
-        import asyncio
-
-        left = max(self._deadline.left(), 0.0)
-        if sys.version_info >= (3, 11):
-            self._timeout = asyncio.timeout(left)
-            await self._timeout.__aenter__()
-        else:  # pragma: no cover - Python 3.10: what asyncio.timeout does, without uncancel()
-            task = asyncio.current_task()
-            assert task is not None
-            self._handle = asyncio.get_running_loop().call_later(left, task.cancel)
-
-    async def __aexit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: Any) -> None:
-        if self._timeout is not None:
-            try:
-                await self._timeout.__aexit__(kind, error, tb)
-            except TimeoutError as exc:
-                raise self._deadline.exceeded(self._provider, _STILL_READING) from exc
-            return
-        handle = self._handle  # pragma: no cover - Python 3.10
-        if handle is not None:  # pragma: no cover
-            handle.cancel()
-            import asyncio
-
-            if kind is asyncio.CancelledError and self._deadline.expired():
-                raise self._deadline.exceeded(self._provider, _STILL_READING) from error
+async def _cut_off(deadline: _Deadline, provider: str, exchange: Awaitable[T]) -> T:
+    """``await exchange`` (sending a request, receiving its reply), its task cancelled at the deadline,
+    which then raises the deadline's error: this bounds what no read timeout can, a reply whose
+    headers or body trickle in a few bytes within each read's timeout (see :mod:`providers._cutoff`)."""
+    cut = cancel_at(max(deadline.left(), 0.0))
+    try:
+        result = await exchange
+    except BaseException as exc:
+        if cut.stop():
+            raise deadline.exceeded(provider, _STILL_READING) from exc
+        raise
+    cut.stop()
+    return result
 
 
 class ErrorDetails(NamedTuple):
@@ -1060,13 +1031,12 @@ class ProviderHttp:
         self, path: str, body: Any, headers: Mapping[str, str] | None, deadline: _Deadline | None, *, stream: bool
     ) -> httpx2.Response:
         """As :meth:`_send`; under a deadline the exchange (connect, headers, and the body unless
-        ``stream``) is cancelled when it passes (:class:`_Cutoff`)."""
+        ``stream``) is cancelled when it passes (:func:`_cut_off`)."""
         client = self.async_client()
         request = self._build(client, path, body, headers, deadline)
         if deadline is None:
             return await self._aexchange(client, request, stream=stream)
-        async with _Cutoff(deadline, self.provider):
-            return await self._aexchange(client, request, stream=stream)
+        return await _cut_off(deadline, self.provider, self._aexchange(client, request, stream=stream))
 
     async def _aexchange(self, client: httpx2.AsyncClient, request: httpx2.Request, *, stream: bool) -> httpx2.Response:
         try:
@@ -1120,9 +1090,15 @@ class ProviderHttp:
             try:
                 if deadline is None:
                     response = await client.send(request)
-                else:
-                    async with _Cutoff(deadline, self.provider):
+                else:  # _cut_off inline: a coroutine less between the caller and the socket
+                    cut = cancel_at(max(deadline.left(), 0.0))
+                    try:
                         response = await client.send(request)
+                    except BaseException as exc:
+                        if cut.stop():
+                            raise deadline.exceeded(self.provider, _STILL_READING) from exc
+                        raise
+                    cut.stop()
             except httpx2.HTTPError as exc:
                 raise transport_error(self.provider, exc) from exc
             if response.status_code >= 400:

@@ -28,7 +28,7 @@ import httpx2
 from chatclient.errors import APIConnectionError, APITimeoutError, ProviderError
 
 from ._bridge import watch_response
-from ._http import ErrorDetails, ProviderHttp, RetryPolicy, _Cutoff, _Deadline, error_from_response, transport_error
+from ._http import ErrorDetails, ProviderHttp, RetryPolicy, _cut_off, _Deadline, error_from_response, transport_error
 
 T = TypeVar("T")
 
@@ -180,12 +180,11 @@ class SdkTransport(ProviderHttp):
     async def _asend(
         self, path: str, body: Any, headers: Mapping[str, str] | None, deadline: _Deadline | None, *, stream: bool
     ) -> httpx2.Response:
-        """Under a deadline the SDK's exchange is cancelled when it passes (:class:`~providers._http._Cutoff`)."""
+        """Under a deadline the SDK's exchange is cancelled when it passes (``_http._cut_off``)."""
         options = self._options(headers, deadline)
         if deadline is None:
             return await self._apost(path, body, options, stream=stream)
-        async with _Cutoff(deadline, self.provider):
-            return await self._apost(path, body, options, stream=stream)
+        return await _cut_off(deadline, self.provider, self._apost(path, body, options, stream=stream))
 
     async def _apost(self, path: str, body: Any, options: dict[str, Any], *, stream: bool) -> httpx2.Response:
         try:
