@@ -21,6 +21,7 @@ A provider is a pure translation (``Prompt`` → request JSON, response JSON/str
 
 from __future__ import annotations
 
+import contextlib
 import email.utils
 import logging
 import re
@@ -289,21 +290,25 @@ class _DeadlineStream(httpx2.SyncByteStream):
 
     Each read is bounded by the time left when the attempt began (its read timeout was cut), and the
     clock is checked at each chunk; but a body that keeps trickling in, a few bytes within each read
-    timeout, would outlive both. So while the body is read the response is registered with the
-    process's :data:`~providers._watchdog.WATCHDOG`, which shuts its socket down at the deadline;
-    the blocked read returns, and whatever it returns (an error, or the end of a close-delimited
-    body) becomes the deadline's error here.
+    timeout, would outlive both. So until the body has been read the exchange is registered with
+    the process's :data:`~providers._watchdog.WATCHDOG` (from the moment it was sent, ``watch``, or
+    from the first read), which shuts its socket down at the deadline; the blocked read returns, and
+    whatever it returns (an error, or the end of a close-delimited body) becomes the deadline's error.
     """
 
-    def __init__(self, response: httpx2.Response, deadline: _Deadline, provider: str) -> None:
+    def __init__(
+        self, response: httpx2.Response, deadline: _Deadline, provider: str, watch: Watch | None = None
+    ) -> None:
         self._inner: Any = response.stream
         self._response, self._deadline, self._provider = response, deadline, provider
-        self._watch: Watch | None = None
+        self._watch = watch
 
     def __iter__(self) -> Iterator[bytes]:
         deadline = self._deadline
         ends = deadline.ends
-        watch = self._watch = WATCHDOG.watch(ends, self._response)
+        watch = self._watch
+        if watch is None:
+            watch = self._watch = WATCHDOG.watch(ends, self._response)
         try:
             for chunk in self._inner:
                 if time.monotonic() > ends:
@@ -326,6 +331,35 @@ class _DeadlineStream(httpx2.SyncByteStream):
     def close(self) -> None:
         self._release()  # first: once closed, the connection may serve another request
         self._inner.close()
+
+
+class _PendingSend:
+    """A request sent through ``client`` whose response has not come: what the watchdog cuts when its
+    headers are still trickling in at the deadline. Only then is the pool searched, for the HTTP/1.1
+    connection carrying this request (the one whose request shares its ``extensions``); its socket
+    is shut down. The pool's inner names are httpcore2's, so a pool of another shape is left alone
+    (each read is still bounded by the cut read timeout)."""
+
+    __slots__ = ("_client", "_request")
+
+    def __init__(self, client: httpx2.Client, request: httpx2.Request) -> None:
+        self._client, self._request = client, request
+
+    def abort(self) -> None:
+        import socket
+
+        pool = getattr(self._client._transport_for_url(self._request.url), "_pool", None)
+        extensions = self._request.extensions
+        for waiting in list(getattr(pool, "_requests", ())):
+            if getattr(waiting.request, "extensions", None) is extensions:
+                connection: Any = getattr(waiting.connection, "_connection", None)
+                if type(connection).__name__ != "HTTP11Connection":
+                    return  # HTTP/2 carries other requests; a connection not yet made has no socket
+                sock = connection._network_stream.get_extra_info("socket")
+                if isinstance(sock, socket.socket):
+                    with contextlib.suppress(OSError):
+                        sock.shutdown(socket.SHUT_RDWR)
+                return
 
 
 class _AsyncDeadlineStream(httpx2.AsyncByteStream):
@@ -1001,24 +1035,48 @@ class ProviderHttp:
         """One attempt: the response, read unless ``stream``; an error for a transport failure or a
         non-2xx status. The one method a transport of another kind (an official SDK client) replaces.
 
-        Under a deadline the body is read here, through :class:`_DeadlineStream`, rather than by
-        httpx2's ``send``, whose reads only the per-read timeout bounds."""
+        Under a deadline the exchange is watched from the moment it is sent, and the body is read
+        through :class:`_DeadlineStream` rather than by httpx2's ``send``, whose reads only the
+        per-read timeout bounds."""
         client = self.client()
-        try:
-            response = client.send(self._build(client, path, body, headers, deadline), stream=stream or bool(deadline))
-        except httpx2.HTTPError as exc:
-            raise transport_error(self.provider, exc) from exc
-        if deadline is not None and (not stream or response.status_code >= 400):
-            self._read_body(response, deadline)
+        request = self._build(client, path, body, headers, deadline)
+        if deadline is not None:
+            response = self._send_within(client, request, deadline)
+            if not stream or response.status_code >= 400:
+                self._read_body(response)
+        else:
+            try:
+                response = client.send(request, stream=stream)
+            except httpx2.HTTPError as exc:
+                raise transport_error(self.provider, exc) from exc
         if response.status_code >= 400:
             content = response.read()
             response.close()
             self._check(response, content)
         return response
 
-    def _read_body(self, response: httpx2.Response, deadline: _Deadline) -> None:
-        """Read the whole body within ``deadline``; the response is closed if that fails."""
-        response.stream = _DeadlineStream(response, deadline, self.provider)
+    def _send_within(self, client: httpx2.Client, request: httpx2.Request, deadline: _Deadline) -> httpx2.Response:
+        """Send ``request`` watched by the watchdog; the response's body is a :class:`_DeadlineStream`
+        that carries the watch on until the body has been read."""
+        watch = WATCHDOG.watch(deadline.ends, pending=_PendingSend(client, request))
+        try:
+            response = client.send(request, stream=True)
+        except BaseException as exc:
+            WATCHDOG.release(watch)
+            if not isinstance(exc, httpx2.HTTPError):
+                raise
+            if watch.fired:
+                raise deadline.exceeded(self.provider, _STILL_READING) from exc
+            raise transport_error(self.provider, exc) from exc
+        watch.response = response
+        response.stream = _DeadlineStream(response, deadline, self.provider, watch)
+        return response
+
+    def _read_body(self, response: httpx2.Response, deadline: _Deadline | None = None) -> None:
+        """Read the whole body, within ``deadline`` when its stream is not bounded already; the
+        response is closed if that fails."""
+        if deadline is not None and not isinstance(response.stream, _DeadlineStream):
+            response.stream = _DeadlineStream(response, deadline, self.provider)
         try:
             response.read()
         except BaseException as exc:
@@ -1121,7 +1179,7 @@ class ProviderHttp:
         """
         deadline = self._deadline(timeout)
         response = self._send_retried(path, body, headers, deadline, stream=True)
-        if deadline is not None:
+        if deadline is not None and not isinstance(response.stream, _DeadlineStream):  # an SDK's response
             response.stream = _DeadlineStream(response, deadline, self.provider)
         try:
             yield response

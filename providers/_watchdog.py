@@ -3,9 +3,10 @@
 A sync read blocks in ``recv`` until bytes come or its read timeout passes, so a server that sends a
 few bytes now and then keeps a body going for ever, each read within its timeout. Only another
 thread can end such a read: this module keeps one for the whole process (started by the first read
-it watches), not one per request. A reader registers its response for as long as it reads the body
-(a set entry under a lock: no thread, no timer object per request); the thread sleeps until the
-earliest registered deadline and, at it, shuts the socket down of each response still being read.
+it watches), not one per request. A request registers itself from the moment it is sent until its
+body has been read (a set entry under a lock: no thread, no timer object per request); the thread
+sleeps until the earliest registered deadline and, at it, shuts down the socket of each exchange
+still under way (found from the response, or, while the headers are awaited, from the pool).
 The blocked ``recv`` returns at once and the reader (``_http._DeadlineStream``) raises the deadline's
 error; the connection is closed with the response, never put back in the pool half read.
 """
@@ -13,14 +14,17 @@ error; the connection is closed with the response, never put back in the pool ha
 from __future__ import annotations
 
 import contextlib
+import logging
 import math
 import os
 import socket
 import threading
 import time
-from typing import Any
+from typing import Any, Protocol
 
-__all__ = ["WATCHDOG", "Watch", "Watchdog", "shut_down"]
+__all__ = ["WATCHDOG", "Pending", "Watch", "Watchdog", "shut_down"]
+
+_log = logging.getLogger("chatclient.providers")
 
 
 def shut_down(response: Any) -> None:
@@ -39,13 +43,27 @@ def shut_down(response: Any) -> None:
             sock.shutdown(socket.SHUT_RDWR)
 
 
+class Pending(Protocol):
+    """An exchange whose response has not come yet: it finds and shuts down its own connection."""
+
+    def abort(self) -> None: ...
+
+
 class Watch:
-    """One response being read until ``ends`` (``time.monotonic()``); ``fired``: it was cut."""
+    """One exchange being watched until ``ends`` (``time.monotonic()``): its ``response`` once the
+    headers came, else what is ``pending``; ``fired``: it was cut."""
 
-    __slots__ = ("ends", "fired", "response")
+    __slots__ = ("ends", "fired", "pending", "response")
 
-    def __init__(self, ends: float, response: Any) -> None:
-        self.ends, self.response, self.fired = ends, response, False
+    def __init__(self, ends: float, response: Any, pending: Pending | None) -> None:
+        self.ends, self.response, self.pending, self.fired = ends, response, pending, False
+
+    def cut(self) -> None:
+        self.fired = True
+        if self.response is not None:
+            shut_down(self.response)
+        elif self.pending is not None:
+            self.pending.abort()
 
 
 class Watchdog:
@@ -59,9 +77,10 @@ class Watchdog:
         """When the thread looks next: a new watch that ends earlier wakes it, a later one does not."""
         self._thread: threading.Thread | None = None
 
-    def watch(self, ends: float, response: Any) -> Watch:
-        """Watch ``response`` until :meth:`release`; shut it down if still watched at ``ends``."""
-        watch = Watch(ends, response)
+    def watch(self, ends: float, response: Any = None, *, pending: Pending | None = None) -> Watch:
+        """Watch ``response`` (or, until it comes, ``pending``) until :meth:`release`; cut it if it is
+        still watched at ``ends``. Set :attr:`Watch.response` when the response comes."""
+        watch = Watch(ends, response, pending)
         with self._lock:
             self._watched.add(watch)
             if ends < self._next:
@@ -86,8 +105,10 @@ class Watchdog:
                 earliest = math.inf
                 for watch in [w for w in self._watched if w.ends <= now]:
                     self._watched.discard(watch)
-                    watch.fired = True
-                    shut_down(watch.response)
+                    try:
+                        watch.cut()
+                    except Exception:  # the thread serves every request: it must not die
+                        _log.warning("cutting a request at its deadline failed", exc_info=True)
                 for watch in self._watched:
                     earliest = min(earliest, watch.ends)
                 self._next = earliest
