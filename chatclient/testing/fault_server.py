@@ -15,7 +15,10 @@ the first path segment asks:
 - ``/trickle/...``: the reply's status and headers at once, then its body as HTTP/1.1 chunks of
   :data:`TRICKLE_BYTES` bytes every :data:`TRICKLE_EVERY` seconds, padded with blank lines (JSON
   whitespace, empty SSE events, empty NDJSON lines) so that it goes on for ``trickle_for`` seconds
-  before it ends: each read is quick, the whole is not; only a deadline on the whole stops it.
+  before it ends: each read is quick, the whole is not; only a deadline on the whole stops it;
+- ``/trickle-head/...``: the same slowness in the headers: the status line, then a padding header
+  line of :data:`TRICKLE_BYTES` bytes every :data:`TRICKLE_EVERY` seconds for ``trickle_for``
+  seconds, then the reply as ``/whole`` sends it.
 
 Each request is recorded (:class:`Visit`), with whether the client hung up on it: that is the server's
 own view of a deadline or a cancel, so checks assert it rather than a clock. Every wait is bounded by
@@ -124,6 +127,12 @@ class _Handler(BaseHTTPRequestHandler):
             self._head(reply.status_code, reply, chunked=True)
             self._trickle(visit, reply.content)
             return
+        if visit.scenario == "trickle-head":
+            self.close_connection = True
+            if self._trickle_head(visit):
+                self._head(reply.status_code, reply, length=len(reply.content), status_line=False)
+                self.wfile.write(reply.content)
+            return
         if visit.scenario == "whole":
             self._head(reply.status_code, reply, length=len(reply.content))
             self.wfile.write(reply.content)
@@ -161,6 +170,21 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(b"0\r\n\r\n")
         visit.finished = True
 
+    def _trickle_head(self, visit: Visit) -> bool:
+        """The status line, then padding headers a few bytes at a time; True when ``trickle_for``
+        has passed without the client hanging up (the rest of the reply is then sent)."""
+        self.wfile.write(b"HTTP/1.1 %d OK\r\n" % self.server.reply.status_code)
+        line = b"x-padding: " + b"p" * (TRICKLE_BYTES - 13) + b"\r\n"
+        ends = time.monotonic() + self.server.trickle_for
+        while time.monotonic() < ends:
+            self.wfile.write(line)
+            self.wfile.flush()
+            if wait_for_hang_up(self.connection, TRICKLE_EVERY):
+                visit.hung_up = True
+                return False
+        visit.finished = True
+        return True
+
     def _head(
         self,
         status: int,
@@ -169,8 +193,10 @@ class _Handler(BaseHTTPRequestHandler):
         length: int | None = None,
         chunked: bool = False,
         close: bool = False,
+        status_line: bool = True,
     ) -> None:
-        self.send_response(status)
+        if status_line:
+            self.send_response(status)
         for name, value in reply.headers.multi_items():
             if name.lower() not in _SKIPPED_HEADERS:
                 self.send_header(name, value)
