@@ -56,7 +56,7 @@ Make = Callable[[str], ChatModel]
 """base URL -> a model whose deadline is :data:`DEADLINE`."""
 
 
-def _over_httpx2(provider: str) -> Make:
+def over_httpx2(provider: str) -> Make:
     """The model's numeric ``timeout`` is the deadline (a limit on the whole request)."""
     models: dict[str, Make] = {
         "openai": lambda url: OpenAIChatModel("gpt-4o-mini", base_url=url, api_key="k", timeout=DEADLINE),
@@ -67,7 +67,7 @@ def _over_httpx2(provider: str) -> Make:
     return models[provider]
 
 
-def _over_sdk(provider: str, use_async: bool) -> Make:
+def over_sdk(provider: str, use_async: bool) -> Make:
     """``RetryPolicy(deadline=)`` is the deadline; the SDK client's own timeout is its default (600 s)."""
     retry = RetryPolicy(initial_backoff=0, deadline=DEADLINE)
     if provider == "anthropic":
@@ -96,7 +96,7 @@ def _close(model: ChatModel) -> None:
             asyncio.run(transport.async_sdk.close())
 
 
-def _reply(provider: str, mode: str) -> httpx2.Response:
+def reply_for(provider: str, mode: str) -> httpx2.Response:
     wire = WIRES[provider]()
     text = "Hello from a server that takes its time."
     return wire.stream_reply(text, [], USAGE) if "stream" in mode else wire.reply(text, [], USAGE)
@@ -109,8 +109,9 @@ def trickling() -> Iterator[Callable[[httpx2.Response], FaultServer]]:
         yield lambda reply: servers.enter_context(fault_server(reply, trickle_for=TRICKLE_FOR))
 
 
-def _check_cut_at_the_deadline(server: FaultServer, make: Make, mode: str) -> None:
-    model = make(f"{server.url}/trickle")
+def check_cut_at_the_deadline(server: FaultServer, make: Make, mode: str, scenario: str = "trickle") -> None:
+    """``mode`` against ``scenario`` fails with the deadline's error, once, the connection closed mid-reply."""
+    model = make(f"{server.url}/{scenario}")
     started = time.monotonic()
     try:
         with pytest.raises(APITimeoutError) as raised:
@@ -122,7 +123,7 @@ def _check_cut_at_the_deadline(server: FaultServer, make: Make, mode: str) -> No
     assert f"deadline of {DEADLINE:g} s" in raised.value.message
     visits = server.settled()
     assert len(visits) == 1, "nothing is retried past the deadline"
-    assert visits[0].hung_up and not visits[0].finished, "the client closed the connection mid-body"
+    assert visits[0].hung_up and not visits[0].finished, "the client closed the connection mid-reply"
     assert took < DEADLINE + MARGIN, f"{took:.1f} s against a deadline of {DEADLINE} s"
 
 
@@ -131,7 +132,7 @@ def _check_cut_at_the_deadline(server: FaultServer, make: Make, mode: str) -> No
 def test_a_trickling_body_is_cut_at_the_deadline_over_httpx2(
     trickling: Callable[[httpx2.Response], FaultServer], provider: str, mode: str
 ) -> None:
-    _check_cut_at_the_deadline(trickling(_reply(provider, mode)), _over_httpx2(provider), mode)
+    check_cut_at_the_deadline(trickling(reply_for(provider, mode)), over_httpx2(provider), mode)
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -140,8 +141,8 @@ def test_a_trickling_body_is_cut_at_the_deadline_over_an_sdk_client(
     trickling: Callable[[httpx2.Response], FaultServer], provider: str, mode: str
 ) -> None:
     """The SDK client of the mode's kind: ``OpenAI`` for call and stream, ``AsyncOpenAI`` for the others."""
-    make = _over_sdk(provider, use_async=mode.startswith("a"))
-    _check_cut_at_the_deadline(trickling(_reply(provider, mode)), make, mode)
+    make = over_sdk(provider, use_async=mode.startswith("a"))
+    check_cut_at_the_deadline(trickling(reply_for(provider, mode)), make, mode)
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -150,8 +151,8 @@ def test_a_trickling_body_is_cut_across_the_sdk_bridges(
 ) -> None:
     """The other kind of client: a sync one serves the async modes (a worker thread), an async one the
     sync modes (the sync bridge); the deadline holds across either."""
-    make = _over_sdk("openai", use_async=not mode.startswith("a"))
-    _check_cut_at_the_deadline(trickling(_reply("openai", mode)), make, mode)
+    make = over_sdk("openai", use_async=not mode.startswith("a"))
+    check_cut_at_the_deadline(trickling(reply_for("openai", mode)), make, mode)
 
 
 @pytest.mark.parametrize("mode", ["call", "acall"])
@@ -160,7 +161,7 @@ def test_a_trickling_error_body_is_cut_at_the_deadline(
 ) -> None:
     """A 500 whose body trickles in: the error body is read within the deadline too (and not retried)."""
     server = trickling(OpenAIWire().error(500, "slow failure", {}))
-    _check_cut_at_the_deadline(server, _over_httpx2("openai"), mode)
+    check_cut_at_the_deadline(server, over_httpx2("openai"), mode)
 
 
 @pytest.mark.parametrize("mode", ["call", "acall"])
@@ -173,12 +174,12 @@ def test_the_shorter_of_the_policy_deadline_and_the_model_timeout_applies(
         policy = RetryPolicy(initial_backoff=0, deadline=DEADLINE)
         return OpenAIChatModel("gpt-4o-mini", base_url=url, api_key="k", timeout=30.0, retry=policy)
 
-    _check_cut_at_the_deadline(trickling(_reply("openai", mode)), make, mode)
+    check_cut_at_the_deadline(trickling(reply_for("openai", mode)), make, mode)
 
 
 def test_a_reply_that_comes_in_time_is_read_whole_under_a_deadline() -> None:
     """The guarded read changes nothing for a reply that ends in time."""
-    with fault_server(_reply("openai", "call")) as server:
+    with fault_server(reply_for("openai", "call")) as server:
         model = OpenAIChatModel("gpt-4o-mini", base_url=f"{server.url}/whole", api_key="k", timeout=DEADLINE * 10)
         try:
             texts = [ChatClient.create(model).prompt("hi").call().content() for _ in range(2)]
