@@ -107,9 +107,25 @@ def cancel_at(left: float) -> TaskCut:
 
     loop = asyncio.get_running_loop()
     cutoffs = _cutoffs(loop)
-    cut = TaskCut(cutoffs, loop.time() + left, asyncio.current_task())
+    task = asyncio.current_task()
+    if task is None:  # a coroutine driven by hand, outside any task: nothing to cancel, nothing added
+        return TaskCut(cutoffs, math.inf, _NO_TASK)
+    cut = TaskCut(cutoffs, loop.time() + left, task)
     cutoffs.add(loop, cut)
     return cut
+
+
+class _NoTask:
+    """Stands for the missing task of a coroutine driven outside one (its reads keep their timeouts)."""
+
+    def cancel(self) -> bool:
+        return False
+
+    def cancelling(self) -> int:
+        return 0
+
+
+_NO_TASK = _NoTask()
 
 
 def cut_at(left: float, fire: Callable[[], object]) -> Cut:

@@ -9,7 +9,10 @@ A provider is a pure translation (``Prompt`` → request JSON, response JSON/str
 - configuration checked when the model is built (a ``base_url`` must be an http(s) URL);
 - retries for retryable errors (429, 5xx, connection), honouring ``Retry-After`` /
   ``retry-after-ms`` / ``x-should-retry``, capped, within a total deadline (``RetryPolicy.deadline``,
-  a numeric model ``timeout`` or a request's ``timeout``, the shortest: see :class:`_Deadline`); a 5xx
+  a numeric model ``timeout`` or a request's ``timeout``, the shortest: see :class:`_Deadline`) that
+  bounds the whole exchange, headers and body, however slowly they trickle in (the watchdog thread
+  of :mod:`providers._watchdog` for sync requests, the loop's cuts of :mod:`providers._cutoff` for
+  async ones); a 5xx
   whose body says the request itself is
   invalid (a validation or chat-template error) is final; a stream is retried only while it is
   being opened, never once a byte of it has been handed to the caller;

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from providers._cutoff import cancel_at, cut_at
-from providers._watchdog import Watchdog
+from providers._watchdog import Watch, Watchdog
 
 GUARD = 10.0
 """Seconds before a wait that should end at once is taken as a hang."""
@@ -99,18 +99,9 @@ def test_an_earlier_deadline_wakes_the_sleeping_watchdog(pair: tuple[socket.sock
 def test_an_http2_connection_is_not_shut_down(pair: tuple[socket.socket, socket.socket]) -> None:
     """It carries other exchanges too: there the read's own (cut) timeout ends the read."""
     ours, theirs = pair
-    watchdog = Watchdog()
-    watch = watchdog.watch(time.monotonic() - 1, _Response(ours, "HTTP/2"))
-    marker = _pairs(1)[0]
-    try:
-        watchdog.watch(time.monotonic() - 1, _Response(marker[0]))
-        assert marker[0].recv(1) == b"", "the watchdog has run past both"
-        assert watch.fired
-        theirs.sendall(b"y")
-        assert ours.recv(1) == b"y"
-    finally:
-        marker[0].close()
-        marker[1].close()
+    Watch(time.monotonic() - 1, _Response(ours, "HTTP/2"), None).cut()
+    theirs.sendall(b"y")
+    assert ours.recv(1) == b"y"
 
 
 def test_a_task_cut_at_its_deadline_is_told_so() -> None:
@@ -175,3 +166,22 @@ def test_no_loop_outlives_its_run_for_a_cut() -> None:
     asyncio.run(main())  # the module's cache now names the second loop
     gc.collect()
     assert loops[0]() is None
+
+
+def test_outside_any_task_nothing_is_cancelled() -> None:
+    """Called from a loop callback (no task runs): a cut that never fires, and no error."""
+
+    async def main() -> list[bool]:
+        stopped: list[bool] = []
+        done = asyncio.Event()
+
+        def callback() -> None:
+            stopped.append(cancel_at(0.0).stop())
+            done.set()
+
+        asyncio.get_running_loop().call_soon(callback)
+        await asyncio.wait_for(done.wait(), GUARD)
+        await asyncio.sleep(0)
+        return stopped
+
+    assert asyncio.run(main()) == [False]
