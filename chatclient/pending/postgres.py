@@ -24,11 +24,12 @@ import time
 from contextlib import suppress
 from typing import TYPE_CHECKING, Any
 
+import chatclient.pending.state as _pending
+
 from .._storage.postgres import AsyncPool, locked_schema, open_pool
 from .._storage.sql import Statement, check_prefix
 from ..errors import PendingStateExpiredError, PendingStateNotFoundError, PendingStoreError
 from ..tools.confirmation import PendingToolCalls
-from . import state as _pending
 from .outage import atwice, store_call, take_mark, twice
 from .state import _expires_at, check_secret, check_state_id, dump_state, load_state
 

@@ -22,10 +22,11 @@ import secrets
 import time
 from typing import TYPE_CHECKING, Any
 
+import chatclient.pending.state as _pending
+
 from .._storage.redis import async_redis_client, redis_client
 from ..errors import PendingStateExpiredError, PendingStateNotFoundError
 from ..tools.confirmation import PendingToolCalls
-from . import state as _pending
 from .outage import atwice, store_call, take_mark, twice
 from .state import _expires_at, check_secret, check_state_id, dump_state, load_state
 

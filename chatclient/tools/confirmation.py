@@ -32,10 +32,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import Enum
 from functools import cache
+from html import escape
 from typing import Any, Final
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
+from .._context_keys import ContextKeys
+from .._display import cell, html_code, md_code
 from ..errors import (
     ChatClientError,
     PendingConversationMismatchError,
@@ -468,21 +471,15 @@ class PendingToolCalls(BaseModel):
         return ChatResponse.of(self.reply, id=self.reply_id)
 
     def __repr__(self) -> str:
-        from .._display import pending_repr
-
-        return pending_repr(self)
+        return _pending_repr(self)
 
     def _repr_markdown_(self) -> str:
         """A notebook shows a table of the calls: id, tool, arguments, needs confirmation."""
-        from .._display import pending_markdown
-
-        return pending_markdown(self)
+        return _pending_markdown(self)
 
     def _repr_html_(self) -> str:
         """The same table in HTML; ids, names and arguments are escaped."""
-        from .._display import pending_html
-
-        return pending_html(self)
+        return _pending_html(self)
 
 
 def _digest(state: PendingToolCalls) -> str:
@@ -531,15 +528,50 @@ def awaiting_decision(response: Any) -> PendingToolCalls | None:
     Accepts a ``ChatClientResponse`` (the state rides in its context) or a ``ChatResponse`` (the
     state rides in its metadata, so a streamed or stored reply works too).
     """
-    from ..advisor import ChatClientResponse, ContextKeys
-
-    if isinstance(response, ChatClientResponse):
-        pending = response.context.get(ContextKeys.PENDING_TOOL_CALLS)
+    context = getattr(response, "context", None)
+    if isinstance(context, Mapping):  # a ChatClientResponse (the envelope sits above this module)
+        pending = context.get(ContextKeys.PENDING_TOOL_CALLS)
         if isinstance(pending, PendingToolCalls):
             return pending
-        response = response.chat_response
+        response = getattr(response, "chat_response", None)
     if isinstance(response, ChatResponse):
         raw = response.metadata.extra.get(PENDING_METADATA_KEY)
         if raw is not None:
             return PendingToolCalls.model_validate(raw)
     return None
+
+
+# ---------------------------------------------------------------------------- rendering
+
+
+def _pending_repr(pending: PendingToolCalls) -> str:
+    names = ", ".join(f"{c.name}({c.id})" for c in pending.calls)
+    return f"PendingToolCalls(reply_id={pending.reply_id!r}, calls=[{names}], awaiting={pending.awaiting_ids})"
+
+
+def _paused_header(pending: PendingToolCalls) -> str:
+    return f"{len(pending.awaiting_ids)} call(s) await a decision"
+
+
+def _pending_markdown(pending: PendingToolCalls) -> str:
+    rows = [
+        f"| {cell(c.id)} | {cell(md_code(c.name))} | {cell(md_code(c.arguments))} | "
+        f"{'yes' if c.requires_confirmation else 'no'} |"
+        for c in pending.calls
+    ]
+    header = f"**Paused**: {_paused_header(pending)}\n\n"
+    table = "| id | tool | arguments | needs confirmation |\n|---|---|---|---|\n"
+    return header + table + "\n".join(rows)
+
+
+def _pending_html(pending: PendingToolCalls) -> str:
+    rows = "".join(
+        f"<tr><td>{escape(c.id)}</td><td>{html_code(c.name)}</td><td>{html_code(c.arguments)}</td>"
+        f"<td>{'yes' if c.requires_confirmation else 'no'}</td></tr>"
+        for c in pending.calls
+    )
+    head = "<tr><th>id</th><th>tool</th><th>arguments</th><th>needs confirmation</th></tr>"
+    return (
+        f'<div class="chatclient-paused"><p><strong>Paused</strong>: {_paused_header(pending)}</p>'
+        f"<table><thead>{head}</thead><tbody>{rows}</tbody></table></div>"
+    )

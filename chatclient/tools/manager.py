@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING
 from pydantic import JsonValue
 from typing_extensions import Self
 
-from .. import _builders as built
+import chatclient._builders as built
+
 from ..errors import (
     ChatClientError,
     ConfigurationError,

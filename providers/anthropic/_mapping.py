@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Hashable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 import httpx2
 import pydantic_core
 from pydantic import JsonValue
 
-from chatclient import _builders as built
+import chatclient._builders as built
 from chatclient.errors import ConfigurationError, MalformedResponseError, ProviderError
 from chatclient.messages import (
     AssistantMessage,
@@ -45,14 +45,10 @@ from providers._tool_rendering import TOOL_RENDERINGS
 
 from .options import AnthropicChatOptions
 
-if TYPE_CHECKING:
-    from ._stream_parser import StreamParser
-
 __all__ = [
     "DEFAULT_MAX_TOKENS",
     "PROVIDER",
     "THINKING_METADATA_KEY",
-    "StreamParser",
     "build_request",
     "error_details",
     "finish_reason",
@@ -548,13 +544,3 @@ def stream_error(data: Mapping[str, Any], request_id: str | None = None) -> Prov
     status = (event_status(found) if found is not None else None) or 500  # each type stands for a status
     headers = httpx2.Headers({"request-id": request_id} if request_id else {})
     return error_from_event(PROVIDER, data, error_details, status=status, headers=headers)
-
-
-def __getattr__(name: str) -> Any:
-    # ``StreamParser`` lives in ``_stream_parser``, loaded with the first stream (it needs
-    # ``chatclient.events``, which a plain call does not); still importable from here.
-    if name == "StreamParser":
-        from ._stream_parser import StreamParser
-
-        return StreamParser
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

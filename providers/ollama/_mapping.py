@@ -11,7 +11,7 @@ Wire facts this module relies on (see the recorded traffic in ``shared/fixtures/
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pydantic_core
 from pydantic import JsonValue
@@ -50,12 +50,8 @@ from providers._tool_rendering import TOOL_RENDERINGS
 from .._http import ErrorDetails, error_from_event
 from .._media import unsupported_media
 
-if TYPE_CHECKING:
-    from ._stream_parser import StreamParser
-
 __all__ = [
     "PROVIDER",
-    "StreamParser",
     "build_request",
     "error_details",
     "parse_response",
@@ -365,13 +361,3 @@ def stream_error(event: dict[str, Any]) -> ProviderError:
     status = event.get("status")
     given = status if isinstance(status, int) and not isinstance(status, bool) and status >= 400 else None
     return error_from_event(PROVIDER, event, error_details, status=given)
-
-
-def __getattr__(name: str) -> Any:
-    # ``StreamParser`` lives in ``_stream_parser``, loaded with the first stream (it needs
-    # ``chatclient.events``, which a plain call does not); still importable from here.
-    if name == "StreamParser":
-        from ._stream_parser import StreamParser
-
-        return StreamParser
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

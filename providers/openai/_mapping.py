@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Hashable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 import pydantic_core
 from pydantic import JsonValue
 
-from chatclient import _builders as built
+import chatclient._builders as built
 from chatclient.errors import (
     MalformedResponseError,
     ProviderError,
@@ -45,13 +45,9 @@ from providers._per_options import PerOptions
 from providers._reply_shape import as_list, as_object, optional_object, shape_error
 from providers._tool_rendering import TOOL_RENDERINGS
 
-if TYPE_CHECKING:
-    from ._stream_parser import StreamParser
-
 __all__ = [
     "PROVIDER",
     "REASONING_FIELD_KEY",
-    "StreamParser",
     "build_request",
     "error_details",
     "finish_reason",
@@ -567,13 +563,3 @@ def stream_error(event: Mapping[str, Any]) -> ProviderError:
     code = raw.get("code") if isinstance(raw, dict) else None
     status = code if isinstance(code, int) and not isinstance(code, bool) and 400 <= code < 600 else None
     return error_from_event(PROVIDER, dict(event), error_details, status=status)
-
-
-def __getattr__(name: str) -> Any:
-    # ``StreamParser`` lives in ``_stream_parser``, loaded with the first stream (it needs
-    # ``chatclient.events``, which a plain call does not); still importable from here.
-    if name == "StreamParser":
-        from ._stream_parser import StreamParser
-
-        return StreamParser
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

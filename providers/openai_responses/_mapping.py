@@ -8,7 +8,7 @@ from __future__ import annotations
 import mimetypes
 import re
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import JsonValue
 
@@ -48,15 +48,11 @@ from providers._media import unsupported_media
 from providers._reply_shape import as_list, optional_object
 from providers._tool_rendering import TOOL_RENDERINGS
 
-if TYPE_CHECKING:
-    from ._stream_parser import StreamParser
-
 __all__ = [
     "BUILTIN_ITEMS_KEY",
     "ITEM_IDS_KEY",
     "PROVIDER",
     "REASONING_KEY",
-    "StreamParser",
     "build_request",
     "error_details",
     "parse_response",
@@ -543,13 +539,3 @@ def parse_response(data: Any, headers: Mapping[str, str]) -> ChatResponse:
         [Generation(message, _generation_meta(reason, raw, bool(output.refusal)))],
         _response_metadata(data, parse_usage(usage), header_value(headers, b"x-request-id")),
     )
-
-
-def __getattr__(name: str) -> Any:
-    # ``StreamParser`` lives in ``_stream_parser``, loaded with the first stream (it needs
-    # ``chatclient.events``, which a plain call does not); still importable from here.
-    if name == "StreamParser":
-        from ._stream_parser import StreamParser
-
-        return StreamParser
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -39,13 +39,13 @@ from providers._http import RetryPolicy
 from providers.anthropic import AnthropicChatModel, AnthropicChatOptions
 from providers.anthropic._mapping import (
     THINKING_METADATA_KEY,
-    StreamParser,
     build_request,
     error_details,
     parse_response,
     parse_usage,
     strict_schema,
 )
+from providers.anthropic._stream_parser import StreamParser
 from tests.providers.model_events import assemble, chunks, deltas
 
 

@@ -31,12 +31,12 @@ from chatclient.events import ModelEvent, ReasoningDelta, TextDelta, ToolCallDel
 from chatclient.tools.resolve import resolve_tools
 from providers.ollama import OllamaChatOptions
 from providers.ollama._mapping import (
-    StreamParser,
     build_request,
     error_details,
     parse_response,
     stream_error,
 )
+from providers.ollama._stream_parser import StreamParser
 from tests.providers.model_events import assemble as assemble_events
 from tests.providers.model_events import chunks, deltas
 

@@ -32,12 +32,12 @@ from chatclient.errors import (
 from chatclient.events import ReasoningDelta, TextDelta, ToolCallDelta, ToolCallStarted
 from providers.openai import OpenAIChatModel, OpenAIChatOptions
 from providers.openai._mapping import (
-    StreamParser,
     build_request,
     error_details,
     parse_response,
     strict_schema,
 )
+from providers.openai._stream_parser import StreamParser
 from tests.providers.model_events import assemble as assemble_events
 from tests.providers.model_events import chunks, deltas
 

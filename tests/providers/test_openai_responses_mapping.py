@@ -47,7 +47,8 @@ from providers.openai_responses import (
     OpenAIResponsesChatModel,
     OpenAIResponsesChatOptions,
 )
-from providers.openai_responses._mapping import StreamParser, build_request, error_details, parse_response
+from providers.openai_responses._mapping import build_request, error_details, parse_response
+from providers.openai_responses._stream_parser import StreamParser
 from tests.providers.fixtures import interactions, recorded_response
 from tests.providers.model_events import assemble, chunks, deltas, texts
 
