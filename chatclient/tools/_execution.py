@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
 from .._sync import run_sync
+from ..errors import ToolExecutionError
 from ..messages import ToolCall, ToolResult
 from ..observation import NO_OBSERVERS, Observers, ToolInvocationInfo
 from ._results import convert_result, tool_execution_error
