@@ -1,4 +1,4 @@
-"""Models built from values already checked, without validating them again: for the call path.
+"""Values built from parts already checked, without checking them again: for the call path.
 
 A reply becomes six or more pydantic models (``ChatResponse``, its metadata and usage, a
 ``Generation``, its metadata, the ``AssistantMessage``); validating each costs more than parsing the
@@ -10,30 +10,29 @@ proves nothing. An instance's state is set the way ``model_construct`` sets it (
 its fields set, no extra, no private values); a model whose class does more than hold fields
 (validators, private attributes, ``model_post_init``) is validated as usual instead.
 
-Two forms:
-
 - :func:`trusted` ``(cls, values)``: any call site; checks that ``values`` names every field.
-- a builder checked by :func:`builds` (``chatclient._builders``): a function taking each field as a
-  keyword argument, for the models every call and reply makes. Python's own argument binding is
-  then the field check (a missing or unknown field is a ``TypeError`` at the call), so a build checks
-  nothing more, and pays no call to :func:`trusted`, no class lookup and no key comparison.
+- :func:`builder_for` ``(cls)``: a function taking each field as a keyword argument, for the models
+  every call and reply makes (``chatclient._builders``).
+- :func:`fast_frozen`: a frozen, slotted dataclass's ``__init__`` without ``object.__setattr__``.
 
-Both set the four slots through their descriptors (``__set__`` of ``BaseModel``'s own slots), not
+Each sets slots through their descriptors (``__set__`` of the slot itself), not
 ``object.__setattr__``, which looks each name up through the class and checks the call again on
-every set: ~0.7 k instructions fewer per model (5.3 k per call of eight builds, callgrind).
+every set. What that is worth is measured in ``benchmarks/results/2026-12-06-speed-notes.md``.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import keyword
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-__all__ = ["builds", "new", "set_dict", "set_extra", "set_fields_set", "set_private", "trusted"]
+__all__ = ["builder_for", "fast_frozen", "set_extra", "set_fields_set", "set_private", "trusted"]
 
 M = TypeVar("M", bound=BaseModel)
-B = TypeVar("B", bound=Callable[..., Any])
+T = TypeVar("T")
 
 _new = object.__new__
 _slots = BaseModel.__dict__
@@ -89,40 +88,94 @@ def trusted(cls: type[M], values: dict[str, Any]) -> M:
     return model
 
 
-def builds(cls: type[M]) -> Callable[[B], B]:
-    """Check, once when it is defined, a builder of ``cls`` written for one hot call site.
+def builder_for(cls: type[M]) -> Callable[..., M]:
+    """A builder of ``cls``: a function taking each field as a keyword-only argument, made once.
 
-    A builder takes every field as a keyword-only argument and sets the slots itself with
-    :data:`new`, :data:`set_dict`, :data:`set_fields_set`, :data:`set_extra`, :data:`set_private`:
-    the signature is then the per-build check (a missing or unknown field is a ``TypeError`` at the
-    call), and this decorator the check of the builder: it takes exactly the class's fields, the class
-    holds nothing but fields, and a probe build (each field given its own name as value) holds each
-    value under its own field, with the fields set and the empty slots of a ``model_construct``.
+    Python's own argument binding is the per-build check (a missing or unknown field is a
+    ``TypeError`` at the call), so a build checks nothing more: no call to :func:`trusted`, no class
+    lookup, no key comparison. The values must already be of their fields' types. The function is
+    compiled from a few lines of source, as ``dataclasses`` makes an ``__init__``: a generic
+    ``**values`` function would build a dict per call and compare its keys, which is the work a
+    builder exists to skip. Its own names start with an underscore, which no pydantic field can.
     """
-
-    def check(build: B) -> B:
-        fields = _fields_of(cls)
-        code = build.__code__
-        names = code.co_varnames[code.co_argcount : code.co_argcount + code.co_kwonlyargcount]
-        if fields is None or code.co_argcount or set(names) != fields or len(names) != len(fields):
-            raise TypeError(f"{build.__name__} cannot build {cls.__name__}: its fields are {sorted(cls.model_fields)}")
-        probe = build(**{name: name for name in names})
-        if (
-            type(probe) is not cls
-            or probe.__dict__ != {name: name for name in cls.model_fields}
-            or list(probe.__dict__) != list(cls.model_fields)
-            or probe.__pydantic_fields_set__ != fields
-            or probe.__pydantic_extra__ is not None
-            or probe.__pydantic_private__ is not None
-        ):
-            raise TypeError(f"{build.__name__} does not build {cls.__name__} field by field")
-        return build
-
-    return check
+    if _fields_of(cls) is None:
+        raise TypeError(f"no builder for {cls.__name__}: it does more than hold fields, so it must be validated")
+    names = tuple(cls.model_fields)  # declaration order: the order of a validated model's __dict__
+    name = f"build_{cls.__name__}"
+    source = (
+        f"def {name}(*, {', '.join(names)}):\n"
+        "    _model = _new(_cls)\n"
+        f"    _set_dict(_model, {{{', '.join(f'{field!r}: {field}' for field in names)}}})\n"
+        f"    _set_fields_set(_model, {{{', '.join(map(repr, names))}}})\n"
+        "    _set_extra(_model, None)\n"
+        "    _set_private(_model, None)\n"
+        "    return _model\n"
+    )
+    scope = {"_cls": cls, "_new": _new, "_set_dict": _set_dict, "_set_fields_set": _set_fields_set,
+             "_set_extra": _set_extra, "_set_private": _set_private}  # fmt: skip
+    build: Callable[..., M] = _compile(source, name, scope, owner=cls, names=names)
+    build.__doc__ = f"A {cls.__name__} holding these values (every field, each of its type), not validated."
+    return build
 
 
-new = _new
-set_dict = _set_dict
+def fast_frozen(cls: type[T]) -> type[T]:
+    """Give a frozen, slotted dataclass an ``__init__`` that sets each slot through its descriptor.
+
+    Use it above ``@dataclass(frozen=True, slots=True)``, for a class made on every call or round. A
+    frozen dataclass's own ``__init__`` must get past the class's refusing ``__setattr__``, so it sets
+    each field with ``object.__setattr__``; this one calls each slot's own ``__set__``. It takes the
+    same parameters, in the same order, with the same defaults, with one addition: a field with a
+    ``default_factory`` also takes ``None`` for "make the default" (what a request's ``context`` has
+    always taken). Anything else a dataclass ``__init__`` can do (``__post_init__``, ``InitVar``,
+    ``init=False`` or keyword-only fields) is refused here rather than half done.
+    """
+    params = getattr(cls, "__dataclass_params__", None)
+    if params is None or not params.frozen or "__slots__" not in cls.__dict__:
+        raise TypeError(f"@fast_frozen needs a @dataclass(frozen=True, slots=True) class, not {cls.__name__}")
+    fields = dataclasses.fields(cls)  # type: ignore[arg-type]
+    if (
+        hasattr(cls, "__post_init__")
+        or len(fields) != len(cls.__dataclass_fields__)  # type: ignore[attr-defined]
+        or not all(f.init and not f.kw_only for f in fields)
+    ):
+        raise TypeError(f"@fast_frozen cannot make {cls.__name__}'s __init__: {_UNSUPPORTED}")
+    scope: dict[str, Any] = {}
+    params_source, sets = [], []
+    for f in fields:
+        scope[f"_set_{f.name}"] = cls.__dict__[f.name].__set__
+        value = f.name
+        if f.default is not dataclasses.MISSING:
+            scope[f"_default_{f.name}"] = f.default
+            params_source.append(f"{f.name}=_default_{f.name}")
+        elif f.default_factory is not dataclasses.MISSING:
+            scope[f"_factory_{f.name}"] = f.default_factory
+            params_source.append(f"{f.name}=None")
+            value = f"_factory_{f.name}() if {f.name} is None else {f.name}"
+        else:
+            params_source.append(f.name)
+        sets.append(f"    _set_{f.name}(_self, {value})\n")
+    source = f"def __init__(_self, {', '.join(params_source)}):\n{''.join(sets)}"
+    names = tuple(f.name for f in fields)
+    init = _compile(source, "__init__", scope, owner=cls, names=names)
+    init.__qualname__ = f"{cls.__qualname__}.__init__"
+    init.__annotations__ = dict(cls.__init__.__annotations__)  # the dataclass's own, for signatures
+    cls.__init__ = init  # type: ignore[method-assign]
+    return cls
+
+
+_UNSUPPORTED = "it has a __post_init__, an InitVar, or a field with init=False or kw_only"
+
+
+def _compile(source: str, name: str, scope: dict[str, Any], *, owner: type, names: tuple[str, ...]) -> Any:
+    """The function ``name`` defined by ``source`` in ``scope``, for ``owner`` whose fields are ``names``."""
+    if not all(field.isidentifier() and not keyword.iskeyword(field) and field[0] != "_" for field in names):
+        raise TypeError(f"cannot generate code for {owner.__name__}: its field names are not all plain names: {names}")
+    exec(compile(source, f"<{name} of {owner.__qualname__}>", "exec"), scope)  # source made from field names only
+    function = scope[name]
+    function.__module__ = owner.__module__
+    return function
+
+
 set_fields_set = _set_fields_set
 set_extra = _set_extra
 set_private = _set_private
