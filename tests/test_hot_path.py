@@ -804,3 +804,20 @@ def test_a_turn_and_a_tool_round_result_are_made_as_before() -> None:
     assert ToolExecutionResult((), True, "over").limit_exceeded == "over"
     with pytest.raises(FrozenInstanceError):
         turn.rounds = 3  # type: ignore[misc]
+
+
+# ------------------------------------------------------------------------------------------- one read-only dict
+
+
+def test_the_shared_reply_metadata_and_the_memorys_shared_messages_refuse_changes_with_one_dict() -> None:
+    from chatclient._readonly import ReadOnlyDict
+    from chatclient.memory._frozen import frozen
+
+    shared_extra = parse_response(_reply()).generations[0].metadata.extra
+    cached = frozen(UserMessage("q", metadata={"k": 1})).metadata
+    for extra in (shared_extra, cached):
+        assert type(extra) is ReadOnlyDict
+        with pytest.raises(TypeError, match="read-only because it is shared"):
+            extra["x"] = 1
+        for copied in (pickle.loads(pickle.dumps(extra)), copy.copy(extra), copy.deepcopy(extra), extra.copy()):
+            assert type(copied) is dict and copied == extra
