@@ -17,7 +17,6 @@ from typing_extensions import Self
 
 from . import _builders as built
 from ._chain import ComposedChains, HandlerT
-from ._trusted import fast_frozen
 from .advisor import Advisor, ChatClientRequest, ChatClientResponse, ContextKeys, ToolAdvisor
 from .errors import ConfigurationError
 from .messages import MediaPart, Message, SystemMessage, UserMessage
@@ -46,10 +45,12 @@ if TYPE_CHECKING:
 __all__ = ["ChatClient", "ChatClientBuilder", "ChatClientRequestSpec"]
 
 
-@fast_frozen
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class PreparedRequest:
     """One run of a spec: the request and its sorted chain, before dynamic tool sources are asked.
+
+    Not changed once made. Not frozen: a slotted class sets its fields with plain stores, which a
+    frozen one (even through :func:`~chatclient._trusted.fast_frozen`) cannot, on every request.
 
     ``resolve``/``aresolve`` ask the providers once, on the thread or loop that runs the request,
     and return the request with their tools added; the set then holds for the whole turn.
