@@ -17,7 +17,6 @@ from pydantic import JsonValue
 from typing_extensions import Self
 
 from .. import _builders as built
-from .._trusted import fast_frozen
 from ..errors import (
     ChatClientError,
     ConfigurationError,
@@ -68,7 +67,6 @@ _log = logging.getLogger("chatclient.tools")
 __all__ = ["ToolCallingManager", "ToolCallingManagerBuilder", "ToolExecutionResult"]
 
 
-@fast_frozen
 @dataclass(frozen=True, slots=True)
 class ToolExecutionResult:
     """The conversation after one batch of tool calls, and what the loop should do next."""
