@@ -4,7 +4,7 @@ A provider is a :class:`WireMapping` (its name, its path, and the pure functions
 request body and read a reply, a stream and an error body) plus, in :class:`ProviderModel`'s
 constructor, how it finds its key and base URL. The shell gives it the rest:
 
-- the transport: httpx2 (:class:`~providers._http.ProviderHttp`) or the user's official SDK client
+- the transport: httpx2 (:class:`~providers._transport.ProviderHttp`) or the user's official SDK client
   (:class:`~providers._sdk.SdkTransport`), the four modes over either, and a sync-only or async-only
   SDK client serving the other side (a worker thread, or the sync bridge);
 - lifecycle (``close``, ``aclose``, ``with``, ``async with``), retries, deadlines (a request's
@@ -33,9 +33,12 @@ from chatclient.options import ChatOptions
 from chatclient.prompt import Prompt
 from chatclient.responses import ChatResponse
 
+from ._errors import ErrorDetails, parse_json
 from ._extras import apply_extra_body, extra_headers
-from ._http import ErrorDetails, ModelLifecycle, ProviderHttp, RetryPolicy, Secret, parse_json
+from ._retry import RetryPolicy
+from ._secrets import Secret
 from ._stream import SseStream, aiter_ndjson, aiter_sse, iter_ndjson, iter_sse
+from ._transport import ModelLifecycle, ProviderHttp
 
 if TYPE_CHECKING:
     from chatclient.events import ModelEvent

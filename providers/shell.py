@@ -17,8 +17,10 @@ stream), key redaction, ``extra_body``/``extra_headers`` and the options merge.
 ``chatclient.testing.conformance.ChatModelConformance`` checks all of it.
 """
 
+from ._errors import ErrorDetails, error_from_event
 from ._extras import ProviderOptions
-from ._http import ErrorDetails, RetryPolicy, Secret, error_from_event
+from ._retry import RetryPolicy
+from ._secrets import Secret
 from ._shell import BuildRequest, ParseResponse, ProviderModel, StreamDecoder, WireMapping
 
 __all__ = [

@@ -42,7 +42,8 @@ from chatclient.tools import ToolCallback
 from chatclient.tools._execution import off_the_loop
 from chatclient.tools.resolve import split_tools
 from chatclient.turn import turn_messages, turn_of
-from providers._http import ProviderHttp, RetryPolicy
+from providers._retry import RetryPolicy
+from providers._transport import ProviderHttp
 from providers.openai import OpenAIChatModel
 from providers.openai._mapping import parse_response
 

@@ -11,7 +11,8 @@ from chatclient._redact import redact_url
 from chatclient.errors import ConfigurationError
 from chatclient.options import ChatOptions
 from providers._extras import extra_headers
-from providers._http import RetryPolicy, Secret
+from providers._retry import RetryPolicy
+from providers._secrets import Secret
 from providers._shell import ProviderModel, StreamDecoder, WireMapping
 
 from ._mapping import PROVIDER, build_request, error_details, parse_response

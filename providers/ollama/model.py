@@ -9,7 +9,8 @@ import httpx2
 from chatclient._redact import redact_url
 from chatclient.options import ChatOptions
 
-from .._http import RetryPolicy, Secret
+from .._retry import RetryPolicy
+from .._secrets import Secret
 from .._shell import ProviderModel, StreamDecoder, WireMapping
 from ._mapping import PROVIDER, build_request, error_details, parse_response
 from .options import OllamaChatOptions

@@ -16,7 +16,8 @@ from urllib.parse import urlsplit
 import httpx2
 
 from chatclient._redact import CREDENTIAL_HEADERS, redact_url
-from providers._http import RetryPolicy, Secret
+from providers._retry import RetryPolicy
+from providers._secrets import Secret
 from providers._shell import ProviderModel, StreamDecoder, WireMapping
 
 from ._mapping import PROVIDER, build_request, error_details, parse_response

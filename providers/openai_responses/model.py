@@ -9,7 +9,8 @@ import httpx2
 
 from chatclient._redact import redact_url
 from chatclient.errors import ConfigurationError
-from providers._http import RetryPolicy, Secret
+from providers._retry import RetryPolicy
+from providers._secrets import Secret
 from providers._shell import ProviderModel, StreamDecoder, WireMapping
 
 from ._mapping import PROVIDER, build_request, error_details, parse_response

@@ -13,7 +13,7 @@ import pytest
 
 from chatclient import ChatClient, Prompt
 from chatclient.errors import ConfigurationError, ServerError
-from providers._http import RetryPolicy
+from providers._retry import RetryPolicy
 from providers.openai import OpenAIChatModel
 from providers.openai.options import OpenAIChatOptions
 

@@ -8,7 +8,8 @@ from typing import Any
 import httpx2
 import pytest
 
-from providers._http import ProviderHttp, RedactedHeaders, Secret
+from providers._secrets import RedactedHeaders, Secret
+from providers._transport import ProviderHttp
 
 
 def _http(client: httpx2.Client, headers: dict[str, str], secrets: dict[str, Secret] | None = None) -> ProviderHttp:
