@@ -19,6 +19,7 @@ stream), key redaction, ``extra_body``/``extra_headers`` and the options merge.
 
 from ._errors import ErrorDetails, error_from_event
 from ._extras import ProviderOptions
+from ._provider import Provider
 from ._retry import RetryPolicy
 from ._secrets import Secret
 from ._shell import BuildRequest, ParseResponse, ProviderModel, StreamDecoder, WireMapping
@@ -27,6 +28,7 @@ __all__ = [
     "BuildRequest",
     "ErrorDetails",
     "ParseResponse",
+    "Provider",
     "ProviderModel",
     "ProviderOptions",
     "RetryPolicy",
