@@ -160,8 +160,9 @@ class PendingSend:
     """A request sent through ``client`` whose response has not come: what the watchdog cuts when its
     headers are still trickling in at the deadline. Only then is the pool searched, for the HTTP/1.1
     connection carrying this request (the one whose request shares its ``extensions``); its socket
-    is shut down. The pool's inner names are httpcore2's, so a pool of another shape is left alone
-    (each read is still bounded by the cut read timeout)."""
+    is shut down. The names read are httpx2's and httpcore2's private ones, so on any other shape
+    (another transport, another release) nothing is done and no error is raised: each read is still
+    bounded by its timeout, cut to the time left."""
 
     __slots__ = ("_client", "_request")
 
@@ -171,18 +172,21 @@ class PendingSend:
     def abort(self) -> None:
         import socket
 
-        pool = getattr(self._client._transport_for_url(self._request.url), "_pool", None)
+        transport_for = getattr(self._client, "_transport_for_url", None)
+        pool = getattr(transport_for(self._request.url), "_pool", None) if callable(transport_for) else None
         extensions = self._request.extensions
-        for waiting in list(getattr(pool, "_requests", ())):
-            if getattr(waiting.request, "extensions", None) is extensions:
-                connection: Any = getattr(waiting.connection, "_connection", None)
-                if type(connection).__name__ != "HTTP11Connection":
-                    return  # HTTP/2 carries other requests; a connection not yet made has no socket
-                sock = connection._network_stream.get_extra_info("socket")
-                if isinstance(sock, socket.socket):
-                    with contextlib.suppress(OSError):
-                        sock.shutdown(socket.SHUT_RDWR)
-                return
+        for waiting in list(getattr(pool, "_requests", None) or ()):
+            if getattr(getattr(waiting, "request", None), "extensions", None) is not extensions:
+                continue
+            connection: Any = getattr(getattr(waiting, "connection", None), "_connection", None)
+            if type(connection).__name__ != "HTTP11Connection":
+                return  # HTTP/2 carries other requests; a connection not yet made has no socket
+            stream = getattr(connection, "_network_stream", None)
+            sock = stream.get_extra_info("socket") if stream is not None else None
+            if isinstance(sock, socket.socket):
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)
+            return
 
 
 class AsyncDeadlineStream(httpx2.AsyncByteStream):

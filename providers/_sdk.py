@@ -203,19 +203,6 @@ class SdkTransport(ProviderHttp):
             raise error from exc
         return response
 
-    async def apost_parsed(
-        self,
-        path: str,
-        body: Any,
-        headers: Mapping[str, str] | None,
-        parse: Callable[[Any, httpx2.Headers], T],
-        *,
-        timeout: float | None = None,
-    ) -> T:
-        """Through the SDK client (this transport's :meth:`_asend`), then ``parse``."""
-        data, reply_headers = await self.apost_json(path, body, headers, timeout=timeout)
-        return parse(data, reply_headers)
-
     def close(self) -> None:
         """The SDK clients are the application's: nothing of ours to close."""
 

@@ -65,14 +65,15 @@ class PreparedHeaders:
     """Holds request headers that include revealed credentials, without ever showing them.
 
     ``keys``: their lower-case names, for :func:`put_headers`; ``None`` when one of them is a
-    header httpx2 sets while it builds a request (``host``, ``content-length``, ``transfer-encoding``):
-    those go through httpx2's own merge, before the request is prepared."""
+    header httpx2 sets while it builds a request (``host``, ``content-length``, ``transfer-encoding``),
+    or when this httpx2's ``Headers`` is not of the shape :func:`put_headers` writes: those go through
+    httpx2's own merge."""
 
     __slots__ = ("headers", "keys")
 
     def __init__(self, headers: httpx2.Headers) -> None:
         self.headers = headers
-        keys = frozenset(lower for _, lower, _ in headers._list)
+        keys = frozenset(lower for _, lower, _ in headers._list) if HEADERS_SHAPE_KNOWN else _BUILT_HEADERS
         self.keys = None if keys & _BUILT_HEADERS else keys
 
     def __repr__(self) -> str:
@@ -81,13 +82,27 @@ class PreparedHeaders:
 
 _BUILT_HEADERS = frozenset((b"host", b"content-length", b"transfer-encoding"))
 
+HTTPX2_SHAPE_CHECKED = "2.17"
+"""The httpx2 release whose private ``Headers._list``/``_encoding`` :func:`put_headers` writes, checked
+by ``tests/providers/test_request_headers.py`` (which fails on any other release until re-checked)."""
+
+
+def _headers_shape_known() -> bool:
+    probe = httpx2.Headers({"A": "b"})
+    return getattr(probe, "_list", None) == [(b"A", b"a", b"b")] and hasattr(probe, "_encoding")
+
+
+HEADERS_SHAPE_KNOWN = _headers_shape_known()
+"""Whether this httpx2 keeps headers as :func:`put_headers` expects; if not, every request takes
+httpx2's own merge (correct, and slower)."""
+
 
 def put_headers(headers: httpx2.Headers, prepared: PreparedHeaders, keys: frozenset[bytes]) -> None:
     """Put the prepared headers into a just built request's ``headers``, each replacing the client's
     header of that name: what httpx2's merge does (``Headers.update``: a pop per name the client
-    has, then an extend), in one pass over the list instead of three list comprehensions per name.
-    The merge cost 84 k instructions per request more than this (``_build``: 250.6 k with it, 166.6 k
-    without, callgrind): it copies both header sets, re-parses ours and decodes every name per lookup."""
+    has, then an extend), in one pass. It writes httpx2's private ``Headers._list``, which is why
+    it is pinned to a checked release; the reason it stays (httpx2's merge costs S1 about 12 %) is in
+    ``benchmarks/results/2026-12-06-speed-notes.md``."""
     entries = headers._list
     entries[:] = [entry for entry in entries if entry[1] not in keys]
     entries.extend(prepared.headers._list)

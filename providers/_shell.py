@@ -190,9 +190,8 @@ class ProviderModel(ModelLifecycle, ChatModel, Generic[OptionsT]):
             decoder.finish(isinstance(source, SseStream) and source.saw_done)
 
     def acall(self, prompt: Prompt) -> Coroutine[Any, Any, ChatResponse]:
-        """The transport's coroutine itself (``ProviderHttp.apost_parsed``), not one that awaits it:
-        a frame less between the caller and the socket, resumed at every await of the request. The
-        request is built here; an error building it is raised when the call is awaited, as before."""
+        """The transport's coroutine itself (``ProviderHttp.apost_parsed``), not one that awaits it.
+        The request is built here; an error building it is raised when the call is awaited."""
         if self._async_via_sync:
             import asyncio
 

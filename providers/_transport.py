@@ -28,7 +28,6 @@ from chatclient._redact import CREDENTIAL_HEADERS, install_log_redaction, redact
 from chatclient._version import __version__
 from chatclient.errors import ConfigurationError, ProviderError
 
-from ._cutoff import cancel_at
 from ._deadline import (
     STILL_READING,
     TIMER_SLACK,
@@ -408,12 +407,7 @@ class ProviderHttp(Retrying):
     async def apost_json(
         self, path: str, body: Any, headers: Mapping[str, str] | None = None, *, timeout: float | None = None
     ) -> tuple[Any, httpx2.Headers]:
-        deadline = self._deadline(timeout)
-        try:
-            response = await self._asend(path, body, headers, deadline, stream=False)
-        except ProviderError as error:
-            response = await self._aretried(error, path, body, headers, deadline, stream=False)
-        return parse_json(response.content, provider=self.provider), response.headers
+        return await self.apost_parsed(path, body, headers, _as_sent, timeout=timeout)
 
     async def apost_parsed(
         self,
@@ -424,33 +418,12 @@ class ProviderHttp(Retrying):
         *,
         timeout: float | None = None,
     ) -> T:
-        """As :meth:`apost_json`, the reply handed to ``parse(json, headers)``: the model's async
-        call awaits this coroutine alone, and it awaits the client's ``send`` itself (the first
-        attempt of :meth:`_asend`, inline). Every coroutine between a caller and the socket is resumed
-        at each of the request's awaits, thousands of times for 300 requests in flight; a failure
-        goes the long way, through the same retries."""
+        """As :meth:`post_json`, the reply handed to ``parse(json, headers)``: a model's async call
+        awaits this one coroutine. The first attempt is awaited here and the retry loop entered only
+        after it failed, so a request that succeeds pays for no loop."""
         deadline = self._deadline(timeout)
         try:
-            client = self.async_client()
-            request = self._build(client, path, body, headers, deadline)
-            try:
-                if deadline is None:
-                    response = await client.send(request)
-                else:  # cut_off inline: a coroutine less between the caller and the socket
-                    cut = cancel_at(max(deadline.left(), 0.0))
-                    try:
-                        response = await client.send(request)
-                    except BaseException as exc:
-                        if cut.stop():
-                            raise deadline.exceeded(self.provider, STILL_READING) from exc
-                        raise
-                    cut.stop()
-            except httpx2.HTTPError as exc:
-                raise transport_error(self.provider, exc) from exc
-            if response.status_code >= 400:
-                content = await response.aread()
-                await response.aclose()
-                self._check(response, content)
+            response = await self._asend(path, body, headers, deadline, stream=False)
         except ProviderError as error:
             response = await self._aretried(error, path, body, headers, deadline, stream=False)
         return parse(parse_json(response.content, provider=self.provider), response.headers)
@@ -493,6 +466,10 @@ class ProviderHttp(Retrying):
             raise self._read_error(exc, deadline) from exc
         finally:
             await response.aclose()
+
+
+def _as_sent(data: Any, headers: httpx2.Headers) -> tuple[Any, httpx2.Headers]:
+    return data, headers
 
 
 class ModelLifecycle:
