@@ -15,7 +15,9 @@ from providers.anthropic import AnthropicChatModel, AnthropicProvider
 from providers.ollama import OllamaChatModel, OllamaProvider
 from providers.openai import OpenAIChatModel, OpenAIProvider
 from providers.openai_responses import OpenAIResponsesChatModel
-from providers.shell import Provider, ProviderModel, Secret
+from providers.shell import Provider, ProviderModel, ProviderOptions, Secret
+
+from .plugin_provider import WIRE
 
 ENV = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "OLLAMA_API_KEY", "OLLAMA_HOST")
 
@@ -127,3 +129,36 @@ def test_ollama_takes_no_sdk_client() -> None:
 def test_every_model_sends_the_providers_headers(make: Callable[[], ProviderModel[Any]]) -> None:
     model = make()
     assert model._http._request_headers()["x-team"] == "a"
+
+
+class AcmeProvider(Provider):
+    """A plugin's own vendor, declared as ``providers/shell.py`` shows."""
+
+    vendor, key_env, default_base_url = "Acme", "ACME_API_KEY", "https://api.acme.example"
+    vendor_hosts = frozenset({"api.acme.example"})
+
+
+class AcmeChatModel(ProviderModel[ProviderOptions]):
+    wire = WIRE
+    provider_class = AcmeProvider
+
+    def __init__(self, model: str, *, provider: Provider | None = None, **provider_args: Any) -> None:
+        super().__init__(defaults=ProviderOptions(model=model), provider=provider, **provider_args)
+
+
+def test_a_plugins_own_provider_follows_the_built_in_rules(monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(ConfigurationError, match=r"No Acme API key for https://api\.acme\.example: .*ACME_API_KEY"):
+        AcmeChatModel("m")
+    sent: list[httpx2.Request] = []
+
+    def reply(request: httpx2.Request) -> httpx2.Response:
+        sent.append(request)
+        return httpx2.Response(200, json={"id": "1", "say": "hi", "calls": [], "end": "done"})
+
+    monkeypatch.setenv("ACME_API_KEY", "sk-acme")
+    model = AcmeChatModel("m", http_client=httpx2.Client(transport=httpx2.MockTransport(reply)))
+    assert model.call(Prompt("q")).text == "hi"
+    assert (
+        sent[0].headers["authorization"] == "Bearer sk-acme" and str(sent[0].url) == "https://api.acme.example/v1/talk"
+    )
+    assert repr(model) == "AcmeChatModel(model='m', base_url='https://api.acme.example')"
