@@ -19,8 +19,10 @@ model beside it keeps the wire mapping. A vendor's provider is a few lines of da
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, TypedDict
+from urllib.parse import urlsplit
 
 import httpx2
 
@@ -186,14 +188,10 @@ class Provider:
 
 
 def _env(name: str | None) -> str | None:
-    import os
-
     return os.environ.get(name) if name else None
 
 
 def _host(url: str) -> str:
-    from urllib.parse import urlsplit
-
     return (urlsplit(url if "://" in url else f"//{url}").hostname or "").lower()
 
 
