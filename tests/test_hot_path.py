@@ -46,7 +46,8 @@ from chatclient.tools._execution import off_the_loop
 from chatclient.tools.manager import ToolExecutionResult
 from chatclient.tools.resolve import split_tools
 from chatclient.turn import Turn, turn_messages, turn_of
-from providers._http import ProviderHttp, RetryPolicy
+from providers._retry import RetryPolicy
+from providers._transport import ProviderHttp
 from providers.openai import OpenAIChatModel
 from providers.openai._mapping import parse_response
 
