@@ -13,12 +13,12 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar, overload
 from pydantic import TypeAdapter
 
 from ._chain import compose_acall, compose_astream, compose_call, compose_stream
-from .advisor import Advisor, AsyncCallNext, ChatClientResponse, ContextKeys
+from .advisor import Advisor, ChatClientResponse, ContextKeys
 from .errors import ChatClientError, ConfigurationError, StructuredOutputError
 from .events import StreamEvent, TextDelta, ToolResultReady, TurnFinished
 from .messages import AssistantMessage
 from .model import ChatModel
-from .observation import CallInfo, Observers
+from .observation import UNWATCHED, CallInfo, Watch
 from .responses import ChatResponse, Generation
 
 if TYPE_CHECKING:
@@ -80,9 +80,14 @@ def _converted(adapter: TypeAdapter[T], response: ChatClientResponse) -> T:
         raise
 
 
-def _call_info(mode: str, prepared: PreparedRequest) -> CallInfo:
+def _watch(mode: str, prepared: PreparedRequest) -> Watch:
+    """The client call's watch: its observers told when it starts and when it finishes."""
+    observers = prepared.observers
+    if not observers:
+        return UNWATCHED
     request = prepared.request
-    return CallInfo(mode, request.prompt, ContextKeys.RESUME in request.context, request.context)
+    info = CallInfo(mode, request.prompt, ContextKeys.RESUME in request.context, request.context)
+    return Watch(observers.call_started, observers.call_finished, info)
 
 
 class CallResponseSpec:
@@ -138,21 +143,11 @@ class CallResponseSpec:
 
     def _run(self, context: Mapping[str, Any] | None, advisors: Sequence[Advisor] = ()) -> ChatClientResponse:
         prepared = self._prepare(context, advisors)
-        observers = prepared.observers
         handler = prepared.composed(compose_call, self._model)
-        if not observers:
+        with _watch("call", prepared) as watch:
             response = handler(prepared.resolve())
             prepared.record(response)
-            return response
-        info = _call_info("call", prepared)
-        tokens = observers.call_started(info)
-        try:
-            response = handler(prepared.resolve())
-        except BaseException as exc:
-            observers.call_finished(tokens, info, None, exc)
-            raise
-        prepared.record(response)
-        observers.call_finished(tokens, info, response, None)
+            watch.returns(response)
         return response
 
 
@@ -166,47 +161,14 @@ class AsyncCallResponseSpec:
         self._prepare = prepare
         self._aprepare = aprepare
 
-    # The three plain terminals await the chain themselves when nothing is awaited before it and
-    # nothing observes the call (:meth:`_direct`): a coroutine fewer between the caller and the
-    # socket, and every coroutine of that chain is resumed at each await of the request.
-
     async def chat_client_response(self) -> ChatClientResponse:
-        prepared, handler = self._direct()
-        if handler is None:
-            return await self._run(None, prepared=prepared)
-        assert prepared is not None
-        response = await handler(prepared.request)
-        prepared.record(response)
-        return response
+        return await self._run(None)
 
     async def chat_response(self) -> ChatResponse | None:
-        prepared, handler = self._direct()
-        if handler is None:
-            return (await self._run(None, prepared=prepared)).chat_response
-        assert prepared is not None
-        response = await handler(prepared.request)
-        prepared.record(response)
-        return response.chat_response
+        return (await self._run(None)).chat_response
 
     async def content(self) -> str | None:
-        prepared, handler = self._direct()
-        if handler is None:
-            return (await self._run(None, prepared=prepared)).text
-        assert prepared is not None
-        response = await handler(prepared.request)
-        prepared.record(response)
-        return response.text
-
-    def _direct(self) -> tuple[PreparedRequest | None, AsyncCallNext | None]:
-        """The prepared request and its chain when the call needs nothing awaited before the chain
-        (no async pending store, no tool providers) and has no observers; else what was prepared
-        (``None`` with an async store) and no chain: :meth:`_run` goes on from there."""
-        if self._aprepare is not None:
-            return None, None
-        prepared = self._prepare(None, ())
-        if prepared.observers or prepared.providers:
-            return prepared, None
-        return prepared, prepared.composed(compose_acall, self._model)
+        return (await self._run(None)).text
 
     @overload
     async def entity(self, type_: type[T], *, native: bool = False, retries: int = 0) -> T: ...
@@ -228,31 +190,14 @@ class AsyncCallResponseSpec:
         response = await self._run(context, _validation(type_, retries))
         return ResponseEntity(response, _converted(adapter, response))
 
-    async def _run(
-        self,
-        context: Mapping[str, Any] | None,
-        advisors: Sequence[Advisor] = (),
-        *,
-        prepared: PreparedRequest | None = None,
-    ) -> ChatClientResponse:
-        if prepared is None:
-            aprepare = self._aprepare
-            prepared = self._prepare(context, advisors) if aprepare is None else await aprepare(context, advisors)
-        observers = prepared.observers
+    async def _run(self, context: Mapping[str, Any] | None, advisors: Sequence[Advisor] = ()) -> ChatClientResponse:
+        aprepare = self._aprepare
+        prepared = self._prepare(context, advisors) if aprepare is None else await aprepare(context, advisors)
         handler = prepared.composed(compose_acall, self._model)
-        if not observers:
+        with _watch("acall", prepared) as watch:
             response = await handler(await prepared.aresolve() if prepared.providers else prepared.request)
             prepared.record(response)
-            return response
-        info = _call_info("acall", prepared)
-        tokens = observers.call_started(info)
-        try:
-            response = await handler(await prepared.aresolve() if prepared.providers else prepared.request)
-        except BaseException as exc:
-            observers.call_finished(tokens, info, None, exc)
-            raise
-        prepared.record(response)
-        observers.call_finished(tokens, info, response, None)
+            watch.returns(response)
         return response
 
 
@@ -334,22 +279,8 @@ class StreamResponseSpec(_StreamBase):
         """The chain's own iterator (observed when there are observers): the terminals read it
         directly, one generator less per delta."""
         prepared = self._prepare(None)
-        observers = prepared.observers
         events = prepared.composed(compose_stream, self._model)(prepared.resolve())
-        return prepared, self._observed(events, observers, _call_info("stream", prepared)) if observers else events
-
-    def _observed(self, events: Iterator[StreamEvent], observers: Observers, info: CallInfo) -> Iterator[StreamEvent]:
-        tokens = observers.call_started(info)
-        final: ChatClientResponse | None = None
-        try:
-            for event in events:
-                if isinstance(event, TurnFinished):
-                    final = event.response
-                yield event
-        except BaseException as exc:
-            observers.call_finished(tokens, info, None, exc)
-            raise
-        observers.call_finished(tokens, info, final, None)
+        return prepared, _observed(events, _watch("stream", prepared)) if prepared.observers else events
 
     def content(self) -> Iterator[str]:
         """Text deltas as they arrive (empty deltas are skipped), then any unstreamed rest of the answer."""
@@ -388,6 +319,15 @@ class StreamResponseSpec(_StreamBase):
                 yield chunk.chat_response
 
 
+def _observed(events: Iterator[StreamEvent], watch: Watch) -> Iterator[StreamEvent]:
+    """A sync stream's events, its client call watched until they end."""
+    with watch:
+        for event in events:
+            if isinstance(event, TurnFinished):
+                watch.returns(event.response)
+            yield event
+
+
 class AsyncStreamResponseSpec(_StreamBase):
     """Terminals of ``astream()``: async iterators with the names of ``stream()``."""
 
@@ -400,22 +340,14 @@ class AsyncStreamResponseSpec(_StreamBase):
     async def events(self) -> AsyncIterator[StreamEvent]:
         aprepare = self._aprepare
         prepared = self._prepare(None) if aprepare is None else await aprepare(None)
-        observers = prepared.observers
-        info = _call_info("astream", prepared) if observers else None
-        tokens = observers.call_started(info) if observers and info else []
-        try:
+        with _watch("astream", prepared) as watch:
             request = await prepared.aresolve() if prepared.providers else prepared.request
             async for event in prepared.composed(compose_astream, self._model)(request):
                 if isinstance(event, TurnFinished):
                     self._final = event.response
                     prepared.record(event.response)
+                    watch.returns(event.response)
                 yield event
-        except BaseException as exc:
-            if observers and info:
-                observers.call_finished(tokens, info, None, exc)
-            raise
-        if observers and info:
-            observers.call_finished(tokens, info, self._final, None)
 
     async def content(self) -> AsyncIterator[str]:
         view = _TextView()
