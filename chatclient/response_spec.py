@@ -7,7 +7,7 @@ final response stays on its spec once consumed (``.response``), so nothing needs
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, overload
 
 from pydantic import TypeAdapter
@@ -161,14 +161,18 @@ class AsyncCallResponseSpec:
         self._prepare = prepare
         self._aprepare = aprepare
 
-    async def chat_client_response(self) -> ChatClientResponse:
-        return await self._run(None)
+    # Each terminal hands back ``_run``'s own coroutine, which ends in the part of the response asked
+    # for: one coroutine per call, written once.
 
-    async def chat_response(self) -> ChatResponse | None:
-        return (await self._run(None)).chat_response
+    def chat_client_response(self) -> Coroutine[Any, Any, ChatClientResponse]:
+        return self._run(None, (), _whole)
 
-    async def content(self) -> str | None:
-        return (await self._run(None)).text
+    def chat_response(self) -> Coroutine[Any, Any, ChatResponse | None]:
+        return self._run(None, (), _chat_response)
+
+    def content(self) -> Coroutine[Any, Any, str | None]:
+        """The text of the reply, or ``None`` when it has none (e.g. a paused tool call)."""
+        return self._run(None, (), _text)
 
     @overload
     async def entity(self, type_: type[T], *, native: bool = False, retries: int = 0) -> T: ...
@@ -187,10 +191,12 @@ class AsyncCallResponseSpec:
         from .structured_output import ResponseEntity, entity_context  # loaded by the first entity()
 
         adapter, context = entity_context(type_, native)
-        response = await self._run(context, _validation(type_, retries))
+        response = await self._run(context, _validation(type_, retries), _whole)
         return ResponseEntity(response, _converted(adapter, response))
 
-    async def _run(self, context: Mapping[str, Any] | None, advisors: Sequence[Advisor] = ()) -> ChatClientResponse:
+    async def _run(
+        self, context: Mapping[str, Any] | None, advisors: Sequence[Advisor], view: Callable[[ChatClientResponse], T]
+    ) -> T:
         aprepare = self._aprepare
         prepared = self._prepare(context, advisors) if aprepare is None else await aprepare(context, advisors)
         handler = prepared.composed(compose_acall, self._model)
@@ -198,7 +204,19 @@ class AsyncCallResponseSpec:
             response = await handler(await prepared.aresolve() if prepared.providers else prepared.request)
             prepared.record(response)
             watch.returns(response)
-        return response
+        return view(response)
+
+
+def _whole(response: ChatClientResponse) -> ChatClientResponse:
+    return response
+
+
+def _chat_response(response: ChatClientResponse) -> ChatResponse | None:
+    return response.chat_response
+
+
+def _text(response: ChatClientResponse) -> str | None:
+    return response.text
 
 
 class _TextView:
