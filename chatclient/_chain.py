@@ -33,7 +33,7 @@ from .prompt import Prompt
 from .responses import ChatResponse
 from .streaming import ChatResponseAccumulator, delta_events
 
-__all__ = ["ComposedChains", "compose_acall", "compose_astream", "compose_call", "compose_stream", "model_of"]
+__all__ = ["ComposedChains", "compose_acall", "compose_astream", "compose_call", "compose_stream"]
 
 _MODES = {
     "advise_call": "call()",
@@ -143,19 +143,9 @@ def _bind_call(method: Any, inner: CallNext) -> CallNext:
     return handler
 
 
-def model_of(next_: AsyncCallNext) -> ChatModel | None:
-    """The model when ``next_`` is the unobserved model call itself, else ``None``: an advisor that
-    would only await it (each round of the tool loop) may call ``model.acall(model_prompt(request,
-    model))`` instead, one coroutine fewer between the caller and the socket."""
-    return getattr(next_, "chat_model", None)
-
-
 def compose_acall(advisors: Sequence[Advisor], model: ChatModel, observers: Observers | None = None) -> AsyncCallNext:
     async def terminal(request: ChatClientRequest) -> ChatClientResponse:
         return ChatClientResponse(await model.acall(model_prompt(request, model)), request.context)
-
-    if not observers:
-        terminal.chat_model = model  # type: ignore[attr-defined] # read by model_of
 
     async def observed(request: ChatClientRequest) -> ChatClientResponse:
         assert observers is not None

@@ -144,6 +144,10 @@ class CallResponseSpec:
     def _run(self, context: Mapping[str, Any] | None, advisors: Sequence[Advisor] = ()) -> ChatClientResponse:
         prepared = self._prepare(context, advisors)
         handler = prepared.composed(compose_call, self._model)
+        if not prepared.observers:  # as AsyncCallResponseSpec._run
+            response = handler(prepared.resolve())
+            prepared.record(response)
+            return response
         with _watch("call", prepared) as watch:
             response = handler(prepared.resolve())
             prepared.record(response)
@@ -200,6 +204,10 @@ class AsyncCallResponseSpec:
         aprepare = self._aprepare
         prepared = self._prepare(context, advisors) if aprepare is None else await aprepare(context, advisors)
         handler = prepared.composed(compose_acall, self._model)
+        if not prepared.observers:  # nothing to watch (why not UNWATCHED: benchmarks/results/*-mechanisms.md)
+            response = await handler(await prepared.aresolve() if prepared.providers else prepared.request)
+            prepared.record(response)
+            return view(response)
         with _watch("acall", prepared) as watch:
             response = await handler(await prepared.aresolve() if prepared.providers else prepared.request)
             prepared.record(response)
