@@ -26,7 +26,9 @@ from chatclient.advisor import ChatClientRequest, ChatClientResponse
 from chatclient.errors import ConfigurationError, ToolArgumentsError
 from chatclient.messages import ToolCall, ToolResult
 from chatclient.options import ToolCallingChatOptions
-from chatclient.tools import PendingCall, ToolCallback, ToolContext, ToolDefinition, ToolMetadata
+from chatclient.tools.callback import ToolCallback
+from chatclient.tools.confirmation import PendingCall
+from chatclient.tools.definition import ToolContext, ToolDefinition, ToolMetadata
 
 from .tool_calling import LoopState, ToolLoopExtension
 

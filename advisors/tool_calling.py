@@ -24,7 +24,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Itera
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar, Union
 
-from chatclient import _builders as built
+import chatclient._builders as built
 from chatclient._sync import run_sync
 from chatclient.advisor import (
     AdvisorOrder,
@@ -59,7 +59,7 @@ from chatclient.pending.state import (
 )
 from chatclient.prompt import Prompt
 from chatclient.responses import ChatResponse, FinishReason, Generation, GenerationMetadata, Usage
-from chatclient.tools import ToolCallback, ToolCallingManager, ToolExecutionResult
+from chatclient.tools.callback import ToolCallback
 from chatclient.tools.confirmation import (
     AWAITING_IDS_METADATA_KEY,
     PENDING_METADATA_KEY,
@@ -67,6 +67,7 @@ from chatclient.tools.confirmation import (
     ToolCallConfirmationRequired,
     ToolCallDecisions,
 )
+from chatclient.tools.manager import ToolCallingManager, ToolExecutionResult
 from chatclient.tools.resume import check_decided_tools_present
 from chatclient.turn import Turn, new_turn_id
 
@@ -511,7 +512,7 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
         pending = pause.pending.for_turn(
             state.turn_id, state.turn_start, state.round, state.usage if state.saw_usage else None
         )
-        from chatclient.memory.log import CONVERSATION_ID
+        from chatclient.envelope import CONVERSATION_ID
 
         conversation = request.context.get(CONVERSATION_ID)
         if isinstance(conversation, str) and conversation:  # bound before observers see it, as it is stored

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Protocol
 
-from chatclient.tools import ToolDefinition
+from chatclient.tools.definition import ToolDefinition
 
 __all__ = ["Bm25Index", "EmbeddingIndex", "IndexFactory", "RegexIndex", "ToolIndex", "tokenize"]
 

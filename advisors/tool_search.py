@@ -27,7 +27,9 @@ from chatclient.errors import ConfigurationError, ToolArgumentsError
 from chatclient.messages import AssistantMessage, Message, SystemMessage, ToolResponseMessage
 from chatclient.options import ToolCallingChatOptions
 from chatclient.pending.state import NonceLedger
-from chatclient.tools import ToolCallback, ToolCallingManager, ToolContext, ToolDefinition
+from chatclient.tools.callback import ToolCallback
+from chatclient.tools.definition import ToolContext, ToolDefinition
+from chatclient.tools.manager import ToolCallingManager
 
 from .tool_calling import LoopState, ToolCallingAdvisor, ToolLoopExtension
 from .tool_index import Bm25Index, IndexFactory, ToolIndex

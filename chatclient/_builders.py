@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from ._trusted import builds, new, set_dict, set_extra, set_fields_set, set_private
-from .messages import AssistantMessage, ToolResponse, ToolResponseMessage, UserMessage
+from .messages import AssistantMessage, ToolResponse, ToolResponseMessage, UserMessage, distinct_call_ids
 from .prompt import Prompt
 from .responses import ChatResponse, ChatResponseMetadata, Generation, GenerationMetadata, Usage
 
@@ -57,6 +57,10 @@ def usage(
 
 @builds(AssistantMessage)
 def assistant_message(*, role: Any, text: Any, tool_calls: Any, metadata: Any) -> AssistantMessage:
+    # As AssistantMessage's own __init__: every call of a reply gets its own id. (Only a tuple: the
+    # check of ``builds`` probes with each field's name as its value.)
+    if type(tool_calls) is tuple and tool_calls:
+        tool_calls = distinct_call_ids(tool_calls)
     model = new(AssistantMessage)
     set_dict(model, {"role": role, "text": text, "tool_calls": tool_calls, "metadata": metadata})
     set_fields_set(model, {"role", "text", "tool_calls", "metadata"})

@@ -15,8 +15,11 @@ from typing import TYPE_CHECKING, Any
 
 from typing_extensions import Self
 
-from . import _builders as built
+import chatclient._builders as built
+
 from ._chain import ComposedChains, HandlerT
+from ._context_keys import check_conversation_id
+from ._display import Code, clip, html_code, md_code
 from .advisor import Advisor, ChatClientRequest, ChatClientResponse, ContextKeys, ToolAdvisor
 from .errors import ConfigurationError
 from .messages import MediaPart, Message, SystemMessage, UserMessage
@@ -229,9 +232,7 @@ class ChatClientRequestSpec:
     def conversation(self, conversation_id: str) -> ChatClientRequestSpec:
         """The conversation this request belongs to: memory advisors (``chatclient.memory``) load
         and store its history under this id."""
-        from .memory.log import CONVERSATION_ID, check_session_id
-
-        return self.advisors(params={CONVERSATION_ID: check_session_id(conversation_id)})
+        return self.advisors(params={ContextKeys.CONVERSATION_ID: check_conversation_id(conversation_id)})
 
     def tool_loop_extensions(self, *extensions: ToolLoopExtension) -> ChatClientRequestSpec:
         """Hooks for this request's tool loop, after the loop's own (see ``ToolLoopExtension``)."""
@@ -349,7 +350,7 @@ class ChatClientRequestSpec:
             resumed_usage = pending.usage
             context[ContextKeys.RESUME] = self.resume_state
             if pending.conversation_id:  # paused under a memory advisor: resumed in that conversation only
-                from .memory._pause import bind_resume
+                from .tools.resume import bind_resume
 
                 bind_resume(context, pending)
         else:
@@ -528,20 +529,14 @@ class ChatClient:
         return builder
 
     def __repr__(self) -> str:
-        from ._display import client_repr
-
-        return client_repr(self)
+        return _client_repr(self)
 
     def _repr_markdown_(self) -> str:
         """A notebook shows the model, the default advisors (the tool loop included) and tools."""
-        from ._display import client_markdown
-
-        return client_markdown(self)
+        return _client_markdown(self)
 
     def _repr_html_(self) -> str:
-        from ._display import client_html
-
-        return client_html(self)
+        return _client_html(self)
 
     def _chain_for(self, advisors_in: Sequence[Advisor], context: Mapping[str, Any]) -> Sequence[Advisor]:
         """The sorted chain for one request: its advisors (defaults included) plus the tool loop."""
@@ -633,3 +628,58 @@ class _PendingClient:
 
 
 _PENDING_CLIENT: Any = _PendingClient()
+
+
+# ---------------------------------------------------------------------------- rendering
+
+
+def _model_label(client: ChatClient) -> tuple[str, str | None]:
+    model = client.model
+    options = model.default_options
+    return type(model).__name__, (options.model if options is not None else None)
+
+
+def _client_parts(client: ChatClient) -> tuple[list[str], list[tuple[str, bool]], int, str | None]:
+    """Advisor names (the tool loop included), tools with their confirmation flag, the number of
+    dynamic tool providers, and the default system text."""
+    defaults = client._defaults
+    advisors = [a.name for a in defaults.advisor_list]
+    advisors.append(client._tool_calling_advisor.name)
+    tools = [(t.name, bool(t.metadata.requires_confirmation)) for t in defaults.tool_callbacks]
+    return advisors, tools, len(defaults.tool_providers), defaults.system_text
+
+
+def _client_repr(client: ChatClient) -> str:
+    kind, name = _model_label(client)
+    advisors, tools, providers, _ = _client_parts(client)
+    model = f"{kind}({name!r})" if name else kind
+    extra = f", tool_providers={providers}" if providers else ""
+    names = ", ".join(t for t, _ in tools)
+    return f"ChatClient(model={model}, advisors=[{', '.join(advisors)}], tools=[{names}]{extra})"
+
+
+def _client_lines(client: ChatClient, code: Code) -> tuple[str, list[str]]:
+    kind, name = _model_label(client)
+    advisors, tools, providers, system = _client_parts(client)
+    title = f"ChatClient on {code(kind)}" + (f" ({code(name)})" if name else "")
+    gated = " (needs confirmation)"
+    lines = [
+        "advisors: " + ", ".join(code(a) for a in advisors),
+        "tools: " + (", ".join(code(t) + (gated if g else "") for t, g in tools) or "none"),
+    ]
+    if providers:
+        lines.append(f"tool providers: {providers}")
+    if system:
+        lines.append(f"system: {code(clip(system))}")
+    return title, lines
+
+
+def _client_markdown(client: ChatClient) -> str:
+    title, lines = _client_lines(client, md_code)
+    return f"**{title}**\n\n" + "\n".join(f"- {line}" for line in lines)
+
+
+def _client_html(client: ChatClient) -> str:
+    title, lines = _client_lines(client, html_code)
+    items = "".join(f"<li>{line}</li>" for line in lines)
+    return f'<div class="chatclient-client"><strong>{title}</strong><ul>{items}</ul></div>'

@@ -23,11 +23,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Union
 
+from ._display import Code, clip, html_code, md_code
 from .messages import ToolCall, ToolResponse
 from .responses import ChatResponse, FinishReason, Usage
 
 if TYPE_CHECKING:
-    from .advisor import ChatClientResponse
+    from .envelope import ChatClientResponse
     from .tools.confirmation import PendingToolCalls
 
 __all__ = [
@@ -51,19 +52,13 @@ class _Display:
     __slots__ = ()
 
     def __repr__(self) -> str:
-        from ._display import event_repr
-
-        return event_repr(self)
+        return _event_repr(self)
 
     def _repr_markdown_(self) -> str:
-        from ._display import event_markdown
-
-        return event_markdown(self)
+        return _event_markdown(self)
 
     def _repr_html_(self) -> str:
-        from ._display import event_html
-
-        return event_html(self)
+        return _event_html(self)
 
 
 @dataclass(frozen=True, slots=True, repr=False)
@@ -88,12 +83,17 @@ class ReasoningDelta(_Display):
 
 @dataclass(frozen=True, slots=True, repr=False)
 class ToolCallStarted(_Display):
-    """The model began a tool call: its id and name are known, its arguments are still coming."""
+    """The model began a tool call: its id and name are known, its arguments are still coming.
+
+    ``id`` is the call's own within its reply (the one the assembled reply and any decision use);
+    ``wire_id`` the provider's, when it had to be replaced (see ``chatclient.messages.CallIds``).
+    """
 
     id: str
     name: str
     index: int = 0
     type: str = "function"
+    wire_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True, repr=False)
@@ -197,3 +197,69 @@ StreamEvent = Union[  # noqa: UP007
     TurnFinished,
 ]
 """What a stream through the advisor chain yields; it always ends with one :class:`TurnFinished`."""
+
+
+# ---------------------------------------------------------------------------- rendering
+
+
+def _event_repr(event: object) -> str:
+    kind = type(event).__name__
+    if isinstance(event, (TextDelta, ReasoningDelta)):
+        index = f", index={event.index}" if event.index else ""
+        return f"{kind}({clip(event.text)!r}{index})"
+    if isinstance(event, ToolCallStarted):
+        return f"{kind}(id={event.id!r}, name={event.name!r})"
+    if isinstance(event, ToolCallDelta):
+        return f"{kind}(id={event.id!r}, arguments={clip(event.arguments)!r})"
+    if isinstance(event, ToolCallReady):
+        return f"{kind}({event.name}({clip(event.arguments)}), id={event.id!r}, round={event.round})"
+    if isinstance(event, ToolResultReady):
+        error = ", error" if event.is_error else ""
+        return f"{kind}({event.name} -> {clip(event.result)!r}, id={event.id!r}, round={event.round}{error})"
+    if isinstance(event, RoundFinished):
+        finish = event.finish_reason.value if event.finish_reason else None
+        return f"{kind}(round={event.round}, finish={finish!r}, tokens={event.usage.total_tokens})"
+    if isinstance(event, TurnPaused):
+        return f"{kind}(awaiting={event.pending.awaiting_ids})"
+    if isinstance(event, TurnFinished):
+        return f"{kind}({event.response!r})"
+    return object.__repr__(event)
+
+
+def _event_line(event: object, code: Code) -> tuple[str, str]:
+    """The event's label and a one-line summary, its values rendered by ``code``."""
+    if isinstance(event, TextDelta):
+        return "text", code(clip(event.text))
+    if isinstance(event, ReasoningDelta):
+        return "reasoning", code(clip(event.text))
+    if isinstance(event, ToolCallStarted):
+        return "tool call started", f"{code(event.name)} ({code(event.id)})"
+    if isinstance(event, ToolCallDelta):
+        return "arguments", f"{code(clip(event.arguments))} ({code(event.id)})"
+    if isinstance(event, ToolCallReady):
+        return "tool call", f"{code(event.name)} {code(clip(event.arguments))} ({code(event.id)}, round {event.round})"
+    if isinstance(event, ToolResultReady):
+        label = "tool error" if event.is_error else "tool result"
+        return label, f"{code(event.name)} → {code(clip(event.result))} ({code(event.id)}, round {event.round})"
+    if isinstance(event, RoundFinished):
+        finish = event.finish_reason.value if event.finish_reason else "none"
+        return "round finished", f"round {event.round}, finish {code(finish)}, {event.usage.total_tokens} tokens"
+    return type(event).__name__, code(_event_repr(event))
+
+
+def _event_markdown(event: object) -> str:
+    if isinstance(event, TurnPaused):
+        return event.pending._repr_markdown_()
+    if isinstance(event, TurnFinished):
+        return event.response._repr_markdown_()
+    label, summary = _event_line(event, md_code)
+    return f"**{label}** {summary}"
+
+
+def _event_html(event: object) -> str:
+    if isinstance(event, TurnPaused):
+        return event.pending._repr_html_()
+    if isinstance(event, TurnFinished):
+        return event.response._repr_html_()
+    label, summary = _event_line(event, html_code)
+    return f'<div class="chatclient-event"><strong>{label}</strong> {summary}</div>'

@@ -12,6 +12,7 @@ them when validating, so each accepts every field as a keyword.
 
 import base64
 from collections.abc import Mapping, Sequence
+from operator import attrgetter
 from typing import Annotated, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
@@ -20,6 +21,7 @@ from typing_extensions import Self
 
 __all__ = [
     "AssistantMessage",
+    "CallIds",
     "FilePart",
     "ImagePart",
     "JsonPart",
@@ -33,6 +35,8 @@ __all__ = [
     "ToolResult",
     "ToolResultPart",
     "UserMessage",
+    "distinct_call_ids",
+    "provider_call_ids",
 ]
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid", defer_build=True)
@@ -63,6 +67,11 @@ class ToolCall(BaseModel):
     only when the tool runs, so malformed output is reported to the model instead of lost.
     In a *stream chunk*, a ``ToolCall`` is a fragment: fragments with the same ``id`` are joined by
     concatenating their ``arguments`` (see :class:`chatclient.streaming.ChatResponseAccumulator`).
+
+    ``id`` is unique within its reply (see :class:`CallIds`): decisions, results and pending states
+    name a call by it. ``wire_id`` is the id the provider sent when it had to be replaced (repeated,
+    or ``""`` for an empty or missing one), kept so the provider gets its own id back; ``None`` when
+    ``id`` is the provider's.
     """
 
     model_config = _FROZEN
@@ -70,10 +79,82 @@ class ToolCall(BaseModel):
     type: str = "function"
     name: str = ""
     arguments: str = ""
+    # Left out of dumps when None: the stored form of every other call stays as it was, and an older
+    # reader (``extra="forbid"``) still loads it.
+    wire_id: str | None = Field(default=None, exclude_if=lambda value: value is None)
+
+    @property
+    def provider_id(self) -> str:
+        """The id to send back to the provider: its own, or ``id`` where it gave none."""
+        return self.wire_id or self.id
+
+
+class CallIds:
+    """Gives each call of one reply its own id, in the reply's order, the same way every time.
+
+    A provider id seen for the first time is kept. A repeated one becomes ``<id>#<position>`` and an
+    empty or missing one ``call_<position>`` (position counts the reply's calls from 1), with
+    ``_<n>`` added while that is taken. Deterministic in the sequence of provider ids alone, so a
+    call, a stream (which assigns as calls start) and a stored, resumed reply all agree.
+    """
+
+    __slots__ = ("_taken",)
+
+    def __init__(self) -> None:
+        self._taken: set[str] = set()
+
+    def assign(self, wire_id: str) -> str:
+        """The id of the reply's next call, whose provider id is ``wire_id``."""
+        taken = self._taken
+        if wire_id and wire_id not in taken:
+            taken.add(wire_id)
+            return wire_id
+        position = len(taken) + 1
+        base = f"{wire_id}#{position}" if wire_id else f"call_{position}"
+        candidate, n = base, 1
+        while candidate in taken:
+            n += 1
+            candidate = f"{base}_{n}"
+        taken.add(candidate)
+        return candidate
+
+
+_call_id = attrgetter("id")
+
+
+def distinct_call_ids(calls: tuple[ToolCall, ...]) -> tuple[ToolCall, ...]:
+    """``calls`` with an id of their own each (see :class:`CallIds`); ``calls`` itself when they have.
+
+    A replaced call keeps the provider's id in ``wire_id``. The common case (distinct, non-empty ids)
+    costs one set (none for a single call).
+    """
+    if len(calls) == 1:
+        if calls[0].id:
+            return calls  # the usual reply: one call, no set to build
+    else:
+        ids = set(map(_call_id, calls))  # no comprehension frame: this runs for every reply with calls
+        if len(ids) == len(calls) and "" not in ids:
+            return calls
+    assigner = CallIds()
+    distinct = []
+    for call in calls:
+        wire_id = call.wire_id if call.wire_id is not None else call.id
+        own = assigner.assign(call.id)
+        if own == call.id:
+            distinct.append(call)
+        else:
+            distinct.append(ToolCall(id=own, type=call.type, name=call.name, arguments=call.arguments, wire_id=wire_id))
+    return tuple(distinct)
+
+
+def provider_call_ids(message: "AssistantMessage") -> dict[str, str]:
+    """Own id → the provider's, for the calls of ``message`` whose id was replaced: what a provider's
+    mapping sends for their results. Empty for almost every reply."""
+    return {call.id: call.wire_id for call in message.tool_calls if call.wire_id}
 
 
 class AssistantMessage(BaseModel):
-    """The model's reply: text, tool calls, or both."""
+    """The model's reply: text, tool calls, or both. Its calls have distinct ids (:class:`CallIds`)."""
 
     model_config = _FROZEN
     role: Literal["assistant"] = "assistant"
@@ -89,7 +170,15 @@ class AssistantMessage(BaseModel):
         metadata: Mapping[str, JsonValue] | None = None,
         role: Literal["assistant"] = "assistant",
     ) -> None:
-        super().__init__(text=text, tool_calls=tuple(tool_calls), metadata=_meta(metadata), role=role)
+        calls = tuple(tool_calls)
+        if calls:
+            try:
+                calls = distinct_call_ids(calls)
+            except AttributeError:  # validating JSON hands over dicts: a stored reply is checked too
+                calls = distinct_call_ids(
+                    tuple(c if isinstance(c, ToolCall) else ToolCall.model_validate(c) for c in calls)
+                )
+        super().__init__(text=text, tool_calls=calls, metadata=_meta(metadata), role=role)
 
     @property
     def has_tool_calls(self) -> bool:

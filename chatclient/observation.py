@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from ._redact import redact_mapping
 
 if TYPE_CHECKING:
-    from .advisor import ChatClientResponse
+    from .envelope import ChatClientResponse
     from .messages import ToolCall, ToolResult
     from .model import ChatModel
     from .prompt import Prompt

@@ -12,18 +12,18 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar, overload
 
 from pydantic import TypeAdapter
 
-from ._chain import compose_acall, compose_astream, compose_call, compose_stream
-from .advisor import Advisor, ChatClientResponse, ContextKeys
+from ._chain import HandlerT, compose_acall, compose_astream, compose_call, compose_stream
+from .advisor import Advisor, ChatClientRequest, ChatClientResponse, ContextKeys
 from .errors import ChatClientError, ConfigurationError, StructuredOutputError
 from .events import StreamEvent, TextDelta, ToolResultReady, TurnFinished
 from .messages import AssistantMessage
 from .model import ChatModel
-from .observation import UNWATCHED, CallInfo, Watch
+from .observation import UNWATCHED, CallInfo, Observers, Watch
 from .responses import ChatResponse, Generation
 
 if TYPE_CHECKING:
-    from .client import PreparedRequest
     from .structured_output import ResponseEntity
+    from .tools.callback import ToolCallbackProvider
 
 __all__ = [
     "AsyncCallResponseSpec",
@@ -33,6 +33,29 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+
+
+class PreparedRequest(Protocol):
+    """What a response spec needs of one prepared run (the client's ``PreparedRequest``): the request,
+    its chain as one handler, the request with its dynamic tools added, and where its usage goes.
+    Declared here so that the specs know the client only through the ``prepare`` it hands them."""
+
+    @property
+    def request(self) -> ChatClientRequest: ...
+
+    @property
+    def observers(self) -> Observers | None: ...
+
+    @property
+    def providers(self) -> tuple[ToolCallbackProvider, ...]: ...
+
+    def composed(self, compose: Callable[..., HandlerT], model: ChatModel) -> HandlerT: ...
+
+    def record(self, response: ChatClientResponse) -> None: ...
+
+    def resolve(self) -> ChatClientRequest: ...
+
+    async def aresolve(self) -> ChatClientRequest: ...
 
 
 class _Prepare(Protocol):
@@ -57,10 +80,7 @@ def _validation(type_: Any, retries: int) -> tuple[Advisor, ...]:
         raise ConfigurationError(f"entity() retries must be an int >= 0, got {retries!r}")
     if retries == 0:
         return ()
-    from ._layout import own_package
-
-    with own_package("advisors"):
-        from advisors.structured_output import StructuredOutputValidationAdvisor
+    from .structured_output import StructuredOutputValidationAdvisor
 
     return (StructuredOutputValidationAdvisor(type_, max_repeat_attempts=retries),)
 

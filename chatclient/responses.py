@@ -4,10 +4,12 @@
 # string when its class is defined; annotations Python evaluates itself cost less at import.
 
 from enum import Enum
+from html import escape
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
+from ._display import Code, clip, html_code, md_code
 from ._trusted import trusted
 from .messages import AssistantMessage, ToolCall
 
@@ -155,21 +157,15 @@ class ChatResponse(BaseModel):
         super().__init__(generations=tuple(generations), metadata=metadata or ChatResponseMetadata())
 
     def __repr__(self) -> str:
-        from ._display import chat_response_repr
-
-        return chat_response_repr(self)
+        return _repr(self)
 
     def _repr_markdown_(self) -> str:
         """A notebook shows the text, then the model, finish reason, tokens and calls in one line."""
-        from ._display import chat_response_markdown
-
-        return chat_response_markdown(self)
+        return _markdown(self)
 
     def _repr_html_(self) -> str:
         """As the markdown, escaped: model text is shown as text, never as HTML."""
-        from ._display import chat_response_html
-
-        return chat_response_html(self)
+        return _html(self)
 
     @classmethod
     def of(
@@ -221,3 +217,40 @@ class ChatResponse(BaseModel):
         """A copy whose response metadata has ``updates`` applied (values are not re-validated)."""
         metadata = trusted(ChatResponseMetadata, {**self.metadata.__dict__, **updates})
         return trusted(ChatResponse, {"generations": self.generations, "metadata": metadata})
+
+
+# ---------------------------------------------------------------------------- rendering
+
+
+def _repr(response: ChatResponse) -> str:
+    finish = [g.finish_reason.value if g.finish_reason else None for g in response.generations]
+    usage = response.metadata.usage
+    tokens = f", tokens={usage.total_tokens}" if usage is not None else ""
+    return f"ChatResponse(text={clip(response.text)!r}, finish={finish}{tokens})"
+
+
+def _facts(response: ChatResponse, code: Code) -> list[str]:
+    meta = response.metadata
+    facts = [f"model {code(meta.model)}"] if meta.model else []
+    finish = ", ".join(g.finish_reason.value for g in response.generations if g.finish_reason)
+    if finish:
+        facts.append(f"finish {code(finish)}")
+    if meta.usage is not None:
+        facts.append(f"{meta.usage.prompt_tokens} in / {meta.usage.completion_tokens} out tokens")
+    calls = [c for g in response.generations for c in g.output.tool_calls]
+    if calls:
+        facts.append("calls " + ", ".join(code(c.name) for c in calls))
+    return facts
+
+
+def _markdown(response: ChatResponse) -> str:
+    facts = _facts(response, md_code)
+    footer = f"\n\n*{' · '.join(facts)}*" if facts else ""
+    return (response.text or "*(no text)*") + footer
+
+
+def _html(response: ChatResponse) -> str:
+    facts = _facts(response, html_code)
+    text = escape(response.text) if response.text else "<em>(no text)</em>"
+    footer = f'<div style="opacity:0.7;font-size:smaller">{" · ".join(facts)}</div>' if facts else ""
+    return f'<div class="chatclient-response"><div style="white-space:pre-wrap">{text}</div>{footer}</div>'

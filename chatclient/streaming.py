@@ -27,13 +27,16 @@ class _ToolCallParts:
     type: str
     name: str
     arguments: list[str] = field(default_factory=list)
+    wire_id: str | None = None
 
 
 @dataclass
 class _GenerationParts:
     text: list[str] = field(default_factory=list)
     saw_text: bool = False
-    tool_calls: dict[str, _ToolCallParts] = field(default_factory=dict)
+    tool_calls: list[_ToolCallParts] = field(default_factory=list)
+    latest: dict[str, _ToolCallParts] = field(default_factory=dict)
+    """Each id's latest call: where its fragments go."""
     finish_reason: FinishReason | None = None
     message_metadata: dict[str, JsonValue] = field(default_factory=dict)
     extra: dict[str, JsonValue] = field(default_factory=dict)
@@ -43,9 +46,12 @@ class ChatResponseAccumulator:
     """Joins a stream's events into the ``ChatResponse`` the same reply would have been in one call.
 
     Text deltas concatenate; tool-call fragments join by ``id`` (arguments concatenate, the first
-    non-empty name and type win, first-seen order is kept); the last finish reason and the last
-    usage win; ids, model and metadata merge with later values winning. Reasoning deltas are for
-    display: what a provider must get back is in the message metadata its chunks carry.
+    non-empty name and type win, first-seen order is kept), except that a ``ToolCallStarted`` with a
+    name, for an id whose call already has its name, is a new call: two calls are never merged, even
+    from a parser that repeats the provider's ids (the reply then gives them ids of their own, as in
+    a call: ``chatclient.messages.CallIds``). The last finish reason and the last usage win; ids,
+    model and metadata merge with later values winning. Reasoning deltas are for display: what a
+    provider must get back is in the message metadata its chunks carry.
     """
 
     __slots__ = ("_extra", "_generations", "_id", "_model", "_usage", "events")
@@ -77,9 +83,9 @@ class ChatResponseAccumulator:
             parts.saw_text = True
             parts.text.append(event.text)
         elif isinstance(event, ToolCallDelta):
-            self._add_fragment(self._parts(event.index), event.id, "", "", event.arguments)
+            self._add_fragment(self._parts(event.index), event.id, "", "", event.arguments, None, False)
         elif isinstance(event, ToolCallStarted):
-            self._add_fragment(self._parts(event.index), event.id, event.type, event.name, "")
+            self._add_fragment(self._parts(event.index), event.id, event.type, event.name, "", event.wire_id, True)
         elif isinstance(event, ReasoningDelta):
             self._parts(event.index)
         else:
@@ -99,14 +105,25 @@ class ChatResponseAccumulator:
             self._add_generation(self._parts(index), generation)
 
     @staticmethod
-    def _add_fragment(parts: _GenerationParts, call_id: str, type_: str, name: str, arguments: str) -> None:
-        call = parts.tool_calls.get(call_id)
-        if call is None:
-            parts.tool_calls[call_id] = _ToolCallParts(call_id, type_ or "function", name, [arguments])
+    def _add_fragment(
+        parts: _GenerationParts,
+        call_id: str,
+        type_: str,
+        name: str,
+        arguments: str,
+        wire_id: str | None,
+        start: bool,
+    ) -> None:
+        call = parts.latest.get(call_id)
+        if call is None or (start and name and call.name):
+            call = parts.latest[call_id] = _ToolCallParts(call_id, type_ or "function", name, [arguments], wire_id)
+            parts.tool_calls.append(call)
             return
         call.arguments.append(arguments)
         if not call.name:
             call.name = name
+        if wire_id is not None:
+            call.wire_id = wire_id
 
     @classmethod
     def _add_generation(cls, parts: _GenerationParts, generation: Generation) -> None:
@@ -116,7 +133,9 @@ class ChatResponseAccumulator:
             if output.text:
                 parts.text.append(output.text)
         for fragment in output.tool_calls:
-            cls._add_fragment(parts, fragment.id, fragment.type, fragment.name, fragment.arguments)
+            cls._add_fragment(
+                parts, fragment.id, fragment.type, fragment.name, fragment.arguments, fragment.wire_id, False
+            )
         if output.metadata:
             parts.message_metadata.update(output.metadata)
         gen_meta = generation.metadata
@@ -129,8 +148,8 @@ class ChatResponseAccumulator:
         generations = []
         for parts in self._generations:
             calls = tuple(
-                ToolCall(id=c.id, type=c.type, name=c.name, arguments="".join(c.arguments))
-                for c in parts.tool_calls.values()
+                ToolCall(id=c.id, type=c.type, name=c.name, arguments="".join(c.arguments), wire_id=c.wire_id)
+                for c in parts.tool_calls
             )
             text = "".join(parts.text) if parts.saw_text else None
             message = AssistantMessage(text, tool_calls=calls, metadata=parts.message_metadata)
@@ -154,6 +173,6 @@ def delta_events(chunk: ChatResponse) -> Iterator[TextDelta | ToolCallStarted | 
             yield TextDelta(output.text, index)
         for fragment in output.tool_calls:
             if fragment.name:
-                yield ToolCallStarted(fragment.id, fragment.name, index, fragment.type)
+                yield ToolCallStarted(fragment.id, fragment.name, index, fragment.type, fragment.wire_id)
             if fragment.arguments:
                 yield ToolCallDelta(fragment.id, fragment.arguments, index)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from .messages import Message
 
 if TYPE_CHECKING:
-    from .advisor import ChatClientResponse
+    from .envelope import ChatClientResponse
 
 __all__ = ["Turn", "new_turn_id", "turn_messages", "turn_of"]
 
@@ -52,7 +52,7 @@ _set_paused = Turn.__dict__["paused"].__set__
 
 def turn_of(response: ChatClientResponse) -> Turn | None:
     """The turn a response ended, or ``None`` when no tool loop ran (it was switched off)."""
-    from .advisor import ContextKeys
+    from .envelope import ContextKeys
 
     turn = response.context.get(ContextKeys.TURN)
     return turn if isinstance(turn, Turn) else None

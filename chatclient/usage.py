@@ -23,7 +23,7 @@ from .errors import ConfigurationError, UnknownModelPriceError
 from .responses import ChatResponse, Usage
 
 if TYPE_CHECKING:
-    from .advisor import ChatClientResponse
+    from .envelope import ChatClientResponse
 
 __all__ = [
     "ModelPrice",

@@ -14,13 +14,13 @@ closes the iterator (its ``finally`` closes the response) and ends; the caller g
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import queue
-import socket
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar
+
+from ._watchdog import shut_down
 
 if TYPE_CHECKING:
     import asyncio
@@ -50,31 +50,14 @@ class _Abort:
             self._response = response
             aborted = self._aborted
         if aborted:  # the reader left while the request was being sent
-            _shut_down(response)
+            shut_down(response)
 
     def abort(self) -> None:
         with self._lock:
             self._aborted = True
             response = self._response
         if response is not None:
-            _shut_down(response)
-
-
-def _shut_down(response: Any) -> None:
-    """Shut the response's socket down (safe from any thread, unlike closing the response).
-
-    Only for HTTP/1.x, where the connection carries this one stream: an HTTP/2 connection carries
-    others too, so there the worker closes the stream (a reset of that stream alone) once its
-    pending read returns.
-    """
-    if not str(getattr(response, "http_version", "")).startswith("HTTP/1"):
-        return
-    extensions = getattr(response, "extensions", None) or {}
-    stream = extensions.get("network_stream")
-    sock = stream.get_extra_info("socket") if stream is not None else None
-    if isinstance(sock, socket.socket):
-        with contextlib.suppress(OSError):  # already closed
-            sock.shutdown(socket.SHUT_RDWR)
+            shut_down(response)
 
 
 def watch_response(response: Any) -> None:

@@ -9,7 +9,10 @@ A provider is a pure translation (``Prompt`` → request JSON, response JSON/str
 - configuration checked when the model is built (a ``base_url`` must be an http(s) URL);
 - retries for retryable errors (429, 5xx, connection), honouring ``Retry-After`` /
   ``retry-after-ms`` / ``x-should-retry``, capped, within a total deadline (``RetryPolicy.deadline``,
-  a numeric model ``timeout`` or a request's ``timeout``, the shortest: see :class:`_Deadline`); a 5xx
+  a numeric model ``timeout`` or a request's ``timeout``, the shortest: see :class:`_Deadline`) that
+  bounds the whole exchange, headers and body, however slowly they trickle in (the watchdog thread
+  of :mod:`providers._watchdog` for sync requests, the loop's cuts of :mod:`providers._cutoff` for
+  async ones); a 5xx
   whose body says the request itself is
   invalid (a validation or chat-template error) is final; a stream is retried only while it is
   being opened, never once a byte of it has been handed to the caller;
@@ -23,13 +26,14 @@ A provider is a pure translation (``Prompt`` → request JSON, response JSON/str
 
 from __future__ import annotations
 
+import contextlib
 import email.utils
 import logging
 import re
 import sys
 import threading
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
@@ -56,6 +60,9 @@ from chatclient.errors import (
     RateLimitError,
     ServerError,
 )
+
+from ._cutoff import Cut, cancel_at, cut_at
+from ._watchdog import WATCHDOG, Watch, shut_down
 
 if TYPE_CHECKING:
     import asyncio
@@ -287,40 +294,137 @@ class _Deadline:
         return APITimeoutError(message, provider=provider, error_type=DEADLINE_EXCEEDED, retryable=False)
 
 
-class _DeadlineStream(httpx2.SyncByteStream):
-    """A response body that ends with the deadline's error once the deadline has passed.
+_STILL_READING = "the reply had not come in full"
 
-    Each read is bounded by the time left when the stream opened (its read timeout was cut); this
-    bounds the whole of a body that keeps trickling in.
+
+class _DeadlineStream(httpx2.SyncByteStream):
+    """A response body read within the request's deadline, whether streamed or read whole.
+
+    Each read is bounded by the time left when the attempt began (its read timeout was cut), and the
+    clock is checked at each chunk; but a body that keeps trickling in, a few bytes within each read
+    timeout, would outlive both. So until the body has been read the exchange is registered with
+    the process's :data:`~providers._watchdog.WATCHDOG` (from the moment it was sent, ``watch``, or
+    from the first read), which shuts its socket down at the deadline; the blocked read returns, and
+    whatever it returns (an error, or the end of a close-delimited body) becomes the deadline's error.
     """
 
-    def __init__(self, inner: Any, deadline: _Deadline, provider: str) -> None:
-        self._inner, self._deadline, self._provider = inner, deadline, provider
+    def __init__(
+        self, response: httpx2.Response, deadline: _Deadline, provider: str, watch: Watch | None = None
+    ) -> None:
+        self._inner: Any = response.stream
+        self._response, self._deadline, self._provider = response, deadline, provider
+        self._watch = watch
 
     def __iter__(self) -> Iterator[bytes]:
-        ends = self._deadline.ends
-        for chunk in self._inner:
-            if time.monotonic() > ends:
-                raise self._deadline.exceeded(self._provider, "the stream was still being read")
-            yield chunk
+        deadline = self._deadline
+        ends = deadline.ends
+        watch = self._watch
+        if watch is None:
+            watch = self._watch = WATCHDOG.watch(ends, self._response)
+        try:
+            for chunk in self._inner:
+                if time.monotonic() > ends:
+                    raise deadline.exceeded(self._provider, _STILL_READING)
+                yield chunk
+            if watch.fired:  # the watchdog's shutdown can look like the end of a close-delimited body
+                raise deadline.exceeded(self._provider, _STILL_READING)
+        except httpx2.TransportError as exc:
+            if watch.fired or deadline.expired():
+                raise deadline.exceeded(self._provider, _STILL_READING) from exc
+            raise
+        finally:
+            self._release()
+
+    def _release(self) -> None:
+        watch, self._watch = self._watch, None
+        if watch is not None:
+            WATCHDOG.release(watch)
 
     def close(self) -> None:
+        self._release()  # first: once closed, the connection may serve another request
         self._inner.close()
 
 
+class _PendingSend:
+    """A request sent through ``client`` whose response has not come: what the watchdog cuts when its
+    headers are still trickling in at the deadline. Only then is the pool searched, for the HTTP/1.1
+    connection carrying this request (the one whose request shares its ``extensions``); its socket
+    is shut down. The pool's inner names are httpcore2's, so a pool of another shape is left alone
+    (each read is still bounded by the cut read timeout)."""
+
+    __slots__ = ("_client", "_request")
+
+    def __init__(self, client: httpx2.Client, request: httpx2.Request) -> None:
+        self._client, self._request = client, request
+
+    def abort(self) -> None:
+        import socket
+
+        pool = getattr(self._client._transport_for_url(self._request.url), "_pool", None)
+        extensions = self._request.extensions
+        for waiting in list(getattr(pool, "_requests", ())):
+            if getattr(waiting.request, "extensions", None) is extensions:
+                connection: Any = getattr(waiting.connection, "_connection", None)
+                if type(connection).__name__ != "HTTP11Connection":
+                    return  # HTTP/2 carries other requests; a connection not yet made has no socket
+                sock = connection._network_stream.get_extra_info("socket")
+                if isinstance(sock, socket.socket):
+                    with contextlib.suppress(OSError):
+                        sock.shutdown(socket.SHUT_RDWR)
+                return
+
+
 class _AsyncDeadlineStream(httpx2.AsyncByteStream):
-    def __init__(self, inner: Any, deadline: _Deadline, provider: str) -> None:
-        self._inner, self._deadline, self._provider = inner, deadline, provider
+    """As :class:`_DeadlineStream`, with the event loop's timer (:func:`providers._cutoff.cut_at`) in
+    place of the watchdog thread."""
+
+    def __init__(self, response: httpx2.Response, deadline: _Deadline, provider: str) -> None:
+        self._inner: Any = response.stream
+        self._response, self._deadline, self._provider = response, deadline, provider
+        self._cut: Cut | None = None
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
-        ends = self._deadline.ends
-        async for chunk in self._inner:
-            if time.monotonic() > ends:
-                raise self._deadline.exceeded(self._provider, "the stream was still being read")
-            yield chunk
+        deadline = self._deadline
+        ends = deadline.ends
+        response = self._response
+        cut = self._cut = cut_at(max(deadline.left(), 0.0), lambda: shut_down(response))
+        try:
+            async for chunk in self._inner:
+                if time.monotonic() > ends:
+                    raise deadline.exceeded(self._provider, _STILL_READING)
+                yield chunk
+            if cut.fired:  # the shutdown can look like the end of a close-delimited body
+                raise deadline.exceeded(self._provider, _STILL_READING)
+        except httpx2.TransportError as exc:
+            if cut.fired or deadline.expired():
+                raise deadline.exceeded(self._provider, _STILL_READING) from exc
+            raise
+        finally:
+            self._stop()
+
+    def _stop(self) -> None:
+        cut, self._cut = self._cut, None
+        if cut is not None:
+            cut.stop()
 
     async def aclose(self) -> None:
+        self._stop()
         await self._inner.aclose()
+
+
+async def _cut_off(deadline: _Deadline, provider: str, exchange: Awaitable[T]) -> T:
+    """``await exchange`` (sending a request, receiving its reply), its task cancelled at the deadline,
+    which then raises the deadline's error: this bounds what no read timeout can, a reply whose
+    headers or body trickle in a few bytes within each read's timeout (see :mod:`providers._cutoff`)."""
+    cut = cancel_at(max(deadline.left(), 0.0))
+    try:
+        result = await exchange
+    except BaseException as exc:
+        if cut.stop():
+            raise deadline.exceeded(provider, _STILL_READING) from exc
+        raise
+    cut.stop()
+    return result
 
 
 class ErrorDetails(NamedTuple):
@@ -941,24 +1045,72 @@ class ProviderHttp:
         self, path: str, body: Any, headers: Mapping[str, str] | None, deadline: _Deadline | None, *, stream: bool
     ) -> httpx2.Response:
         """One attempt: the response, read unless ``stream``; an error for a transport failure or a
-        non-2xx status. The one method a transport of another kind (an official SDK client) replaces."""
+        non-2xx status. The one method a transport of another kind (an official SDK client) replaces.
+
+        Under a deadline the exchange is watched from the moment it is sent, and the body is read
+        through :class:`_DeadlineStream` rather than by httpx2's ``send``, whose reads only the
+        per-read timeout bounds."""
         client = self.client()
-        try:
-            response = client.send(self._build(client, path, body, headers, deadline), stream=stream)
-        except httpx2.HTTPError as exc:
-            raise transport_error(self.provider, exc) from exc
+        request = self._build(client, path, body, headers, deadline)
+        if deadline is not None:
+            response = self._send_within(client, request, deadline)
+            if not stream or response.status_code >= 400:
+                self._read_body(response)
+        else:
+            try:
+                response = client.send(request, stream=stream)
+            except httpx2.HTTPError as exc:
+                raise transport_error(self.provider, exc) from exc
         if response.status_code >= 400:
             content = response.read()
             response.close()
             self._check(response, content)
         return response
 
+    def _send_within(self, client: httpx2.Client, request: httpx2.Request, deadline: _Deadline) -> httpx2.Response:
+        """Send ``request`` watched by the watchdog; the response's body is a :class:`_DeadlineStream`
+        that carries the watch on until the body has been read."""
+        watch = WATCHDOG.watch(deadline.ends, pending=_PendingSend(client, request))
+        try:
+            response = client.send(request, stream=True)
+        except BaseException as exc:
+            WATCHDOG.release(watch)
+            if not isinstance(exc, httpx2.HTTPError):
+                raise
+            if watch.fired:
+                raise deadline.exceeded(self.provider, _STILL_READING) from exc
+            raise transport_error(self.provider, exc) from exc
+        watch.response = response
+        response.stream = _DeadlineStream(response, deadline, self.provider, watch)
+        return response
+
+    def _read_body(self, response: httpx2.Response, deadline: _Deadline | None = None) -> None:
+        """Read the whole body, within ``deadline`` when its stream is not bounded already; the
+        response is closed if that fails."""
+        if deadline is not None and not isinstance(response.stream, _DeadlineStream):
+            response.stream = _DeadlineStream(response, deadline, self.provider)
+        try:
+            response.read()
+        except BaseException as exc:
+            response.close()
+            if isinstance(exc, httpx2.HTTPError):
+                raise transport_error(self.provider, exc) from exc
+            raise
+
     async def _asend(
         self, path: str, body: Any, headers: Mapping[str, str] | None, deadline: _Deadline | None, *, stream: bool
     ) -> httpx2.Response:
+        """As :meth:`_send`; under a deadline the exchange (connect, headers, and the body unless
+        ``stream``) is cancelled when it passes (:func:`_cut_off`)."""
         client = self.async_client()
+        request = self._build(client, path, body, headers, deadline)
+        if deadline is None:
+            return await self._aexchange(client, request, stream=stream)
+        return await _cut_off(deadline, self.provider, self._aexchange(client, request, stream=stream))
+
+    async def _aexchange(self, client: httpx2.AsyncClient, request: httpx2.Request, *, stream: bool) -> httpx2.Response:
         try:
-            response = await client.send(self._build(client, path, body, headers, deadline), stream=stream)
+            response = await client.send(request, stream=stream)
         except httpx2.HTTPError as exc:
             raise transport_error(self.provider, exc) from exc
         if response.status_code >= 400:
@@ -1006,7 +1158,17 @@ class ProviderHttp:
             client = self.async_client()
             request = self._build(client, path, body, headers, deadline)
             try:
-                response = await client.send(request)
+                if deadline is None:
+                    response = await client.send(request)
+                else:  # _cut_off inline: a coroutine less between the caller and the socket
+                    cut = cancel_at(max(deadline.left(), 0.0))
+                    try:
+                        response = await client.send(request)
+                    except BaseException as exc:
+                        if cut.stop():
+                            raise deadline.exceeded(self.provider, _STILL_READING) from exc
+                        raise
+                    cut.stop()
             except httpx2.HTTPError as exc:
                 raise transport_error(self.provider, exc) from exc
             if response.status_code >= 400:
@@ -1029,8 +1191,8 @@ class ProviderHttp:
         """
         deadline = self._deadline(timeout)
         response = self._send_retried(path, body, headers, deadline, stream=True)
-        if deadline is not None:
-            response.stream = _DeadlineStream(response.stream, deadline, self.provider)
+        if deadline is not None and not isinstance(response.stream, _DeadlineStream):  # an SDK's response
+            response.stream = _DeadlineStream(response, deadline, self.provider)
         try:
             yield response
         except httpx2.HTTPError as exc:
@@ -1048,7 +1210,7 @@ class ProviderHttp:
         except ProviderError as error:
             response = await self._aretried(error, path, body, headers, deadline, stream=True)
         if deadline is not None:
-            response.stream = _AsyncDeadlineStream(response.stream, deadline, self.provider)
+            response.stream = _AsyncDeadlineStream(response, deadline, self.provider)
         try:
             yield response
         except httpx2.HTTPError as exc:

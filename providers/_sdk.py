@@ -28,7 +28,7 @@ import httpx2
 from chatclient.errors import APIConnectionError, APITimeoutError, ProviderError
 
 from ._bridge import watch_response
-from ._http import ErrorDetails, ProviderHttp, RetryPolicy, _Deadline, error_from_response, transport_error
+from ._http import ErrorDetails, ProviderHttp, RetryPolicy, _cut_off, _Deadline, error_from_response, transport_error
 
 T = TypeVar("T")
 
@@ -155,12 +155,18 @@ class SdkTransport(ProviderHttp):
     def _send(
         self, path: str, body: Any, headers: Mapping[str, str] | None, deadline: _Deadline | None, *, stream: bool
     ) -> httpx2.Response:
+        """Under a deadline a whole reply is asked for as a stream and read here, through the same
+        deadline-checked body as ours (the SDK's own read is bounded only per read)."""
         options = self._options(headers, deadline)
+        read_here = deadline is not None and not stream
         try:
             response: httpx2.Response = self.sdk.post(
-                path, cast_to=httpx2.Response, body=body, stream=stream, options=options
+                path, cast_to=httpx2.Response, body=body, stream=stream or read_here, options=options
             )
-            if not stream:
+            if read_here:
+                assert deadline is not None
+                self._read_body(response, deadline)
+            elif not stream:
                 response.read()
         except Exception as exc:
             error = self._error(exc)
@@ -174,7 +180,13 @@ class SdkTransport(ProviderHttp):
     async def _asend(
         self, path: str, body: Any, headers: Mapping[str, str] | None, deadline: _Deadline | None, *, stream: bool
     ) -> httpx2.Response:
+        """Under a deadline the SDK's exchange is cancelled when it passes (``_http._cut_off``)."""
         options = self._options(headers, deadline)
+        if deadline is None:
+            return await self._apost(path, body, options, stream=stream)
+        return await _cut_off(deadline, self.provider, self._apost(path, body, options, stream=stream))
+
+    async def _apost(self, path: str, body: Any, options: dict[str, Any], *, stream: bool) -> httpx2.Response:
         try:
             response: httpx2.Response = await self.async_sdk.post(
                 path, cast_to=httpx2.Response, body=body, stream=stream, options=options

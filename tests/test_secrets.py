@@ -19,7 +19,7 @@ from typing import Any
 import httpx2
 import pytest
 
-from chatclient import ChatClient, ChatModel, Prompt, Usage
+from chatclient import ChatClient, ChatClientRequest, ChatModel, Prompt, Usage
 from chatclient._redact import MASK, RedactingLogFilter, is_secret_name, redact_mapping, redact_text, redact_url
 from chatclient.errors import ChatClientError, ConfigurationError, ProviderError
 from chatclient.observation import ChatObserver
@@ -112,6 +112,7 @@ OBJECTS: dict[str, Callable[[], object]] = {
     "openai model with credential headers": lambda: OpenAIChatModel("m", base_url=SECRET_URL, headers=SECRET_HEADERS),
     "provider http": lambda: ProviderHttp(provider="p", base_url=SECRET_URL, headers={}, error_details=lambda _: None),
     "request headers": lambda: RedactedHeaders(httpx2.Headers(SECRET_HEADERS)),
+    "request with advisor params": lambda: ChatClientRequest(Prompt("hi"), {**SECRET_CONTEXT, "callback": SECRET_URL}),
     "client": lambda: (
         ChatClient.builder(PROVIDERS["openai"].model()).default_options(secret_options(OpenAIChatOptions)).build()
     ),

@@ -1,19 +1,15 @@
 """A paused turn belongs to its conversation: the memory advisor binds the pending state to the
-conversation id when the turn pauses, and a resume is checked against it before anything runs."""
+conversation id when the turn pauses (a resume is checked against it before anything runs, by
+:func:`chatclient.tools.resume.bind_resume`)."""
 
 from __future__ import annotations
 
-from collections.abc import MutableMapping
-from typing import Any
-
-from ..advisor import ChatClientResponse, ContextKeys
-from ..errors import PendingConversationMismatchError
+from ..envelope import ChatClientResponse, ContextKeys
 from ..events import StreamEvent, TurnPaused
 from ..responses import ChatResponse
 from ..tools.confirmation import PENDING_METADATA_KEY, PendingToolCalls
-from .log import CONVERSATION_ID
 
-__all__ = ["bind_resume", "paused_in", "paused_event_in"]
+__all__ = ["paused_in", "paused_event_in"]
 
 
 def paused_in(response: ChatClientResponse, conversation_id: str) -> ChatClientResponse:
@@ -35,16 +31,3 @@ def paused_event_in(event: StreamEvent, conversation_id: str) -> StreamEvent:
     if isinstance(event, TurnPaused) and event.pending.conversation_id != conversation_id:
         return TurnPaused(event.pending.in_conversation(conversation_id))
     return event
-
-
-def bind_resume(context: MutableMapping[str, Any], pending: PendingToolCalls) -> None:
-    """A resume runs in the conversation its state paused in: named by the request, or taken from
-    the state when the request names none; another id is refused before anything runs."""
-    paused = pending.conversation_id
-    if not paused:
-        return  # paused without memory, or sealed before states carried their conversation
-    requested = context.get(CONVERSATION_ID)
-    if requested is None:
-        context[CONVERSATION_ID] = paused
-    elif requested != paused:
-        raise PendingConversationMismatchError(paused, str(requested))

@@ -17,7 +17,7 @@ from .errors import ConcurrentTurnError, SessionStoreError, SessionWriteError
 from .log import AppendResult, NewEvent, VersionConflict
 
 if TYPE_CHECKING:
-    from ..advisor import ChatClientResponse
+    from ..envelope import ChatClientResponse
 
 __all__ = ["aappend_turn", "append_failed", "is_transient", "read_failed"]
 

@@ -24,7 +24,7 @@ from .tokens import TokenCounter, default_token_counter, message_text, messages_
 from .window import messages_of, window
 
 if TYPE_CHECKING:
-    from ..client import ChatClient
+    from ..prompt import Prompt
 
 __all__ = [
     "BOUNDARY",
@@ -36,6 +36,7 @@ __all__ = [
     "SessionView",
     "SlidingWindow",
     "Strategy",
+    "SummaryClient",
     "TokenBudget",
     "TokenCount",
     "Trigger",
@@ -234,13 +235,34 @@ DEFAULT_INSTRUCTIONS = (
 )
 
 
+class _SummaryReply(Protocol):
+    def content(self) -> str | None: ...
+
+
+class _AsyncSummaryReply(Protocol):
+    async def content(self) -> str | None: ...
+
+
+class _SummaryRequest(Protocol):
+    def call(self) -> _SummaryReply: ...
+
+    def acall(self) -> _AsyncSummaryReply: ...
+
+
+class SummaryClient(Protocol):
+    """What :class:`RecursiveSummary` asks of its client: a ``ChatClient`` is one. Named by the calls
+    it makes, not by the class, because memory sits below the client and does not import it."""
+
+    def prompt(self, content: Prompt, /) -> _SummaryRequest: ...
+
+
 @dataclass(frozen=True)
 class RecursiveSummary:
     """Keeps the newest ``keep_turns`` turns and replaces the rest with a summary written by
     ``client``; each pass summarises the previous summary with the newly dropped turns, so the
     summary stays one user/assistant pair at the start of the view. A blank summary skips the pass."""
 
-    client: ChatClient
+    client: SummaryClient
     keep_turns: int = 4
     instructions: str = DEFAULT_INSTRUCTIONS
 

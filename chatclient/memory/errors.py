@@ -13,7 +13,7 @@ from ..errors import ChatClientError
 from .log import AppendResult, NewEvent, VersionConflict
 
 if TYPE_CHECKING:
-    from ..advisor import ChatClientResponse
+    from ..envelope import ChatClientResponse
 
 __all__ = ["ConcurrentTurnError", "SessionStoreError", "SessionWriteError"]
 

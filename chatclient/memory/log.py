@@ -14,7 +14,7 @@ from functools import lru_cache
 from operator import itemgetter
 from typing import TYPE_CHECKING, NamedTuple
 
-from .._keys import key_check
+from .._context_keys import CONVERSATION_ID, check_conversation_id  # re-exported: memory's names for them
 from ..errors import ChatClientError, ConfigurationError
 from ..messages import AssistantMessage, Message, SystemMessage, ToolResponseMessage, UserMessage
 from ._frozen import frozen
@@ -37,9 +37,6 @@ __all__ = [
     "plan_append",
     "turn_events",
 ]
-
-CONVERSATION_ID = "chatclient.memory.conversation_id"
-"""The request-context key of the conversation id (set by ``spec.conversation(id)``)."""
 
 
 _MESSAGE_TYPES = frozenset({SystemMessage, UserMessage, AssistantMessage, ToolResponseMessage})
@@ -185,7 +182,7 @@ _tuple_new = tuple.__new__
 _event_id = itemgetter(0)  # NewEvent.event_id
 
 
-check_session_id = key_check("A conversation id")
+check_session_id = check_conversation_id
 """The id if every backend can store it (non-blank, no NUL, at most 512 bytes of UTF-8)."""
 
 

@@ -24,13 +24,14 @@ import time
 from contextlib import suppress
 from typing import TYPE_CHECKING, Any
 
+import chatclient.pending.state as _pending
+
 from .._storage.postgres import AsyncPool, locked_schema, open_pool
 from .._storage.sql import Statement, check_prefix
 from ..errors import PendingStateExpiredError, PendingStateNotFoundError, PendingStoreError
 from ..tools.confirmation import PendingToolCalls
-from . import state as _pending
 from .outage import atwice, store_call, take_mark, twice
-from .state import _expires_at, check_state_id
+from .state import _expires_at, check_secret, check_state_id, dump_state, load_state
 
 if TYPE_CHECKING:
     from psycopg_pool import AsyncConnectionPool, ConnectionPool
@@ -44,7 +45,7 @@ __all__ = [
 
 _WEEK = 7 * 24 * 3600.0
 _NOT_TAKEN = "state NOT LIKE 'taken:%%'"
-"""A row waiting to be resumed (a state is JSON: it never starts with ``taken:``)."""
+"""A row waiting to be resumed (a state is JSON or keyed text: it never starts with ``taken:``)."""
 
 
 def _is_lost_connection(exc: BaseException) -> bool:
@@ -64,7 +65,8 @@ def _table(prefix: str, name: str) -> str:
 class _PendingSql:
     """The statements of the pending store, and what their rows mean."""
 
-    def __init__(self, prefix: str) -> None:
+    def __init__(self, prefix: str, secret: bytes | None) -> None:
+        self.secret = check_secret(secret)
         t = self.table = _table(prefix, "pending")
         self.schema = [
             f"CREATE TABLE IF NOT EXISTS {t} (id TEXT PRIMARY KEY, state TEXT NOT NULL,"
@@ -75,13 +77,14 @@ class _PendingSql:
     def save(self, pending: PendingToolCalls, ttl: float | None) -> tuple[str, Statement]:
         """Put the state under a new id; the row comes back when it is this state's (a retry whose
         first reply was lost), none when the id was another's."""
-        state_id, seconds = _pending._new_id(), _seconds(_expires_at(pending, ttl), _WEEK)
+        state_id, deadline = _pending._new_id(), _expires_at(pending, ttl)
         t = self.table
         sql = (
             f"INSERT INTO {t} (id, state, expires_at) VALUES (%s, %s, now() + %s * interval '1 second')"
             f" ON CONFLICT (id) DO UPDATE SET id = EXCLUDED.id WHERE {t}.state = EXCLUDED.state RETURNING id"
         )
-        return state_id, (sql, (state_id, pending.model_dump_json(), seconds))
+        stored = dump_state(pending, state_id, deadline, self.secret)
+        return state_id, (sql, (state_id, stored, _seconds(deadline, _WEEK)))
 
     def take(self, state_id: str, mark: str) -> Statement:
         """Mark the row taken by ``mark`` (``taken:<token>\n``) and give the state; the same mark
@@ -121,15 +124,14 @@ class _PendingSql:
             raise PendingStateNotFoundError("A pending state id collided; nothing was stored")
         return state_id
 
-    @staticmethod
-    def state(row: Any) -> PendingToolCalls:
+    def state(self, state_id: str, row: Any) -> PendingToolCalls:
         if row is None:
             raise PendingStateNotFoundError(
                 "No pending tool calls under this id (unknown, or already resumed); nothing ran"
             )
         if not row[1]:
             raise PendingStateExpiredError("The pending tool calls expired; nothing ran")
-        return PendingToolCalls.model_validate_json(row[0])
+        return load_state(row[0], state_id, self.secret)
 
 
 class _NonceSql:
@@ -190,7 +192,8 @@ class _AsyncPool(AsyncPool):
 
 
 class PostgresPendingToolCallStore:
-    """Paused states in table ``{prefix}pending``; ``ttl`` (seconds) bounds how long one waits."""
+    """Paused states in table ``{prefix}pending``; ``ttl`` (seconds) bounds how long one waits.
+    With a ``secret``, a state rewritten in the table by anyone without it is refused."""
 
     def __init__(
         self,
@@ -200,8 +203,9 @@ class PostgresPendingToolCallStore:
         connect_timeout: float = 5.0,
         prefix: str = "chatclient_",
         ttl: float | None = 3600.0,
+        secret: bytes | None = None,
     ) -> None:
-        self._sql = _PendingSql(prefix)
+        self._sql = _PendingSql(prefix, secret)
         self._own = pool is None
         self._pool = _pool(url, pool, type(self).__name__, self._sql.schema, connect_timeout)
         self._ttl = ttl
@@ -223,13 +227,13 @@ class PostgresPendingToolCallStore:
         if row is not None:
             with suppress(Exception):  # left behind, the marked row goes with the expired ones
                 self._one(self._sql.taken(state_id, mark))
-        return self._sql.state(row)
+        return self._sql.state(state_id, row)
 
     def peek(self, state_id: str) -> PendingToolCalls:
         """The state, left in place; raises as ``take`` does once it is taken or expired."""
         statement = self._sql.peek(state_id)
         with store_call(self, "peek"):
-            return self._sql.state(twice(_is_lost_connection, lambda: self._one(statement)))
+            return self._sql.state(state_id, twice(_is_lost_connection, lambda: self._one(statement)))
 
     def discard(self, state_id: str) -> bool:
         with store_call(self, "discard"):
@@ -255,8 +259,9 @@ class AsyncPostgresPendingToolCallStore:
         connect_timeout: float = 5.0,
         prefix: str = "chatclient_",
         ttl: float | None = 3600.0,
+        secret: bytes | None = None,
     ) -> None:
-        self._sql = _PendingSql(prefix)
+        self._sql = _PendingSql(prefix, secret)
         self._db = _AsyncPool(url, pool, type(self).__name__, self._sql.schema, connect_timeout)
         self._ttl = ttl
 
@@ -276,12 +281,12 @@ class AsyncPostgresPendingToolCallStore:
         if row is not None:
             with suppress(Exception):  # left behind, the marked row goes with the expired ones
                 await self._db.fetchone(self._sql.taken(state_id, mark))
-        return self._sql.state(row)
+        return self._sql.state(state_id, row)
 
     async def peek(self, state_id: str) -> PendingToolCalls:
         statement = self._sql.peek(state_id)
         with store_call(self, "peek"):
-            return self._sql.state(await atwice(_is_lost_connection, lambda: self._db.fetchone(statement)))
+            return self._sql.state(state_id, await atwice(_is_lost_connection, lambda: self._db.fetchone(statement)))
 
     async def discard(self, state_id: str) -> bool:
         with store_call(self, "discard"):

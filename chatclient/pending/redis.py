@@ -22,12 +22,13 @@ import secrets
 import time
 from typing import TYPE_CHECKING, Any
 
+import chatclient.pending.state as _pending
+
 from .._storage.redis import async_redis_client, redis_client
 from ..errors import PendingStateExpiredError, PendingStateNotFoundError
 from ..tools.confirmation import PendingToolCalls
-from . import state as _pending
 from .outage import atwice, store_call, take_mark, twice
-from .state import _expires_at, check_state_id
+from .state import _expires_at, check_secret, check_state_id, dump_state, load_state
 
 if TYPE_CHECKING:
     import redis
@@ -41,7 +42,8 @@ _CLAIM_MS = 60_000
 _TAKEN = "taken:"
 
 # KEYS[1] the state; ARGV[1] "taken:<token>\n", ARGV[2] how long the mark stays (ms). The state, or
-# nil: unknown, expired, or taken by another token. A state is JSON, so it never starts with "taken:".
+# nil: unknown, expired, or taken by another token. A state is JSON or keyed text (see dump_state),
+# so it never starts with "taken:".
 _TAKE = """
 local value = redis.call('GET', KEYS[1])
 if not value then return false end
@@ -83,12 +85,13 @@ def _ttl_ms(expires_at: float | None, default: float) -> int:
     return max(1, int(seconds * 1000))
 
 
-def _to_save(pending: PendingToolCalls, ttl: float | None) -> tuple[str, str, int]:
-    """The new id, the stored JSON and its expiry in ms; refuses a state that already expired."""
+def _to_save(pending: PendingToolCalls, ttl: float | None, secret: bytes | None) -> tuple[str, str, int]:
+    """The new id, the stored text and its expiry in ms; refuses a state that already expired."""
     expires_at = _expires_at(pending, ttl)
     if expires_at is not None and expires_at <= time.time():
         raise PendingStateExpiredError("The pending tool calls already expired; nothing was stored")
-    return _pending._new_id(), pending.model_dump_json(), _ttl_ms(expires_at, _WEEK)
+    state_id = _pending._new_id()
+    return state_id, dump_state(pending, state_id, expires_at, secret), _ttl_ms(expires_at, _WEEK)
 
 
 def _saved(state_id: str, stored: Any) -> str:
@@ -97,18 +100,19 @@ def _saved(state_id: str, stored: Any) -> str:
     return state_id
 
 
-def _taken(raw: bytes | str | None) -> PendingToolCalls:
+def _taken(raw: bytes | str | None, state_id: str, secret: bytes | None) -> PendingToolCalls:
     if isinstance(raw, bytes):
         raw = raw.decode()
     if raw is None or raw.startswith(_TAKEN):  # a peek at a state someone took
         raise PendingStateNotFoundError(
             "No pending tool calls under this id (unknown, already resumed, or expired); nothing ran"
         )
-    return PendingToolCalls.model_validate_json(raw)
+    return load_state(raw, state_id, secret)
 
 
 class RedisPendingToolCallStore:
-    """Paused states under ``{prefix}pending:{id}``; ``ttl`` (seconds) bounds how long one waits."""
+    """Paused states under ``{prefix}pending:{id}``; ``ttl`` (seconds) bounds how long one waits.
+    With a ``secret``, a state rewritten on the server by anyone without it is refused."""
 
     def __init__(
         self,
@@ -117,14 +121,15 @@ class RedisPendingToolCallStore:
         client: redis.Redis | None = None,
         prefix: str = "chatclient:",
         ttl: float | None = 3600.0,
+        secret: bytes | None = None,
     ) -> None:
         self._redis, self._own = _client(url, client, type(self).__name__), client is None
-        self._prefix, self._ttl = f"{prefix}pending:", ttl
+        self._prefix, self._ttl, self._secret = f"{prefix}pending:", ttl, check_secret(secret)
         self._take, self._discard = self._redis.register_script(_TAKE), self._redis.register_script(_DISCARD)
         self._put_once = self._redis.register_script(_PUT_ONCE)
 
     def save(self, pending: PendingToolCalls) -> str:
-        state_id, state, px = _to_save(pending, self._ttl)
+        state_id, state, px = _to_save(pending, self._ttl, self._secret)
         keys, args = [self._prefix + state_id], [state, px]
         with store_call(self, "save"):
             return _saved(state_id, twice(_is_lost_connection, lambda: self._put_once(keys=keys, args=args)))
@@ -133,14 +138,16 @@ class RedisPendingToolCallStore:
         check_state_id(state_id)
         keys, args = [self._prefix + state_id], [take_mark(), _CLAIM_MS]
         with store_call(self, "take"):
-            return _taken(twice(_is_lost_connection, lambda: self._take(keys=keys, args=args)))
+            return _taken(twice(_is_lost_connection, lambda: self._take(keys=keys, args=args)), state_id, self._secret)
 
     def peek(self, state_id: str) -> PendingToolCalls:
         """The state, left in place (for UIs and approver checks); raises as ``take`` does once it
         is taken or expired (Redis expires it, so both read as not found)."""
         check_state_id(state_id)
         with store_call(self, "peek"):
-            return _taken(twice(_is_lost_connection, lambda: self._redis.get(self._prefix + state_id)))
+            return _taken(
+                twice(_is_lost_connection, lambda: self._redis.get(self._prefix + state_id)), state_id, self._secret
+            )
 
     def discard(self, state_id: str) -> bool:
         check_state_id(state_id)
@@ -166,14 +173,15 @@ class AsyncRedisPendingToolCallStore:
         client: redis.asyncio.Redis | None = None,
         prefix: str = "chatclient:",
         ttl: float | None = 3600.0,
+        secret: bytes | None = None,
     ) -> None:
         self._redis, self._own = _client(url, client, type(self).__name__, asynchronous=True), client is None
-        self._prefix, self._ttl = f"{prefix}pending:", ttl
+        self._prefix, self._ttl, self._secret = f"{prefix}pending:", ttl, check_secret(secret)
         self._take, self._discard = self._redis.register_script(_TAKE), self._redis.register_script(_DISCARD)
         self._put_once = self._redis.register_script(_PUT_ONCE)
 
     async def save(self, pending: PendingToolCalls) -> str:
-        state_id, state, px = _to_save(pending, self._ttl)
+        state_id, state, px = _to_save(pending, self._ttl, self._secret)
         keys, args = [self._prefix + state_id], [state, px]
         with store_call(self, "save"):
             return _saved(state_id, await atwice(_is_lost_connection, lambda: self._put_once(keys=keys, args=args)))
@@ -182,12 +190,18 @@ class AsyncRedisPendingToolCallStore:
         check_state_id(state_id)
         keys, args = [self._prefix + state_id], [take_mark(), _CLAIM_MS]
         with store_call(self, "take"):
-            return _taken(await atwice(_is_lost_connection, lambda: self._take(keys=keys, args=args)))
+            return _taken(
+                await atwice(_is_lost_connection, lambda: self._take(keys=keys, args=args)), state_id, self._secret
+            )
 
     async def peek(self, state_id: str) -> PendingToolCalls:
         check_state_id(state_id)
         with store_call(self, "peek"):
-            return _taken(await atwice(_is_lost_connection, lambda: self._redis.get(self._prefix + state_id)))
+            return _taken(
+                await atwice(_is_lost_connection, lambda: self._redis.get(self._prefix + state_id)),
+                state_id,
+                self._secret,
+            )
 
     async def discard(self, state_id: str) -> bool:
         check_state_id(state_id)

@@ -73,8 +73,10 @@ class AsyncSqliteNonceLedger:
 class AsyncSqlitePendingToolCallStore:
     """The async face of :class:`~chatclient.pending.state.SqlitePendingToolCallStore`."""
 
-    def __init__(self, path: str | Path, ttl: float | None = 3600.0, *, prefix: str = "chatclient_") -> None:
-        self.sync = SqlitePendingToolCallStore(path, ttl=ttl, prefix=prefix)
+    def __init__(
+        self, path: str | Path, ttl: float | None = 3600.0, *, prefix: str = "chatclient_", secret: bytes | None = None
+    ) -> None:
+        self.sync = SqlitePendingToolCallStore(path, ttl=ttl, prefix=prefix, secret=secret)
 
     async def save(self, pending: PendingToolCalls) -> str:
         return await in_thread(lambda: self.sync.save(pending))

@@ -8,17 +8,25 @@
   protocol for other stores. Every store also has ``discard(state_id) -> bool`` (drop a state nobody
   will resume) and ``purge_expired() -> int`` (remove the expired states now; the number removed,
   0 where the server expires them itself). A save never overwrites: an id already in use is refused.
+- Integrity in storage: every store checks the state's digest when it hands it out. That digest is
+  unkeyed: it catches accidental corruption and careless writers, not a writer of the storage who
+  recomputes it. Give the store a ``secret=`` (16+ random bytes, the same in every process) and it
+  keeps an HMAC-SHA256 over the state, its id and its deadline (:func:`dump_state`), refusing any
+  rewrite, move or extension with ``PendingStateTamperedError``.
 - :func:`seal` / :func:`unseal`: when the state must travel through an untrusted client (a browser,
   a mobile app), seal it with an application secret; ``unseal`` rejects anything altered or forged.
 - :class:`NonceLedger`: every state carries a random nonce, and a resume redeems it once, so the same
   state (an object kept in memory, a sealed token) cannot be resumed twice. The default ledger,
-  :func:`default_nonce_ledger`, is process-wide and in memory; several processes need a shared one.
+  :func:`default_nonce_ledger`, is process-wide and in memory; several processes need a shared one
+  (``SqliteNonceLedger``, ``RedisNonceLedger``, ``PostgresNonceLedger``), above all for sealed tokens.
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
+import hmac
+import logging
 import threading
 import time
 from collections.abc import Awaitable, Callable
@@ -45,6 +53,7 @@ if TYPE_CHECKING:
     from ..messages import Message
 
 __all__ = [
+    "check_secret",
     "check_state_id",
     "AsyncInMemoryNonceLedger",
     "AsyncInMemoryPendingToolCallStore",
@@ -58,6 +67,8 @@ __all__ = [
     "StoredPendingToolCalls",
     "aredeem",
     "default_nonce_ledger",
+    "dump_state",
+    "load_state",
     "redeem",
     "seal",
     "unseal",
@@ -175,21 +186,86 @@ def _check_expiry(expires_at: float | None) -> None:
         raise PendingStateExpiredError("The pending tool calls expired; nothing ran")
 
 
-class InMemoryPendingToolCallStore:
-    """A process-local store; ``ttl`` (seconds) bounds how long a pause may wait for a person."""
+_KEYED = "chatclient-hmac-sha256:"
+"""How a state stored with a secret begins: ``chatclient-hmac-sha256:<mac>:<deadline>``, a newline,
+then the state's JSON (a state without a secret is its bare JSON, as before secrets existed)."""
 
-    def __init__(self, ttl: float | None = 3600.0) -> None:
+
+def check_secret(secret: bytes | None) -> bytes | None:
+    """A store's ``secret``: ``None`` (unkeyed) or at least 16 bytes, as :func:`seal` asks."""
+    if secret is not None and (not isinstance(secret, bytes) or len(secret) < 16):
+        raise ConfigurationError("A pending store's secret is bytes, at least 16 random ones (or None)")
+    return secret
+
+
+def dump_state(pending: PendingToolCalls, state_id: str, deadline: float | None, secret: bytes | None) -> str:
+    """The text a store keeps for ``pending`` under ``state_id`` until ``deadline``.
+
+    With a ``secret`` it carries an HMAC-SHA256 over the state's JSON, its id and its deadline, so a
+    writer of the store who lacks the secret can neither edit the state (arguments, conversation,
+    expiry), nor move it under another id, nor extend the store's deadline, even when it recomputes
+    the state's unkeyed digest.
+    """
+    payload = pending.model_dump_json()
+    if secret is None:
+        return payload
+    until = repr(deadline) if deadline is not None else "-"
+    return f"{_KEYED}{_store_mac(secret, state_id, until, payload)}:{until}\n{payload}"
+
+
+def load_state(text: str | bytes, state_id: str, secret: bytes | None) -> PendingToolCalls:
+    """The state a store kept under ``state_id`` (see :func:`dump_state`), verified: a keyed store
+    refuses a state whose MAC does not verify or that carries none (written without the secret)
+    with ``PendingStateTamperedError``; every store refuses one whose digest does not match."""
+    if isinstance(text, bytes):
+        text = text.decode()
+    payload = text
+    if text.startswith(_KEYED):
+        header, _, payload = text.partition("\n")
+        mac, _, until = header[len(_KEYED) :].partition(":")
+        if secret is not None:
+            if not hmac.compare_digest(mac, _store_mac(secret, state_id, until, payload)):
+                raise PendingStateTamperedError("The stored pending state does not verify (altered); nothing ran")
+            _check_expiry(None if until == "-" else float(until))
+    elif secret is not None:
+        raise PendingStateTamperedError(
+            "The stored pending state carries no MAC (written without the store's secret); nothing ran"
+        )
+    try:
+        pending = PendingToolCalls.model_validate_json(payload)
+    except ValidationError as exc:
+        raise PendingStateTamperedError("The stored pending state is malformed; nothing ran") from exc
+    pending.verify()
+    return pending
+
+
+def _store_mac(secret: bytes, state_id: str, until: str, payload: str) -> str:
+    bound = "\x00".join(("chatclient.pending.store.v1", state_id, until, payload)).encode()
+    return hmac.new(secret, bound, hashlib.sha256).hexdigest()
+
+
+class InMemoryPendingToolCallStore:
+    """A process-local store; ``ttl`` (seconds) bounds how long a pause may wait for a person.
+
+    States are kept as the text every store keeps (see :func:`dump_state`), so ``secret`` works as
+    on the shared stores, and a state handed out is a copy nobody else holds.
+    """
+
+    def __init__(self, ttl: float | None = 3600.0, *, secret: bytes | None = None) -> None:
         self._ttl = ttl
-        self._states: dict[str, tuple[PendingToolCalls, float | None]] = {}
+        self._secret = check_secret(secret)
+        self._states: dict[str, tuple[str, float | None]] = {}
         self._lock = threading.Lock()
 
     def save(self, pending: PendingToolCalls) -> str:
         state_id = _new_id()
+        deadline = _expires_at(pending, self._ttl)
+        stored = dump_state(pending, state_id, deadline, self._secret)
         with self._lock:
             self._purge()
             if state_id in self._states:
                 raise _collided()
-            self._states[state_id] = (pending, _expires_at(pending, self._ttl))
+            self._states[state_id] = (stored, deadline)
         return state_id
 
     def take(self, state_id: str) -> PendingToolCalls:
@@ -199,7 +275,7 @@ class InMemoryPendingToolCallStore:
         if entry is None:
             raise PendingStateNotFoundError("No pending tool calls under this id (unknown, or already resumed)")
         _check_expiry(entry[1])
-        return entry[0]
+        return load_state(entry[0], state_id, self._secret)
 
     def peek(self, state_id: str) -> PendingToolCalls:
         check_state_id(state_id)
@@ -208,7 +284,7 @@ class InMemoryPendingToolCallStore:
         if entry is None:
             raise PendingStateNotFoundError("No pending tool calls under this id (unknown, or already resumed)")
         _check_expiry(entry[1])
-        return entry[0]
+        return load_state(entry[0], state_id, self._secret)
 
     def discard(self, state_id: str) -> bool:
         """Drop a state nobody will resume; ``True`` when a live one was there (an expired state
@@ -240,8 +316,8 @@ class AsyncInMemoryPendingToolCallStore:
     """The async face of :class:`InMemoryPendingToolCallStore` (``sync``), for code written against
     :class:`AsyncPendingToolCallStore`; each call runs in a worker thread, as SQLite's async face."""
 
-    def __init__(self, ttl: float | None = 3600.0) -> None:
-        self.sync = InMemoryPendingToolCallStore(ttl=ttl)
+    def __init__(self, ttl: float | None = 3600.0, *, secret: bytes | None = None) -> None:
+        self.sync = InMemoryPendingToolCallStore(ttl=ttl, secret=secret)
 
     async def save(self, pending: PendingToolCalls) -> str:
         return await _in_thread(lambda: self.sync.save(pending))
@@ -270,13 +346,17 @@ class SqlitePendingToolCallStore:
 
     States live in table ``{prefix}pending_tool_calls`` (the default prefix keeps the table of
     earlier versions). ``take`` is one ``DELETE ... RETURNING`` statement, so a state is handed out
-    once even when two processes race for it.
+    once even when two processes race for it. With a ``secret``, a state rewritten in the file by
+    anyone without it is refused (see :func:`dump_state`).
     """
 
-    def __init__(self, path: str | Path, ttl: float | None = 3600.0, *, prefix: str = "chatclient_") -> None:
+    def __init__(
+        self, path: str | Path, ttl: float | None = 3600.0, *, prefix: str = "chatclient_", secret: bytes | None = None
+    ) -> None:
         from .._storage.sql import check_prefix
         from .._storage.sqlite import SqliteDatabase  # only stores that use it pay for sqlite3
 
+        self._secret = check_secret(secret)
         self._table = f"{check_prefix(prefix)}pending_tool_calls"
         self._ttl = ttl
         self._db = SqliteDatabase(path)
@@ -291,13 +371,15 @@ class SqlitePendingToolCallStore:
 
     def save(self, pending: PendingToolCalls) -> str:
         state_id = _new_id()
+        deadline = _expires_at(pending, self._ttl)
+        stored = dump_state(pending, state_id, deadline, self._secret)
         with store_call(self, "save"):
             db = self._connect()
             db.execute(f"DELETE FROM {self._table} WHERE expires_at < ?", (time.time(),))
             row = db.execute(
                 f"INSERT INTO {self._table} (id, state, expires_at, created_at) VALUES (?, ?, ?, ?)"
                 " ON CONFLICT (id) DO NOTHING RETURNING id",
-                (state_id, pending.model_dump_json(), _expires_at(pending, self._ttl), time.time()),
+                (state_id, stored, deadline, time.time()),
             ).fetchone()
         if row is None:
             raise _collided()
@@ -311,7 +393,7 @@ class SqlitePendingToolCallStore:
         if row is None:
             raise PendingStateNotFoundError("No pending tool calls under this id (unknown, or already resumed)")
         _check_expiry(row[1])
-        return PendingToolCalls.model_validate_json(row[0])
+        return load_state(row[0], state_id, self._secret)
 
     def peek(self, state_id: str) -> PendingToolCalls:
         check_state_id(state_id)
@@ -321,7 +403,7 @@ class SqlitePendingToolCallStore:
         if row is None:
             raise PendingStateNotFoundError("No pending tool calls under this id (unknown, or already resumed)")
         _check_expiry(row[1])
-        return PendingToolCalls.model_validate_json(row[0])
+        return load_state(row[0], state_id, self._secret)
 
     def discard(self, state_id: str) -> bool:
         """Drop a state nobody will resume; ``True`` when a live one was there (expired: ``False``)."""
@@ -359,10 +441,20 @@ def _mac(secret: bytes, payload: bytes) -> bytes:
 def seal(pending: PendingToolCalls, secret: bytes) -> str:
     """A tamper-evident token for ``pending``: its JSON plus an HMAC-SHA256 with ``secret``.
 
-    The token is signed, not encrypted: do not put secrets in tool arguments you seal.
+    The token is signed, not encrypted: do not put secrets in tool arguments you seal. A token can
+    reach any process, so resume it against a shared nonce ledger (a warning is logged once when one
+    is resumed against an in-process ledger), and seal states that expire (a warning is logged once
+    for one that never does).
     """
     if len(secret) < 16:
         raise ValueError("Use a secret of at least 16 random bytes to seal pending states")
+    if pending.expires_at is None:
+        _warn_once(
+            "unexpiring",
+            "seal() of a pending state that never expires: its token can be resumed for as long as a nonce "
+            "ledger remembers it (an in-memory one forgets on restart). Give states an expiry "
+            "(ToolCallingManager pending_expires_in; the default is an hour)",
+        )
     payload = pending.model_dump_json().encode()
     return f"{_b64(payload)}.{_b64(_mac(secret, payload))}"
 
@@ -383,7 +475,56 @@ def unseal(token: str, secret: bytes) -> PendingToolCalls:
     except ValidationError as exc:
         raise PendingStateTamperedError("The sealed pending state is malformed; nothing ran") from exc
     pending.verify()
+    _unsealed.note(pending.nonce)
     return pending
+
+
+_log = logging.getLogger("chatclient.tools")
+_warned: set[str] = set()
+_warned_lock = threading.Lock()
+
+
+def _warn_once(topic: str, message: str) -> None:
+    """Log ``message`` as a warning the first time ``topic`` comes up in this process."""
+    with _warned_lock:
+        if topic in _warned:
+            return
+        _warned.add(topic)
+    _log.warning(message)
+
+
+class _RecentNonces:
+    """The nonces of the states :func:`unseal` returned lately (bounded), so a resume can tell a
+    state that travelled as a token from one kept in memory."""
+
+    def __init__(self, size: int = 4096) -> None:
+        self._size = size
+        self._nonces: dict[str, None] = {}
+        self._lock = threading.Lock()
+
+    def note(self, nonce: str) -> None:
+        with self._lock:
+            self._nonces[nonce] = None
+            if len(self._nonces) > self._size:
+                del self._nonces[next(iter(self._nonces))]
+
+    def __contains__(self, nonce: object) -> bool:
+        with self._lock:
+            return nonce in self._nonces
+
+
+_unsealed = _RecentNonces()
+
+
+def _check_ledger_for_sealed(pending: PendingToolCalls, ledger: object) -> None:
+    """A sealed token can reach any process; a ledger in one process cannot stop it running in two."""
+    if isinstance(ledger, (InMemoryNonceLedger, AsyncInMemoryNonceLedger)) and pending.nonce in _unsealed:
+        _warn_once(
+            "sealed-in-process",
+            "A sealed pending state was resumed against an in-process nonce ledger: another process can "
+            "resume the same token again. Give the tool loop a shared ledger (SqliteNonceLedger, "
+            "RedisNonceLedger or PostgresNonceLedger, or their Async faces) as ToolCallingAdvisor(nonce_ledger=...)",
+        )
 
 
 # ---------------------------------------------------------------------------------------- nonces
@@ -465,13 +606,16 @@ def default_nonce_ledger() -> InMemoryNonceLedger:
 def redeem(pending: PendingToolCalls, ledger: NonceLedger | None = None) -> None:
     """Redeem ``pending``'s nonce once; ``PendingStateReusedError`` when it was already redeemed."""
     _check_nonce(pending)
-    if not (ledger if ledger is not None else _default_ledger).redeem(pending.nonce, pending.expires_at):
+    ledger = ledger if ledger is not None else _default_ledger
+    _check_ledger_for_sealed(pending, ledger)
+    if not ledger.redeem(pending.nonce, pending.expires_at):
         raise _reused()
 
 
 async def aredeem(pending: PendingToolCalls, ledger: AsyncNonceLedger) -> None:
     """:func:`redeem` on an async ledger."""
     _check_nonce(pending)
+    _check_ledger_for_sealed(pending, ledger)
     if not await ledger.redeem(pending.nonce, pending.expires_at):
         raise _reused()
 

@@ -11,7 +11,14 @@ the first path segment asks:
 - ``/cut-close/...``: the same first events with neither length nor chunking, then the connection
   closed (a close-delimited body, as a proxy that gives up leaves it);
 - ``/hold/...``: the first events, then nothing, until the client hangs up;
-- ``/stall/...``: no answer at all, until the client hangs up.
+- ``/stall/...``: no answer at all, until the client hangs up;
+- ``/trickle/...``: the reply's status and headers at once, then its body as HTTP/1.1 chunks of
+  :data:`TRICKLE_BYTES` bytes every :data:`TRICKLE_EVERY` seconds, padded with blank lines (JSON
+  whitespace, empty SSE events, empty NDJSON lines) so that it goes on for ``trickle_for`` seconds
+  before it ends: each read is quick, the whole is not; only a deadline on the whole stops it;
+- ``/trickle-head/...``: the same slowness in the headers: the status line, then a padding header
+  line of :data:`TRICKLE_BYTES` bytes every :data:`TRICKLE_EVERY` seconds for ``trickle_for``
+  seconds, then the reply as ``/whole`` sends it.
 
 Each request is recorded (:class:`Visit`), with whether the client hung up on it: that is the server's
 own view of a deadline or a cancel, so checks assert it rather than a clock. Every wait is bounded by
@@ -37,6 +44,9 @@ __all__ = ["FaultServer", "Visit", "fault_server", "first_events", "serving", "w
 WAIT_LIMIT = 15.0
 """Seconds the server waits for a client to hang up before it gives up (no check needs this long)."""
 
+TRICKLE_BYTES = 64
+TRICKLE_EVERY = 0.2
+
 _SKIPPED_HEADERS = frozenset({"content-length", "transfer-encoding", "connection", "content-encoding"})
 
 
@@ -48,6 +58,8 @@ class Visit:
     headers: dict[str, str]
     hung_up: bool = False
     """The client closed the connection while the server was holding it open."""
+    finished: bool = False
+    """A trickled body was sent to its end: the client did not hang up for ``trickle_for`` seconds."""
     ended: threading.Event = field(default_factory=threading.Event)
 
 
@@ -68,9 +80,10 @@ def first_events(body: bytes) -> bytes:
 class FaultServer(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, reply: httpx2.Response) -> None:
+    def __init__(self, reply: httpx2.Response, *, trickle_for: float = WAIT_LIMIT) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
         self.reply = reply
+        self.trickle_for = trickle_for
         self.visits: list[Visit] = []
         self.lock = threading.Lock()
 
@@ -109,6 +122,17 @@ class _Handler(BaseHTTPRequestHandler):
             visit.hung_up = wait_for_hang_up(self.connection)
             self.close_connection = True
             return
+        if visit.scenario == "trickle":
+            self.close_connection = True
+            self._head(reply.status_code, reply, chunked=True)
+            self._trickle(visit, reply.content)
+            return
+        if visit.scenario == "trickle-head":
+            self.close_connection = True
+            if self._trickle_head(visit):
+                self._head(reply.status_code, reply, length=len(reply.content), status_line=False)
+                self.wfile.write(reply.content)
+            return
         if visit.scenario == "whole":
             self._head(reply.status_code, reply, length=len(reply.content))
             self.wfile.write(reply.content)
@@ -129,6 +153,38 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self.send_error(404, f"no scenario {visit.scenario!r}")
 
+    def _trickle(self, visit: Visit, content: bytes) -> None:
+        """``content`` then blank lines, a few bytes at a time, until ``trickle_for`` has passed or the
+        client hangs up (seen between two pieces, or as a failed write)."""
+        ends = time.monotonic() + self.server.trickle_for
+        sent = 0
+        while time.monotonic() < ends:
+            piece = content[sent : sent + TRICKLE_BYTES]
+            piece += b"\n" * (TRICKLE_BYTES - len(piece))
+            sent += TRICKLE_BYTES
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+            self.wfile.flush()
+            if wait_for_hang_up(self.connection, TRICKLE_EVERY):
+                visit.hung_up = True
+                return
+        self.wfile.write(b"0\r\n\r\n")
+        visit.finished = True
+
+    def _trickle_head(self, visit: Visit) -> bool:
+        """The status line, then padding headers a few bytes at a time; True when ``trickle_for``
+        has passed without the client hanging up (the rest of the reply is then sent)."""
+        self.wfile.write(b"HTTP/1.1 %d OK\r\n" % self.server.reply.status_code)
+        line = b"x-padding: " + b"p" * (TRICKLE_BYTES - 13) + b"\r\n"
+        ends = time.monotonic() + self.server.trickle_for
+        while time.monotonic() < ends:
+            self.wfile.write(line)
+            self.wfile.flush()
+            if wait_for_hang_up(self.connection, TRICKLE_EVERY):
+                visit.hung_up = True
+                return False
+        visit.finished = True
+        return True
+
     def _head(
         self,
         status: int,
@@ -137,8 +193,10 @@ class _Handler(BaseHTTPRequestHandler):
         length: int | None = None,
         chunked: bool = False,
         close: bool = False,
+        status_line: bool = True,
     ) -> None:
-        self.send_response(status)
+        if status_line:
+            self.send_response(status)
         for name, value in reply.headers.multi_items():
             if name.lower() not in _SKIPPED_HEADERS:
                 self.send_header(name, value)
@@ -184,6 +242,7 @@ def serving(server: S) -> Iterator[S]:
         thread.join(5)
 
 
-def fault_server(reply: httpx2.Response) -> AbstractContextManager[FaultServer]:
-    """Serves ``reply`` in the fault scenarios on a random loopback port until the block ends."""
-    return serving(FaultServer(reply))
+def fault_server(reply: httpx2.Response, *, trickle_for: float = WAIT_LIMIT) -> AbstractContextManager[FaultServer]:
+    """Serves ``reply`` in the fault scenarios on a random loopback port until the block ends
+    (``trickle_for``: how long the ``/trickle`` scenario takes to send its body)."""
+    return serving(FaultServer(reply, trickle_for=trickle_for))

@@ -126,6 +126,7 @@ class ScriptedChatModel(ChatModel):
                         type=call.type,
                         name=call.name if part == 0 else "",
                         arguments=fragment,
+                        wire_id=call.wire_id,
                     )
                     yield ChatResponse([*padding, Generation(AssistantMessage(None, tool_calls=[piece]))], meta)
             closing = AssistantMessage(None, metadata=generation.output.metadata)

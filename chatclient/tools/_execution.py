@@ -26,7 +26,7 @@ from .._sync import run_sync
 from ..errors import ToolExecutionError
 from ..messages import ToolCall, ToolResult
 from ..observation import NO_OBSERVERS, Observers, ToolInvocationInfo
-from ._results import convert_result
+from ._results import convert_result, tool_execution_error
 from .callback import ToolCallback
 from .definition import ToolContext
 
@@ -52,12 +52,6 @@ calls are refused at once (see ``_pool``)."""
 
 _pool: ToolThreadPool | None = None
 _pool_lock = threading.Lock()
-
-
-def tool_execution_error(tool_name: str, exc: Exception) -> ToolExecutionError:
-    """The error (and text for the model) for a tool body that raised ``exc``."""
-    detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-    return ToolExecutionError(f"Tool '{tool_name}' failed with {detail}", tool_name=tool_name)
 
 
 @dataclass(slots=True)

@@ -21,6 +21,7 @@ __all__ = [
     "convert_result",
     "default_result_converter",
     "normalize_arguments",
+    "tool_execution_error",
 ]
 
 DONE_TEXT = "Done"
@@ -109,3 +110,9 @@ def _public_attributes(obj: Any) -> Any:
 def _defines(cls: type, method: str) -> bool:
     """Whether ``cls`` (or a base other than ``object``) overrides ``object``'s ``method``."""
     return getattr(cls, method) is not getattr(object, method)
+
+
+def tool_execution_error(tool_name: str, exc: Exception) -> ToolExecutionError:
+    """The error (and text for the model) for a tool body that raised ``exc``."""
+    detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    return ToolExecutionError(f"Tool '{tool_name}' failed with {detail}", tool_name=tool_name)

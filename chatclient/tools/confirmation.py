@@ -10,17 +10,20 @@ The flow (Spring AI 2.1's, made safe):
 3. The application shows the calls, collects a :class:`ToolCallDecision` per call, and resumes with
    ``client.prompt().resume(pending, ToolCallDecisions.of(...))``.
 
-What makes it safe: a :class:`PendingToolCalls` is bound to the exact calls by a digest (reply id,
-call ids, names, canonical arguments) and may carry an expiry; decisions must name exactly the
-paused calls; stores hand a state out once; a state that travels through a client can be sealed
-with an HMAC (see :mod:`chatclient.tools.pending`). Who may decide is checked before anything runs
-(see :mod:`chatclient.tools.approval`), and every decision is reported to the observers.
+What makes it safe: a :class:`PendingToolCalls` is bound to the exact calls and the conversation by
+a digest, and expires (one hour by default); decisions must name exactly the paused calls; stores
+hand a state out once, and with a ``secret=`` refuse a state rewritten in storage; a state that
+travels through a client can be sealed with an HMAC (see :mod:`chatclient.tools.pending`). Who may
+decide is checked before anything runs (see :mod:`chatclient.tools.approval`), and every decision is
+reported to the observers.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
+import logging
 import os
 import time
 import warnings
@@ -29,10 +32,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import Enum
 from functools import cache
+from html import escape
 from typing import Any, Final
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
+from .._context_keys import ContextKeys
+from .._display import cell, html_code, md_code
 from ..errors import (
     ChatClientError,
     PendingConversationMismatchError,
@@ -61,6 +67,10 @@ __all__ = [
 ]
 
 DEFAULT_DENY_MESSAGE: Final = "The user did not allow this tool call."
+
+DEFAULT_PENDING_EXPIRES_IN: Final = 3600.0
+"""How long a paused state waits for a person by default (seconds): the stores' default ttl, so a
+state and its store agree, and a short replay window for a sealed token; ``None`` means never."""
 
 PENDING_METADATA_KEY: Final = "pending_tool_calls"
 AWAITING_IDS_METADATA_KEY: Final = "awaiting_tool_call_ids"
@@ -173,10 +183,16 @@ class ToolCallConfirmationPolicy:
 
     @classmethod
     def default(cls, settings: ConfirmationSettings | None = None) -> ToolCallConfirmationPolicy:
-        """Tool metadata OR the extra tool names of the settings; ``never`` when confirmation is off."""
+        """Tool metadata OR the extra tool names of the settings.
+
+        With confirmation off, only the tools that say *who* may decide stay gated
+        (``requires_confirmation="role"`` or a predicate): those are authorization rules, not a
+        prompt to ask someone, and a switch meant for development must not open them. Policies an
+        application builds itself (``from_predicate``, ``by_tool_names``) never read the settings.
+        """
         settings = settings or ConfirmationSettings.from_env()
         if not settings.enabled:
-            return cls.never()
+            return cls(lambda call, callback: callback.metadata.approved_by is not None, "approval rules only")
         policy = cls.from_tool_metadata()
         return policy | cls._by_names(settings.tools, _TOOLS_SETTING) if settings.tools else policy
 
@@ -185,7 +201,10 @@ class ToolCallConfirmationPolicy:
 class ConfirmationSettings:
     """Confirmation on or off, and extra tool names to gate. ``from_env()`` reads
     ``CHATCLIENT_TOOL_CONFIRMATION_ENABLED`` (default true) and ``CHATCLIENT_TOOL_CONFIRMATION_TOOLS``
-    (comma-separated) once per process; pass your own settings to override them in code."""
+    (comma-separated) once per process, and logs a warning when the first turns confirmation off;
+    pass your own settings to override them in code. Off means: plain ``requires_confirmation=True``
+    tools and the extra names run unasked; tools gated by a role or a predicate stay gated (see
+    ``ToolCallConfirmationPolicy.default``)."""
 
     enabled: bool = True
     tools: frozenset[str] = frozenset()
@@ -196,7 +215,17 @@ class ConfirmationSettings:
     @staticmethod
     @cache
     def from_env() -> ConfirmationSettings:
-        return ConfirmationSettings.parse(os.environ)
+        settings = ConfirmationSettings.parse(os.environ)
+        if not settings.enabled:
+            logging.getLogger("chatclient.tools").warning(
+                "%s=%s turns tool call confirmation off: tools marked requires_confirmation=True and the names "
+                "in %s run without asking anyone. Tools whose requires_confirmation names a role or a predicate "
+                "stay gated, as do policies built in code",
+                ConfirmationSettings.ENABLED_ENV,
+                os.environ.get(ConfirmationSettings.ENABLED_ENV),
+                ConfirmationSettings.TOOLS_ENV,
+            )
+        return settings
 
     @staticmethod
     def parse(env: Mapping[str, str]) -> ConfirmationSettings:
@@ -298,12 +327,16 @@ class PendingCall(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
     id: str
+    """The call's own id in its reply (what a decision names); never shared by two calls."""
     name: str
     arguments: str
     requires_confirmation: bool
     tool_identity: str = ""
     """The tool's ``ToolCallback.identity`` when the call paused (in the digest); a resume runs
     nothing if the tool of that name now has another identity."""
+    wire_id: str | None = Field(default=None, exclude_if=lambda value: value is None)
+    """The provider's id when it was replaced (repeated, empty or missing: ``ToolCall.wire_id``;
+    in the digest)."""
 
 
 class PendingToolCalls(BaseModel):
@@ -313,10 +346,14 @@ class PendingToolCalls(BaseModel):
     message in ``conversation``), the round it paused in and the usage so far, so a resumed turn is
     the same turn; and a random ``nonce`` that a resume redeems once (see ``NonceLedger``).
 
-    JSON-serialisable (``model_dump_json``), so the application can store it; resuming checks the
-    digest, so calls altered in storage are rejected. Use a ``PendingToolCallStore`` for
-    single-use across processes, and ``seal``/``unseal`` when the state travels through an
-    untrusted client.
+    JSON-serialisable (``model_dump_json``), so the application can store it. ``digest`` is an
+    unkeyed SHA-256 over everything a resume reads (the calls, the whole conversation, the turn,
+    the nonce, the creation time and the expiry; not ``metadata``): it refuses a state corrupted by
+    accident or edited by a careless writer, but anyone who can write the state can also recompute
+    it. Against such a writer the check must be keyed: give the ``PendingToolCallStore`` a
+    ``secret=`` (an HMAC-SHA256 over the stored state, its id and its deadline), or ``seal`` the
+    state with one when it travels through an untrusted client. A store also hands a state out
+    once across processes.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
@@ -358,7 +395,7 @@ class PendingToolCalls(BaseModel):
         calls: Sequence[PendingCall],
         *,
         reply_id: str,
-        expires_in: float | None = None,
+        expires_in: float | None = DEFAULT_PENDING_EXPIRES_IN,
         turn_id: str = "",
         turn_start: int = 0,
         round: int = 1,
@@ -367,21 +404,20 @@ class PendingToolCalls(BaseModel):
         now = time.time()
         import secrets
 
-        nonce = secrets.token_urlsafe(18)
-        turn = _Turn(turn_id, turn_start, round, nonce)
-        return cls(
+        state = cls(
             reply_id=reply_id,
             calls=tuple(calls),
             conversation=tuple(conversation),
-            digest=_digest(reply_id, calls, turn),
+            digest="",
             created_at=now,
             expires_at=now + expires_in if expires_in is not None else None,
             turn_id=turn_id,
             turn_start=turn_start,
             round=round,
             usage=usage,
-            nonce=nonce,
+            nonce=secrets.token_urlsafe(18),
         )
+        return state.model_copy(update={"digest": _digest(state)})
 
     def for_turn(self, turn_id: str, turn_start: int, round: int, usage: Usage | None) -> PendingToolCalls:
         """This state, placed in its turn (the tool loop knows the turn; the manager does not)."""
@@ -403,16 +439,14 @@ class PendingToolCalls(BaseModel):
             return self
         if self.conversation_id:
             raise PendingConversationMismatchError(self.conversation_id, conversation_id)
-        turn = _Turn(self.turn_id, self.turn_start, self.round, self.nonce, conversation_id)
-        digest = _digest(self.reply_id, self.calls, turn)
-        return self.model_copy(update={"conversation_id": conversation_id, "digest": digest})
+        bound = self.model_copy(update={"conversation_id": conversation_id})
+        return bound.model_copy(update={"digest": _digest(bound)})
 
     def verify(self, *, now: float | None = None) -> None:
         """Raise unless the state is intact (calls match the reply and the digest) and not expired."""
-        reply_calls = [(c.id, c.name, canonical_arguments(c.arguments)) for c in self.reply.tool_calls]
-        listed = [(c.id, c.name, canonical_arguments(c.arguments)) for c in self.calls]
-        turn = _Turn(self.turn_id, self.turn_start, self.round, self.nonce, self.conversation_id)
-        if reply_calls != listed or _digest(self.reply_id, self.calls, turn) != self.digest:
+        reply_calls = [(c.id, c.wire_id, c.name, canonical_arguments(c.arguments)) for c in self.reply.tool_calls]
+        listed = [(c.id, c.wire_id, c.name, canonical_arguments(c.arguments)) for c in self.calls]
+        if reply_calls != listed or not hmac.compare_digest(_digest(self), self.digest):
             raise PendingStateTamperedError("The pending tool calls were altered; nothing ran")
         if not 0 <= self.turn_start < len(self.conversation):
             raise PendingStateTamperedError("The pending state's turn does not lie in its conversation; nothing ran")
@@ -437,47 +471,41 @@ class PendingToolCalls(BaseModel):
         return ChatResponse.of(self.reply, id=self.reply_id)
 
     def __repr__(self) -> str:
-        from .._display import pending_repr
-
-        return pending_repr(self)
+        return _pending_repr(self)
 
     def _repr_markdown_(self) -> str:
         """A notebook shows a table of the calls: id, tool, arguments, needs confirmation."""
-        from .._display import pending_markdown
-
-        return pending_markdown(self)
+        return _pending_markdown(self)
 
     def _repr_html_(self) -> str:
         """The same table in HTML; ids, names and arguments are escaped."""
-        from .._display import pending_html
-
-        return pending_html(self)
+        return _pending_html(self)
 
 
-@dataclass(frozen=True)
-class _Turn:
-    id: str
-    start: int
-    round: int
-    nonce: str
-    conversation_id: str = ""
+def _digest(state: PendingToolCalls) -> str:
+    """SHA-256 of :func:`_canonical_document`: unkeyed, so it catches accidental corruption and
+    careless writers, not a writer who recomputes it (a store's ``secret=`` or ``seal`` does)."""
+    return hashlib.sha256(_canonical_document(state)).hexdigest()
 
 
-def _digest(reply_id: str, calls: Sequence[PendingCall], turn: _Turn) -> str:
-    canonical = json.dumps(
-        [
-            reply_id,
-            [
-                [c.id, c.name, canonical_arguments(c.arguments), c.requires_confirmation]
-                + ([c.tool_identity] if c.tool_identity else [])
-                for c in calls
-            ],
-            [turn.id, turn.start, turn.round, turn.nonce] + ([turn.conversation_id] if turn.conversation_id else []),
+def _canonical_document(state: PendingToolCalls) -> bytes:
+    """Everything a resume reads, as one canonical JSON document (add a field here to bind it).
+
+    Only ``digest`` itself and ``metadata`` (observers' notes, nothing runs from them) are left out.
+    """
+    document = {
+        "reply_id": state.reply_id,
+        "calls": [
+            [c.id, c.wire_id, c.name, canonical_arguments(c.arguments), c.requires_confirmation, c.tool_identity]
+            for c in state.calls
         ],
-        separators=(",", ":"),
-        ensure_ascii=False,
-    )
-    return hashlib.sha256(canonical.encode()).hexdigest()
+        "conversation": [message.model_dump(mode="json") for message in state.conversation],
+        "turn": [state.turn_id, state.turn_start, state.round, state.nonce, state.conversation_id],
+        "created_at": state.created_at,
+        "expires_at": state.expires_at,
+        "usage": state.usage.model_dump(mode="json") if state.usage is not None else None,
+    }
+    return json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 
 
 class ToolCallConfirmationRequired(ChatClientError):
@@ -500,15 +528,50 @@ def awaiting_decision(response: Any) -> PendingToolCalls | None:
     Accepts a ``ChatClientResponse`` (the state rides in its context) or a ``ChatResponse`` (the
     state rides in its metadata, so a streamed or stored reply works too).
     """
-    from ..advisor import ChatClientResponse, ContextKeys
-
-    if isinstance(response, ChatClientResponse):
-        pending = response.context.get(ContextKeys.PENDING_TOOL_CALLS)
+    context = getattr(response, "context", None)
+    if isinstance(context, Mapping):  # a ChatClientResponse (the envelope sits above this module)
+        pending = context.get(ContextKeys.PENDING_TOOL_CALLS)
         if isinstance(pending, PendingToolCalls):
             return pending
-        response = response.chat_response
+        response = getattr(response, "chat_response", None)
     if isinstance(response, ChatResponse):
         raw = response.metadata.extra.get(PENDING_METADATA_KEY)
         if raw is not None:
             return PendingToolCalls.model_validate(raw)
     return None
+
+
+# ---------------------------------------------------------------------------- rendering
+
+
+def _pending_repr(pending: PendingToolCalls) -> str:
+    names = ", ".join(f"{c.name}({c.id})" for c in pending.calls)
+    return f"PendingToolCalls(reply_id={pending.reply_id!r}, calls=[{names}], awaiting={pending.awaiting_ids})"
+
+
+def _paused_header(pending: PendingToolCalls) -> str:
+    return f"{len(pending.awaiting_ids)} call(s) await a decision"
+
+
+def _pending_markdown(pending: PendingToolCalls) -> str:
+    rows = [
+        f"| {cell(c.id)} | {cell(md_code(c.name))} | {cell(md_code(c.arguments))} | "
+        f"{'yes' if c.requires_confirmation else 'no'} |"
+        for c in pending.calls
+    ]
+    header = f"**Paused**: {_paused_header(pending)}\n\n"
+    table = "| id | tool | arguments | needs confirmation |\n|---|---|---|---|\n"
+    return header + table + "\n".join(rows)
+
+
+def _pending_html(pending: PendingToolCalls) -> str:
+    rows = "".join(
+        f"<tr><td>{escape(c.id)}</td><td>{html_code(c.name)}</td><td>{html_code(c.arguments)}</td>"
+        f"<td>{'yes' if c.requires_confirmation else 'no'}</td></tr>"
+        for c in pending.calls
+    )
+    head = "<tr><th>id</th><th>tool</th><th>arguments</th><th>needs confirmation</th></tr>"
+    return (
+        f'<div class="chatclient-paused"><p><strong>Paused</strong>: {_paused_header(pending)}</p>'
+        f"<table><thead>{head}</thead><tbody>{rows}</tbody></table></div>"
+    )

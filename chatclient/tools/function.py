@@ -11,9 +11,8 @@ from typing_extensions import Self
 
 from ..errors import ConfigurationError, ToolError
 from ..messages import ToolResult
-from ._execution import tool_execution_error
 from ._json_schema import SchemaSignature
-from ._results import ResultConverter, convert_result, default_result_converter
+from ._results import ResultConverter, convert_result, default_result_converter, tool_execution_error
 from ._signature import ToolSignature
 from .callback import ToolCallback
 from .definition import EMPTY_TOOL_CONTEXT, ToolContext, ToolDefinition, ToolMetadata

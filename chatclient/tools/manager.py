@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING
 from pydantic import JsonValue
 from typing_extensions import Self
 
-from .. import _builders as built
+import chatclient._builders as built
+
 from ..errors import (
     ChatClientError,
     ConfigurationError,
@@ -36,6 +37,7 @@ from ..messages import (
     ToolResponseMessage,
     ToolResult,
     UserMessage,
+    distinct_call_ids,
 )
 from ..observation import NO_OBSERVERS, DecisionOutcome, DecisionRecord, Observers
 from ..responses import ChatResponse, FinishReason, Generation, GenerationMetadata
@@ -46,6 +48,7 @@ from ._results import normalize_arguments
 from .approval import DecisionRequest, Rule, ToolCallAuthorizer, approver_id
 from .callback import ToolCallback
 from .confirmation import (
+    DEFAULT_PENDING_EXPIRES_IN,
     DecisionCompleteness,
     PendingCall,
     PendingToolCalls,
@@ -187,7 +190,7 @@ class ToolCallingManager:
         executor: Executor | None = None,
         confirmation_policy: ToolCallConfirmationPolicy | None = None,
         decision_completeness: DecisionCompleteness = DecisionCompleteness.ALL_REQUIRED,
-        pending_expires_in: float | None = None,
+        pending_expires_in: float | None = DEFAULT_PENDING_EXPIRES_IN,
         decision_authorizer: ToolCallAuthorizer | Rule | None = None,
         require_approver: bool | None = None,
         authorize_denials: bool = False,
@@ -212,7 +215,7 @@ class ToolCallingManager:
 
         ``confirmation_policy`` defaults to ``ToolCallConfirmationPolicy.default()`` (tool metadata,
         plus the tool names and the on/off switch of the environment settings);
-        ``pending_expires_in`` (seconds) stamps an expiry on every paused state.
+        ``pending_expires_in`` (seconds, default an hour; ``None``: never) stamps an expiry on every paused state.
 
         Decisions on gated calls are authorized by the tools' own rules (``requires_confirmation=
         "role"`` or a predicate) and ``decision_authorizer`` (an authorizer, or a plain predicate over
@@ -332,6 +335,7 @@ class ToolCallingManager:
         calls = [
             PendingCall(
                 id=s.call.id,
+                wire_id=s.call.wire_id,
                 name=s.call.name,
                 arguments=s.call.arguments,
                 requires_confirmation=s.gated,
@@ -526,7 +530,7 @@ class ToolCallingManagerBuilder:
         self._executor: Executor | None = None
         self._policy: ToolCallConfirmationPolicy | None = None
         self._completeness = DecisionCompleteness.ALL_REQUIRED
-        self._pending_expires_in: float | None = None
+        self._pending_expires_in: float | None = DEFAULT_PENDING_EXPIRES_IN
         self._authorizers: tuple[ToolCallAuthorizer, ...] = ()
         self._require_approver: bool | None = None
         self._authorize_denials = False
@@ -579,7 +583,7 @@ class ToolCallingManagerBuilder:
         return self
 
     def pending_expires_in(self, seconds: float | None) -> Self:
-        """Paused states expire this many seconds after the pause (default: never)."""
+        """Paused states expire this many seconds after the pause (default: an hour; ``None``: never)."""
         self._pending_expires_in = seconds
         return self
 
@@ -716,7 +720,15 @@ def _reply_fingerprint(message: AssistantMessage) -> str:
 
 def _tool_call_message(chat_response: ChatResponse) -> AssistantMessage:
     for generation in chat_response.generations:
-        if generation.output.tool_calls:
+        calls = generation.output.tool_calls
+        if calls:
+            if distinct_call_ids(calls) is not calls:
+                # An AssistantMessage gives its calls ids of their own; only one built around its
+                # checks can get here. Refused: one decision or result must never cover two calls.
+                raise ConfigurationError(
+                    f"The reply's tool calls do not each have an id of their own ({[c.id for c in calls]}); "
+                    "nothing ran. Build replies with AssistantMessage(...), which assigns them."
+                )
             return generation.output
     raise ConfigurationError("No tool call requested by the chat model")
 

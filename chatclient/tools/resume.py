@@ -5,21 +5,23 @@ something else, or nothing: a remote source that changed the tool without tellin
 provider's cached listing is stale), and a resume that forgot the request-scoped tools the paused
 turn had (the approved call would become an "unknown tool" result). The first is met by asking each
 provider that can for a listing past its cache (:func:`fresh_sources`); the second by refusing the
-resume (:func:`check_decided_tools_present`).
+resume (:func:`check_decided_tools_present`). And a state paused in a conversation (under a memory
+advisor) resumes in that conversation only (:func:`bind_resume`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import MutableMapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
-from ..errors import ToolCallDecisionError
+from .._context_keys import CONVERSATION_ID
+from ..errors import PendingConversationMismatchError, ToolCallDecisionError
 from .callback import ToolCallback, ToolCallbackProvider
 
 if TYPE_CHECKING:
     from .confirmation import PendingToolCalls, ToolCallDecision, ToolCallDecisions
 
-__all__ = ["check_decided_tools_present", "fresh_sources"]
+__all__ = ["bind_resume", "check_decided_tools_present", "fresh_sources"]
 
 
 class _FreshListing:
@@ -73,3 +75,16 @@ def check_decided_tools_present(
 def _may_run(decision: ToolCallDecision | None) -> bool:
     """An allow, or no decision (a completeness policy may still run or refuse it)."""
     return decision is None or decision.allowed
+
+
+def bind_resume(context: MutableMapping[str, Any], pending: PendingToolCalls) -> None:
+    """A resume runs in the conversation its state paused in: named by the request, or taken from
+    the state when the request names none; another id is refused before anything runs."""
+    paused = pending.conversation_id
+    if not paused:
+        return  # paused without memory, or sealed before states carried their conversation
+    requested = context.get(CONVERSATION_ID)
+    if requested is None:
+        context[CONVERSATION_ID] = paused
+    elif requested != paused:
+        raise PendingConversationMismatchError(paused, str(requested))

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Final
 
+from .._context_keys import ContextKeys
+
 SEMCONV_VERSION: Final = "semantic-conventions-genai v0.1.0 (+ cache_write)"
 INSTRUMENTATION_NAME: Final = "chatclient"
 
@@ -26,9 +28,8 @@ ADVISOR_SPAN_PREFIX: Final = "advisor"
 PROVIDER_NAME: Final = "gen_ai.provider.name"
 AGENT_NAME: Final = "gen_ai.agent.name"
 CONVERSATION_ID: Final = "gen_ai.conversation.id"
-CONVERSATION_CONTEXT_KEY: Final = "chatclient.memory.conversation_id"
-"""Where ``spec.conversation(id)`` puts the id in the request context (``chatclient.memory``'s
-``CONVERSATION_ID``, spelled out so tracing does not import the memory package; a test keeps them equal)."""
+CONVERSATION_CONTEXT_KEY: Final = ContextKeys.CONVERSATION_ID
+"""Where ``spec.conversation(id)`` puts the id in the request context (the envelope's key)."""
 ERROR_TYPE: Final = "error.type"
 OUTPUT_TYPE: Final = "gen_ai.output.type"
 SERVER_ADDRESS: Final = "server.address"

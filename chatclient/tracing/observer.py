@@ -24,6 +24,9 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import chatclient.tracing._content as _content
+import chatclient.tracing._names as n
+
 from .._version import __version__
 from ..errors import ConfigurationError
 from ..observation import (
@@ -36,15 +39,13 @@ from ..observation import (
     RetryInfo,
     ToolInvocationInfo,
 )
-from . import _content
-from . import _names as n
 
 if TYPE_CHECKING:
     from opentelemetry.context import Context
     from opentelemetry.metrics import MeterProvider
     from opentelemetry.trace import Span, TracerProvider
 
-    from ..advisor import ChatClientResponse
+    from ..envelope import ChatClientResponse
     from ..messages import ToolResult
     from ..prompt import Prompt
     from ..responses import ChatResponse

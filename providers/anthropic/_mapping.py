@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Hashable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 import httpx2
 import pydantic_core
 from pydantic import JsonValue
 
-from chatclient import _builders as built
+import chatclient._builders as built
 from chatclient.errors import ConfigurationError, MalformedResponseError, ProviderError
 from chatclient.messages import (
     AssistantMessage,
@@ -26,6 +26,7 @@ from chatclient.messages import (
     ToolResponseMessage,
     ToolResultPart,
     UserMessage,
+    provider_call_ids,
 )
 from chatclient.options import ChatOptions, ToolCallingChatOptions
 from chatclient.prompt import Prompt
@@ -44,14 +45,10 @@ from providers._tool_rendering import TOOL_RENDERINGS
 
 from .options import AnthropicChatOptions
 
-if TYPE_CHECKING:
-    from ._stream_parser import StreamParser
-
 __all__ = [
     "DEFAULT_MAX_TOKENS",
     "PROVIDER",
     "THINKING_METADATA_KEY",
-    "StreamParser",
     "build_request",
     "error_details",
     "finish_reason",
@@ -222,13 +219,15 @@ def _messages(messages: Sequence[Message]) -> tuple[list[str], list[dict[str, An
     """
     system: list[str] = []
     out: list[dict[str, Any]] = []
+    call_ids: dict[str, str] = {}
     for message in messages:
         if isinstance(message, UserMessage):
             role, blocks = "user", _user_blocks(message)
         elif isinstance(message, AssistantMessage):
             role, blocks = "assistant", _assistant_blocks(message)
+            call_ids = provider_call_ids(message)  # its results go back under the provider's ids
         elif isinstance(message, ToolResponseMessage):
-            role, blocks = "user", [_tool_result(r) for r in message.responses]
+            role, blocks = "user", [_tool_result(r, call_ids.get(r.id, r.id)) for r in message.responses]
         elif isinstance(message, SystemMessage):
             system.append(message.text)
             continue
@@ -258,7 +257,8 @@ def _assistant_blocks(message: AssistantMessage) -> list[dict[str, Any]]:
     if message.text:  # empty text blocks are rejected by the API
         blocks.append({"type": "text", "text": message.text})
     for call in message.tool_calls:
-        blocks.append({"type": "tool_use", "id": call.id, "name": call.name, "input": _tool_input(call.arguments)})
+        tool_use = {"type": "tool_use", "id": call.provider_id, "name": call.name, "input": _tool_input(call.arguments)}
+        blocks.append(tool_use)
     return blocks
 
 
@@ -275,9 +275,9 @@ def _tool_input(arguments: str) -> Any:
     return value if isinstance(value, dict) else {}
 
 
-def _tool_result(response: ToolResponse) -> dict[str, Any]:
+def _tool_result(response: ToolResponse, tool_use_id: str) -> dict[str, Any]:
     """A ``tool_result`` block: a text result as a string, a ``ToolResult``'s parts as content blocks."""
-    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": response.id}
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": tool_use_id}
     if response.parts:
         content = [wire for part in response.parts if (wire := _tool_result_content(part)) is not None]
         if content:
@@ -462,7 +462,7 @@ def parse_response(data: Any, headers: Mapping[str, str] | httpx2.Headers | None
         elif kind == "tool_use":
             given = as_object(block.get("input") or {}, "a tool_use block's 'input'", PROVIDER, data)
             arguments = pydantic_core.to_json(given).decode()
-            calls.append(ToolCall(id=_str(block, "id", data), name=_str(block, "name", data), arguments=arguments))
+            calls.append(ToolCall(id=call_id(block, data), name=_str(block, "name", data), arguments=arguments))
         elif kind in ("thinking", "redacted_thinking"):
             thinking.append(block)
         else:  # server tool use and results, and block types yet to come: kept, to be sent back
@@ -502,6 +502,13 @@ def _blocks_metadata(thinking: list[JsonValue], server_blocks: list[JsonValue]) 
     return metadata
 
 
+def call_id(block: Mapping[str, Any], body: Any) -> str:
+    """A ``tool_use`` block's id; ``""`` when a compatible server left it out or empty (the reply then
+    gives the call an id of its own: ``chatclient.messages.CallIds``)."""
+    value = block.get("id")
+    return "" if value is None else _str(block, "id", body)
+
+
 def _str(block: Mapping[str, Any], key: str, body: Any) -> str:
     value = block.get(key)
     if not isinstance(value, str):
@@ -537,13 +544,3 @@ def stream_error(data: Mapping[str, Any], request_id: str | None = None) -> Prov
     status = (event_status(found) if found is not None else None) or 500  # each type stands for a status
     headers = httpx2.Headers({"request-id": request_id} if request_id else {})
     return error_from_event(PROVIDER, data, error_details, status=status, headers=headers)
-
-
-def __getattr__(name: str) -> Any:
-    # ``StreamParser`` lives in ``_stream_parser``, loaded with the first stream (it needs
-    # ``chatclient.events``, which a plain call does not); still importable from here.
-    if name == "StreamParser":
-        from ._stream_parser import StreamParser
-
-        return StreamParser
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -13,7 +13,7 @@ from pydantic import JsonValue
 
 from chatclient.errors import MalformedResponseError, StreamIncompleteError
 from chatclient.events import ModelEvent, ReasoningDelta, TextDelta, ToolCallDelta, ToolCallStarted
-from chatclient.messages import AssistantMessage
+from chatclient.messages import AssistantMessage, CallIds
 from chatclient.responses import ChatResponse, ChatResponseMetadata, Generation, GenerationMetadata
 
 from ._mapping import (
@@ -22,6 +22,7 @@ from ._mapping import (
     _blocks_metadata,
     _generation_extra,
     _response_extra,
+    call_id,
     finish_reason,
     parse_usage,
     stream_error,
@@ -47,7 +48,8 @@ class StreamParser:
     as ``TextDelta``, as they arrive. ``content_block_start`` of a ``tool_use`` block is the call's
     ``ToolCallStarted`` (id and name); each ``input_json_delta`` piece then goes out as a
     ``ToolCallDelta`` under that id, found through the block ``index`` (which counts every block of
-    the message). Thinking text goes out as ``ReasoningDelta`` and is also collected: the signed
+    the message). Each call gets its own id as its block starts (``CallIds``, as in a call).
+    Thinking text goes out as ``ReasoningDelta`` and is also collected: the signed
     thinking blocks (and redacted ones), which must be sent back as they were, ride in the message
     metadata of the closing chunk. ``message_delta`` carries the stop reason and the cumulative
     usage: it becomes that closing chunk. ``ping`` and unknown events are ignored; ``event: error``
@@ -56,6 +58,7 @@ class StreamParser:
 
     __slots__ = (
         "_blocks",
+        "_ids",
         "_meta",
         "_request_id",
         "_server_blocks",
@@ -69,6 +72,8 @@ class StreamParser:
         self._meta = ChatResponseMetadata(extra=_response_extra(request_id))
         self._blocks: dict[int, dict[str, Any]] = {}
         """Block index → {"type", and "id" for tool_use, or the parts of a thinking block}."""
+        self._ids = CallIds()
+        """Gives each call its own id as its block starts (a repeated or missing id is replaced)."""
         self._thinking: list[JsonValue] = []
         self._server_blocks: list[JsonValue] = []
         self._usage: dict[str, Any] = {}
@@ -123,11 +128,12 @@ class StreamParser:
             text = block.get("text")
             return [TextDelta(text)] if isinstance(text, str) and text else []
         if kind == "tool_use":
-            call_id, name = block["id"], block["name"]
-            if not isinstance(call_id, str) or not isinstance(name, str):
-                raise TypeError("tool_use id or name is not a string")
-            self._blocks[index] = {"type": "tool_use", "id": call_id}
-            return [ToolCallStarted(call_id, name)]
+            wire_id, name = call_id(block, data), block["name"]
+            if not isinstance(name, str):
+                raise TypeError("tool_use name is not a string")
+            own = self._ids.assign(wire_id)
+            self._blocks[index] = {"type": "tool_use", "id": own}
+            return [ToolCallStarted(own, name, wire_id=None if own == wire_id else wire_id)]
         if kind == "thinking":
             text = block.get("thinking") or ""
             self._blocks[index] = {"type": "thinking", "thinking": [text], "signature": ""}

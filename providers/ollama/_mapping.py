@@ -11,7 +11,7 @@ Wire facts this module relies on (see the recorded traffic in ``shared/fixtures/
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pydantic_core
 from pydantic import JsonValue
@@ -31,6 +31,7 @@ from chatclient.messages import (
     ToolResponse,
     ToolResponseMessage,
     UserMessage,
+    provider_call_ids,
 )
 from chatclient.options import ChatOptions
 from chatclient.prompt import Prompt
@@ -49,12 +50,8 @@ from providers._tool_rendering import TOOL_RENDERINGS
 from .._http import ErrorDetails, error_from_event
 from .._media import unsupported_media
 
-if TYPE_CHECKING:
-    from ._stream_parser import StreamParser
-
 __all__ = [
     "PROVIDER",
-    "StreamParser",
     "build_request",
     "error_details",
     "parse_response",
@@ -100,6 +97,7 @@ def build_request(prompt: Prompt, options: ChatOptions | None, *, stream: bool) 
 
 def _messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
+    call_ids: dict[str, str] = {}
     for message in messages:
         if isinstance(message, UserMessage) and message.media:
             out.append(_user(message))
@@ -107,8 +105,9 @@ def _messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
             out.append({"role": message.role, "content": message.text})
         elif isinstance(message, AssistantMessage):
             out.append(_assistant(message))
+            call_ids = provider_call_ids(message)  # its results go back under the provider's ids
         else:
-            out.extend(_tool_results(message))
+            out.extend(_tool_results(message, call_ids))
     return out
 
 
@@ -120,16 +119,16 @@ def _assistant(message: AssistantMessage) -> dict[str, Any]:
         entry["thinking"] = thinking
     if message.tool_calls:
         entry["tool_calls"] = [
-            {"id": call.id, "function": {"name": call.name, "arguments": _arguments_object(call.arguments)}}
+            {"id": call.provider_id, "function": {"name": call.name, "arguments": _arguments_object(call.arguments)}}
             for call in message.tool_calls
         ]
     return entry
 
 
-def _tool_results(message: ToolResponseMessage) -> Iterable[dict[str, Any]]:
+def _tool_results(message: ToolResponseMessage, call_ids: dict[str, str]) -> Iterable[dict[str, Any]]:
     # The 2024 recording sends only role + content; servers since 2025 also read tool_name (which
     # tool answered) and tool_call_id (which call). Older servers ignore unknown fields.
-    return (_tool_result(response) for response in message.responses)
+    return (_tool_result(response, call_ids.get(response.id, response.id)) for response in message.responses)
 
 
 _INLINE_IMAGES = frozenset({"image/png", "image/jpeg"})
@@ -140,7 +139,7 @@ _LEFT_OUT_NOTE = (
 )
 
 
-def _tool_result(response: ToolResponse) -> dict[str, Any]:
+def _tool_result(response: ToolResponse, call_id: str) -> dict[str, Any]:
     """A ``tool`` message; a ``ToolResult``'s inline images go in its ``images`` field.
 
     Ollama takes images as base64 strings on any message (a vision model sees them), not URLs and
@@ -156,7 +155,7 @@ def _tool_result(response: ToolResponse) -> dict[str, Any]:
     if left_out:
         entry["content"] += "\n" + _LEFT_OUT_NOTE
     entry["tool_name"] = response.name
-    entry["tool_call_id"] = response.id
+    entry["tool_call_id"] = call_id
     return entry
 
 
@@ -258,7 +257,7 @@ def parse_response(data: Any, headers: Mapping[str, str] | None = None) -> ChatR
             "The reply says 'done': false: a partial reply, not a finished message", provider=PROVIDER, body=data
         )
     content = _str_field(message, "content")
-    calls = _tool_calls(message.get("tool_calls"), 0)
+    calls = _tool_calls(message.get("tool_calls"))
     text = content if content else (None if calls else "")
     output = AssistantMessage(text, tool_calls=calls, metadata=_thinking_metadata(_str_field(message, "thinking")))
     generation_meta = _generation_metadata(data.get("done_reason"), bool(calls)) if data.get("done", True) else None
@@ -279,14 +278,15 @@ def _thinking_metadata(thinking: str) -> dict[str, JsonValue] | None:
     return {"thinking": thinking} if thinking else None
 
 
-def _tool_calls(raw: Any, start: int) -> list[ToolCall]:
-    """Tool calls of one line; a call without an ``id`` gets ``call_<n>``, n counting the reply's calls."""
+def _tool_calls(raw: Any) -> list[ToolCall]:
+    """Tool calls of one line; a call without an ``id`` (Ollama sent none before 2025) has ``""``: the
+    reply gives it ``call_<n>``, n counting the reply's calls from 1 (``chatclient.messages.CallIds``)."""
     if raw is None:
         return []
     if not isinstance(raw, list):
         raise MalformedResponseError("message.tool_calls is not a list", provider=PROVIDER, body=raw)
     calls: list[ToolCall] = []
-    for offset, item in enumerate(raw):
+    for item in raw:
         function = item.get("function") if isinstance(item, dict) else None
         name = function.get("name") if isinstance(function, dict) else None
         if not isinstance(name, str) or not name:
@@ -300,9 +300,7 @@ def _tool_calls(raw: Any, start: int) -> list[ToolCall]:
         else:
             raw_arguments = pydantic_core.to_json(arguments).decode()
         call_id = item.get("id")
-        if not isinstance(call_id, str) or not call_id:
-            call_id = f"call_{start + offset}"
-        calls.append(ToolCall(id=call_id, name=name, arguments=raw_arguments))
+        calls.append(ToolCall(id=call_id if isinstance(call_id, str) else "", name=name, arguments=raw_arguments))
     return calls
 
 
@@ -363,13 +361,3 @@ def stream_error(event: dict[str, Any]) -> ProviderError:
     status = event.get("status")
     given = status if isinstance(status, int) and not isinstance(status, bool) and status >= 400 else None
     return error_from_event(PROVIDER, event, error_details, status=given)
-
-
-def __getattr__(name: str) -> Any:
-    # ``StreamParser`` lives in ``_stream_parser``, loaded with the first stream (it needs
-    # ``chatclient.events``, which a plain call does not); still importable from here.
-    if name == "StreamParser":
-        from ._stream_parser import StreamParser
-
-        return StreamParser
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

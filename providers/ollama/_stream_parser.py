@@ -10,7 +10,7 @@ from typing import Any
 
 from chatclient.errors import MalformedResponseError, StreamIncompleteError
 from chatclient.events import ModelEvent, ReasoningDelta, TextDelta, ToolCallDelta, ToolCallStarted
-from chatclient.messages import AssistantMessage
+from chatclient.messages import AssistantMessage, CallIds
 from chatclient.responses import ChatResponse, ChatResponseMetadata, Generation
 
 from ._mapping import (
@@ -32,15 +32,18 @@ class StreamParser:
     The first line's model goes out as a ``ChatResponse`` chunk. Text pieces go out at once as
     ``TextDelta``, thinking pieces as ``ReasoningDelta`` (and collected: the reply's thinking is also
     message metadata, as in a complete reply). Ollama sends each tool call whole, in one line: it
-    becomes a ``ToolCallStarted`` and one ``ToolCallDelta`` with all its arguments. The ``done: true``
+    becomes a ``ToolCallStarted`` and one ``ToolCallDelta`` with all its arguments, under an id of its
+    own (``CallIds``: a repeated or missing id is replaced, as in a call). The ``done: true``
     line yields a last chunk with the finish reason, usage and the thinking; :meth:`close` raises if
     it never came.
     """
 
-    __slots__ = ("_calls", "_started", "_thinking", "done")
+    __slots__ = ("_calls", "_ids", "_started", "_thinking", "done")
 
     def __init__(self) -> None:
         self._calls = 0
+        self._ids = CallIds()
+        """Gives each call its own id, as a whole reply's calls get theirs (one line may hold several)."""
         self._thinking: list[str] = []
         self._started = False
         self.done = False
@@ -66,11 +69,12 @@ class StreamParser:
             content = _str_field(message, "content")
             if content:
                 events.append(TextDelta(content))
-            calls = _tool_calls(message.get("tool_calls"), self._calls)
+            calls = _tool_calls(message.get("tool_calls"))
             self._calls += len(calls)
             for call in calls:
-                events.append(ToolCallStarted(call.id, call.name, 0, call.type))
-                events.append(ToolCallDelta(call.id, call.arguments))
+                own = self._ids.assign(call.id)
+                events.append(ToolCallStarted(own, call.name, 0, call.type, None if own == call.id else call.id))
+                events.append(ToolCallDelta(own, call.arguments))
         if event.get("done") is True:
             self.done = True
             closing = AssistantMessage(

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Hashable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 import pydantic_core
 from pydantic import JsonValue
 
-from chatclient import _builders as built
+import chatclient._builders as built
 from chatclient.errors import (
     MalformedResponseError,
     ProviderError,
@@ -27,6 +27,7 @@ from chatclient.messages import (
     ToolResponse,
     ToolResponseMessage,
     UserMessage,
+    provider_call_ids,
 )
 from chatclient.options import ChatOptions
 from chatclient.prompt import Prompt
@@ -44,13 +45,9 @@ from providers._per_options import PerOptions
 from providers._reply_shape import as_list, as_object, optional_object, shape_error
 from providers._tool_rendering import TOOL_RENDERINGS
 
-if TYPE_CHECKING:
-    from ._stream_parser import StreamParser
-
 __all__ = [
     "PROVIDER",
     "REASONING_FIELD_KEY",
-    "StreamParser",
     "build_request",
     "error_details",
     "finish_reason",
@@ -164,11 +161,16 @@ def _sampling(body: dict[str, Any], options: ChatOptions, openai_platform: bool)
 
 def _messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
     wire: list[dict[str, Any]] = []
+    call_ids: dict[str, str] = {}  # the last reply's replaced ids: its results go back under the provider's
     for message in messages:
         if isinstance(message, AssistantMessage):
             wire.append(_assistant(message))
+            call_ids = provider_call_ids(message)
         elif isinstance(message, ToolResponseMessage):
-            wire.extend({"role": "tool", "tool_call_id": r.id, "content": _tool_content(r)} for r in message.responses)
+            wire.extend(
+                {"role": "tool", "tool_call_id": call_ids.get(r.id, r.id), "content": _tool_content(r)}
+                for r in message.responses
+            )
         elif isinstance(message, UserMessage) and message.media:
             wire.append({"role": "user", "content": _user_content(message)})
         else:
@@ -234,7 +236,7 @@ def _assistant(message: AssistantMessage) -> dict[str, Any]:
         entry[field] = reasoning
     entry["tool_calls"] = [
         {
-            "id": call.id,
+            "id": call.provider_id,
             "type": call.type or "function",
             # A call without arguments may have streamed none: the API wants a JSON string.
             "function": {"name": call.name, "arguments": call.arguments or "{}"},
@@ -392,8 +394,9 @@ def _tool_calls(raw: Any, choice_index: int, where: str, body: object) -> list[T
     for position, item in enumerate(as_list(raw, f"{where}.tool_calls", PROVIDER, body)):
         call = as_object(item, f"{where}.tool_calls[{position}]", PROVIDER, body)
         function = as_object(call.get("function") or {}, f"{where}.tool_calls[{position}].function", PROVIDER, body)
-        # Missing ids (seen on some compatible servers) are made up so results can be matched.
-        call_id = call.get("id") or f"call_{choice_index}_{call.get('index', position)}"
+        # A missing id (seen on some compatible servers) is left empty: the reply gives the call one of
+        # its own (``chatclient.messages.CallIds``), as it does for a repeated one.
+        call_id = call.get("id") or ""
         calls.append(
             ToolCall(
                 id=call_id,
@@ -560,13 +563,3 @@ def stream_error(event: Mapping[str, Any]) -> ProviderError:
     code = raw.get("code") if isinstance(raw, dict) else None
     status = code if isinstance(code, int) and not isinstance(code, bool) and 400 <= code < 600 else None
     return error_from_event(PROVIDER, dict(event), error_details, status=status)
-
-
-def __getattr__(name: str) -> Any:
-    # ``StreamParser`` lives in ``_stream_parser``, loaded with the first stream (it needs
-    # ``chatclient.events``, which a plain call does not); still importable from here.
-    if name == "StreamParser":
-        from ._stream_parser import StreamParser
-
-        return StreamParser
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -13,7 +13,7 @@ from pydantic import JsonValue
 
 from chatclient.errors import MalformedResponseError, StreamIncompleteError
 from chatclient.events import ModelEvent, ReasoningDelta, TextDelta, ToolCallDelta, ToolCallStarted
-from chatclient.messages import AssistantMessage
+from chatclient.messages import AssistantMessage, CallIds
 from chatclient.responses import ChatResponse, ChatResponseMetadata, FinishReason, Generation, GenerationMetadata
 
 from ._mapping import (
@@ -45,11 +45,23 @@ def _chunked_delta(delta: dict[str, Any], content: list[Any]) -> dict[str, Any]:
 class _Choice:
     """What the parser remembers about one choice of a stream."""
 
-    __slots__ = ("calls", "finished", "last_key", "named", "reasoning", "reasoning_field", "refusal", "saw_calls")
+    __slots__ = (
+        "calls",
+        "finished",
+        "ids",
+        "last_key",
+        "named",
+        "reasoning",
+        "reasoning_field",
+        "refusal",
+        "saw_calls",
+    )
 
     def __init__(self) -> None:
-        self.calls: dict[Any, str] = {}
-        """Fragment key (the wire's ``index``) → the call's id."""
+        self.calls: dict[Any, tuple[str, str]] = {}
+        """Fragment key (the wire's ``index``) → the call's own id and the wire's id."""
+        self.ids = CallIds()
+        """Gives each call its own id as it starts, as a whole reply's calls get theirs."""
         self.named: set[str] = set()
         """Ids of the calls whose ``ToolCallStarted`` (with a name) was sent."""
         self.last_key: Any = None
@@ -68,9 +80,12 @@ class StreamParser:
     ``TextDelta`` (the hot path: no pydantic model per delta), reasoning deltas (``reasoning_content``
     / ``reasoning``) as ``ReasoningDelta``. Tool-call fragments are keyed by their ``index`` (only the
     first fragment of an index has the ``id``): the first becomes ``ToolCallStarted``, each argument
-    piece a ``ToolCallDelta`` under the call's id. The reasoning and refusal text is also collected
-    into the message metadata of the chunk that carries the finish reason; the usage-only event
-    (``choices: []``) becomes a chunk with usage. :meth:`finish` tells a complete stream from a cut one.
+    piece a ``ToolCallDelta`` under the call's id. Each call gets its own id as it starts
+    (``CallIds``: a repeated or missing wire id is replaced, as in a call), so two calls are never
+    merged; without an ``index``, a fragment with a name starts the next call. The reasoning and
+    refusal text is also collected into the message metadata of the chunk that carries the finish
+    reason; the usage-only event (``choices: []``) becomes a chunk with usage. :meth:`finish` tells
+    a complete stream from a cut one.
     """
 
     __slots__ = ("_choices", "_final_meta", "_headers", "_meta")
@@ -192,25 +207,30 @@ class StreamParser:
     @staticmethod
     def _fragment(state: _Choice, raw: dict[str, Any], index: int, events: list[ModelEvent]) -> None:
         call_id = raw.get("id")
-        key = raw.get("index")
+        call_id = str(call_id) if call_id else ""
+        wire_index = raw.get("index")
+        key = wire_index
         if key is None:
             key = call_id if call_id else state.last_key
-        known = state.calls.get(key)
-        new = False
-        if call_id and known != call_id:
-            # A new call (or a server that reuses an index for the next call: the id tells).
-            known = state.calls[key] = call_id
-            new = True
-        elif known is None:
-            known = state.calls[key] = f"call_{len(state.calls)}_{key}"
-            new = True
-        state.last_key = key
-        state.saw_calls = True
         function = raw.get("function") or {}
         name = function.get("name") or ""
+        call = state.calls.get(key)
+        if (
+            call is None
+            or (call_id and call[1] != call_id)  # a server that reuses an index for the next call
+            or (wire_index is None and name and call[0] in state.named)  # no index: a named fragment starts
+        ):
+            call = state.calls[key] = (state.ids.assign(call_id), call_id)
+            new = True
+        else:
+            new = False
+        known = call[0]
+        state.last_key = key
+        state.saw_calls = True
         if new or (name and known not in state.named):
             # Started once per call; again only if a server sent the name after the first fragment.
-            events.append(ToolCallStarted(known, name, index, raw.get("type") or "function"))
+            wire = None if known == call[1] else call[1]
+            events.append(ToolCallStarted(known, name, index, raw.get("type") or "function", wire))
             if name:
                 state.named.add(known)
         arguments = _arguments(function.get("arguments"))

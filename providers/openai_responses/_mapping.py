@@ -8,7 +8,7 @@ from __future__ import annotations
 import mimetypes
 import re
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import JsonValue
 
@@ -19,6 +19,7 @@ from chatclient.errors import (
 )
 from chatclient.messages import (
     AssistantMessage,
+    CallIds,
     FilePart,
     ImagePart,
     Message,
@@ -28,6 +29,7 @@ from chatclient.messages import (
     ToolResponseMessage,
     ToolResultPart,
     UserMessage,
+    provider_call_ids,
 )
 from chatclient.options import ChatOptions
 from chatclient.prompt import Prompt
@@ -46,15 +48,11 @@ from providers._media import unsupported_media
 from providers._reply_shape import as_list, optional_object
 from providers._tool_rendering import TOOL_RENDERINGS
 
-if TYPE_CHECKING:
-    from ._stream_parser import StreamParser
-
 __all__ = [
     "BUILTIN_ITEMS_KEY",
     "ITEM_IDS_KEY",
     "PROVIDER",
     "REASONING_KEY",
-    "StreamParser",
     "build_request",
     "error_details",
     "parse_response",
@@ -236,19 +234,21 @@ def input_items(messages: Sequence[Message], *, store: bool) -> list[dict[str, A
     """The ``input`` list: system messages become ``developer`` messages in place, assistant replies
     become their reasoning items, an ``output_text`` message and ``function_call`` items."""
     items: list[dict[str, Any]] = []
+    call_ids: dict[str, str] = {}
     for message in messages:
         if isinstance(message, UserMessage):
             items.append({"role": "user", "content": _user_content(message) if message.media else message.text})
         elif isinstance(message, AssistantMessage):
             _assistant_items(items, message, store)
+            call_ids = provider_call_ids(message)  # its results go back under the provider's ids
         elif isinstance(message, ToolResponseMessage):
-            items.extend(_function_call_output(response) for response in message.responses)
+            items.extend(_function_call_output(r, call_ids.get(r.id, r.id)) for r in message.responses)
         elif isinstance(message, SystemMessage):
             items.append({"role": "developer", "content": message.text})
     return items
 
 
-def _function_call_output(response: ToolResponse) -> dict[str, Any]:
+def _function_call_output(response: ToolResponse, call_id: str) -> dict[str, Any]:
     """A ``function_call_output`` item: a text result as a string, a ``ToolResult``'s parts as a list.
 
     The list takes ``input_text``, ``input_image`` (a URL or a ``data:`` URL) and ``input_file``
@@ -260,7 +260,7 @@ def _function_call_output(response: ToolResponse) -> dict[str, Any]:
     output: str | list[dict[str, Any]] = response.response_data
     if response.parts:
         output = [wire for part in response.parts if (wire := _output_part(part)) is not None] or ""
-    return {"type": "function_call_output", "call_id": response.id, "output": output}
+    return {"type": "function_call_output", "call_id": call_id, "output": output}
 
 
 _IMAGE_MEDIA_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
@@ -323,7 +323,7 @@ def _assistant_items(items: list[dict[str, Any]], message: AssistantMessage, sto
     for call in message.tool_calls:
         call_item: dict[str, Any] = {
             "type": "function_call",
-            "call_id": call.id,
+            "call_id": call.provider_id,
             "name": call.name,
             "arguments": call.arguments or "{}",
         }
@@ -417,7 +417,7 @@ def event_error(error: Any, *, default: type[ProviderError] = ProviderError) -> 
 class _Output:
     """What the typed ``output[]`` items of one response amount to."""
 
-    __slots__ = ("builtin", "calls", "item_ids", "reasoning", "refusal", "saw_message", "texts")
+    __slots__ = ("builtin", "call_ids", "calls", "item_ids", "reasoning", "refusal", "saw_message", "texts")
 
     def __init__(self) -> None:
         self.texts: list[str] = []
@@ -425,7 +425,10 @@ class _Output:
         self.refusal: list[str] = []
         """A refusal's text: kept out of the answer, in ``metadata["refusal"]`` (as Chat Completions)."""
         self.calls: list[ToolCall] = []
+        self.call_ids = CallIds()
+        """Gives each call its own id in output order (a repeated or missing ``call_id`` is replaced)."""
         self.item_ids: dict[str, JsonValue] = {}
+        """A call's own id → its item's ``fc_`` id."""
         self.reasoning: list[JsonValue] = []
         self.builtin: list[JsonValue] = []
 
@@ -442,13 +445,22 @@ class _Output:
                     elif part.get("type") == "refusal" and isinstance(part.get("refusal"), str):
                         self.refusal.append(part["refusal"])
         elif kind == "function_call":
-            self.calls.append(function_call(item))
-            if isinstance(item.get("id"), str):
-                self.item_ids[item["call_id"]] = item["id"]
+            self.add_call(item)
         elif kind == "reasoning":
             self.reasoning.append(item)
         else:  # a built-in tool's item (web search, file search, code interpreter ...): kept, sent back
             self.builtin.append(item)
+
+    def add_call(self, item: Mapping[str, Any]) -> ToolCall:
+        """A ``function_call`` item's call, with its own id: a call and a stream number them alike."""
+        call = function_call(item)
+        own = self.call_ids.assign(call.id)
+        if own != call.id:
+            call = ToolCall(id=own, name=call.name, arguments=call.arguments, wire_id=call.id)
+        self.calls.append(call)
+        if isinstance(item_id := item.get("id"), str):
+            self.item_ids[own] = item_id
+        return call
 
     def metadata(self) -> dict[str, JsonValue]:
         metadata: dict[str, JsonValue] = {}
@@ -470,8 +482,9 @@ class _Output:
 
 
 def function_call(item: Mapping[str, Any]) -> ToolCall:
-    """Our ``ToolCall`` of a ``function_call`` item: its id is the ``call_id``, not the ``fc_`` id."""
-    call_id, name, arguments = item.get("call_id"), item.get("name"), item.get("arguments", "")
+    """Our ``ToolCall`` of a ``function_call`` item: its id is the ``call_id``, not the ``fc_`` id
+    (``""`` when a compatible server left it out: the reply gives the call an id of its own)."""
+    call_id, name, arguments = item.get("call_id") or "", item.get("name"), item.get("arguments", "")
     if not isinstance(call_id, str) or not isinstance(name, str) or not isinstance(arguments, str):
         raise MalformedResponseError(
             f"A function_call item lacks call_id, name or arguments: {item!r}", provider=PROVIDER
@@ -526,13 +539,3 @@ def parse_response(data: Any, headers: Mapping[str, str]) -> ChatResponse:
         [Generation(message, _generation_meta(reason, raw, bool(output.refusal)))],
         _response_metadata(data, parse_usage(usage), header_value(headers, b"x-request-id")),
     )
-
-
-def __getattr__(name: str) -> Any:
-    # ``StreamParser`` lives in ``_stream_parser``, loaded with the first stream (it needs
-    # ``chatclient.events``, which a plain call does not); still importable from here.
-    if name == "StreamParser":
-        from ._stream_parser import StreamParser
-
-        return StreamParser
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -23,7 +23,6 @@ from ._mapping import (
     _response_metadata,
     _str,
     event_error,
-    function_call,
     parse_usage,
 )
 
@@ -37,8 +36,9 @@ class StreamParser:
     refusal) deltas go out as ``TextDelta``; reasoning summary and reasoning text deltas as
     ``ReasoningDelta`` (for display: the reasoning items to send back arrive whole in
     ``response.output_item.done`` and go into the last chunk's message metadata). A function call's
-    ``output_item.added`` is its ``ToolCallStarted`` under the ``call_id`` (our ``ToolCall.id``);
-    argument deltas, keyed by ``item_id`` (the ``fc_`` id), are ``ToolCallDelta`` under that id.
+    ``output_item.added`` is its ``ToolCallStarted`` under the ``call_id`` (our ``ToolCall.id``;
+    replaced, as in a call, when repeated or missing); argument deltas, keyed by ``item_id`` (the
+    ``fc_`` id) or ``output_index``, are ``ToolCallDelta`` under that id.
     ``response.completed`` gives the closing chunk; :meth:`finish` raises if it never came.
     """
 
@@ -137,15 +137,13 @@ class StreamParser:
         return []
 
     def _start_call(self, item: dict[str, Any], output_index: Any) -> list[ModelEvent]:
-        call = function_call(item)
+        call = self._output.add_call(item)
         if isinstance(item_id := item.get("id"), str):
             self._by_item[item_id] = call.id
-            self._output.item_ids[call.id] = item_id
         if isinstance(output_index, int):
             self._by_index[output_index] = call.id
         self._args[call.id] = [call.arguments]
-        self._output.calls.append(call)
-        started: list[ModelEvent] = [ToolCallStarted(call.id, call.name, 0, call.type)]
+        started: list[ModelEvent] = [ToolCallStarted(call.id, call.name, 0, call.type, call.wire_id)]
         if call.arguments:
             started.append(ToolCallDelta(call.id, call.arguments))
         return started
@@ -167,9 +165,17 @@ class StreamParser:
             self._output.reasoning.append(item)
         elif kind not in _MODELLED_ITEMS:
             self._output.builtin.append(item)
-        elif kind == "function_call" and _str(item.get("call_id")) not in self._args:
+        elif kind == "function_call" and not self._started(item, data.get("output_index")):
             return self._start_call(item, data.get("output_index"))
         return []
+
+    def _started(self, item: dict[str, Any], output_index: Any) -> bool:
+        """Whether this output item's call was started (by its ``fc_`` id or position, not its
+        ``call_id``, which two calls may share)."""
+        item_id = item.get("id")
+        if isinstance(item_id, str) and item_id in self._by_item:
+            return True
+        return isinstance(output_index, int) and output_index in self._by_index
 
     def _completed(self, data: dict[str, Any]) -> list[ModelEvent]:
         response = data.get("response")

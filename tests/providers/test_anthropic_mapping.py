@@ -39,13 +39,13 @@ from providers._http import RetryPolicy
 from providers.anthropic import AnthropicChatModel, AnthropicChatOptions
 from providers.anthropic._mapping import (
     THINKING_METADATA_KEY,
-    StreamParser,
     build_request,
     error_details,
     parse_response,
     parse_usage,
     strict_schema,
 )
+from providers.anthropic._stream_parser import StreamParser
 from tests.providers.model_events import assemble, chunks, deltas
 
 
@@ -288,7 +288,7 @@ def test_reply_blocks_usage_and_unknown_fields() -> None:
         {"id": "msg_1"},
         reply(["not a block"]),
         reply([{"type": "text"}]),
-        reply([{"type": "tool_use", "name": "x", "input": {}}]),
+        reply([{"type": "tool_use", "id": 5, "name": "x", "input": {}}]),
     ],
 )
 def test_malformed_replies(data: Any) -> None:
@@ -404,7 +404,7 @@ def test_thinking_streams_as_reasoning_deltas_and_stays_message_metadata() -> No
         ev({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": 5}}),
         ev({"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": "?"}}),
         ev({"type": "content_block_delta", "index": 5, "delta": {"type": "input_json_delta", "partial_json": "{"}}),
-        ev({"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "name": "x"}}),
+        ev({"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": 5, "name": "x"}}),
         ev({"type": "message_start"}),
     ],
 )

@@ -31,12 +31,12 @@ from chatclient.events import ModelEvent, ReasoningDelta, TextDelta, ToolCallDel
 from chatclient.tools.resolve import resolve_tools
 from providers.ollama import OllamaChatOptions
 from providers.ollama._mapping import (
-    StreamParser,
     build_request,
     error_details,
     parse_response,
     stream_error,
 )
+from providers.ollama._stream_parser import StreamParser
 from tests.providers.model_events import assemble as assemble_events
 from tests.providers.model_events import chunks, deltas
 
@@ -234,10 +234,10 @@ def test_tool_calls_without_ids_get_stable_ids_and_arguments_as_json() -> None:
     )
     first, again = parse_response(data), parse_response(data)
     assert first.tool_calls == (
-        ToolCall(id="call_0", name="weather", arguments='{"city":"Köln","days":2}'),
-        ToolCall(id="call_1", name="clock", arguments="{}"),
-        ToolCall(id="call_2", name="clock", arguments="{}"),
-        ToolCall(id="call_3", name="weather", arguments='{"city":"Rome"}'),
+        ToolCall(id="call_1", name="weather", arguments='{"city":"Köln","days":2}', wire_id=""),
+        ToolCall(id="call_2", name="clock", arguments="{}", wire_id=""),
+        ToolCall(id="call_3", name="clock", arguments="{}", wire_id=""),
+        ToolCall(id="call_4", name="weather", arguments='{"city":"Rome"}', wire_id=""),
     )
     assert first == again, "deterministic within a reply"
     assert first.text is None
@@ -312,15 +312,15 @@ def test_stream_with_thinking_text_and_tool_calls_in_separate_lines() -> None:
         ReasoningDelta("check."),
         TextDelta("Checking"),
         TextDelta(" two."),
-        ToolCallStarted("call_0", "weather"),
-        ToolCallDelta("call_0", '{"city":"Oslo"}'),
+        ToolCallStarted("call_1", "weather", wire_id=""),
+        ToolCallDelta("call_1", '{"city":"Oslo"}'),
         ToolCallStarted("call_x", "clock"),
         ToolCallDelta("call_x", "{}"),
     ], "each call is whole: a start and one arguments delta"
     opening, closing = chunks(streamed)
     assert streamed[0] is opening and streamed[-1] is closing and opening.metadata.model == "m"
     assert response.text == "Checking two."
-    assert [c.id for c in response.tool_calls] == ["call_0", "call_x"]
+    assert [c.id for c in response.tool_calls] == ["call_1", "call_x"]
     assert response.result.finish_reason is FinishReason.TOOL_CALLS
     assert response.result.output.metadata == {"thinking": "Let me check."}
     assert response.usage == Usage(prompt_tokens=5, completion_tokens=9)
@@ -331,7 +331,7 @@ def test_generated_ids_count_across_lines() -> None:
     first = parser.feed(line({"content": "", "tool_calls": [{"function": {"name": "clock", "arguments": {}}}]}))
     second = parser.feed(line({"content": "", "tool_calls": [{"function": {"name": "clock", "arguments": {}}}]}))
     starts = [e.id for e in (*first, *second) if isinstance(e, ToolCallStarted)]
-    assert starts == ["call_0", "call_1"]
+    assert starts == ["call_1", "call_2"]
 
 
 def test_usage_only_done_line() -> None:

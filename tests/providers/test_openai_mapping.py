@@ -32,12 +32,12 @@ from chatclient.errors import (
 from chatclient.events import ReasoningDelta, TextDelta, ToolCallDelta, ToolCallStarted
 from providers.openai import OpenAIChatModel, OpenAIChatOptions
 from providers.openai._mapping import (
-    StreamParser,
     build_request,
     error_details,
     parse_response,
     strict_schema,
 )
+from providers.openai._stream_parser import StreamParser
 from tests.providers.model_events import assemble as assemble_events
 from tests.providers.model_events import chunks, deltas
 
@@ -218,7 +218,7 @@ def test_stop_with_tool_calls_is_reported_as_tool_calls() -> None:
 def test_argument_objects_and_missing_ids_are_normalised() -> None:
     call = {"function": {"name": "get_weather", "arguments": {"city": "Oslo"}}}
     (parsed,) = parse_response(reply({"tool_calls": [call]}, "tool_calls")).tool_calls
-    assert parsed.id == "call_0_0" and json.loads(parsed.arguments) == {"city": "Oslo"}
+    assert parsed.id == "call_1" and parsed.wire_id == "" and json.loads(parsed.arguments) == {"city": "Oslo"}
 
 
 def test_usage_details_and_deepseek_fields() -> None:

@@ -47,7 +47,8 @@ from providers.openai_responses import (
     OpenAIResponsesChatModel,
     OpenAIResponsesChatOptions,
 )
-from providers.openai_responses._mapping import StreamParser, build_request, error_details, parse_response
+from providers.openai_responses._mapping import build_request, error_details, parse_response
+from providers.openai_responses._stream_parser import StreamParser
 from tests.providers.fixtures import interactions, recorded_response
 from tests.providers.model_events import assemble, chunks, deltas, texts
 
@@ -368,7 +369,10 @@ def test_arguments_done_fills_in_missed_deltas() -> None:
     [
         {"type": "response.function_call_arguments.delta", "item_id": "fc_unknown", "delta": "{"},
         {"type": "response.output_text.delta", "item_id": "msg_1", "delta": None},
-        {"type": "response.output_item.added", "item": {"type": "function_call", "id": "fc_1", "name": "f"}},
+        {
+            "type": "response.output_item.added",
+            "item": {"type": "function_call", "id": "fc_1", "call_id": 7, "name": "f"},
+        },
         {"type": "response.completed", "response": None},
         ["not", "an", "object"],
     ],
@@ -418,7 +422,7 @@ def test_failed_response_body_raises() -> None:
         [],
         {"output": None},
         {"status": "completed", "output": ["x"]},
-        {"status": "completed", "output": [{"type": "function_call", "name": "f", "arguments": "{}"}]},
+        {"status": "completed", "output": [{"type": "function_call", "call_id": 7, "name": "f", "arguments": "{}"}]},
     ],
 )
 def test_malformed_replies(data: Any) -> None:

@@ -44,7 +44,7 @@ def _reset_runs() -> None:
 
 
 def searches(*queries: str) -> list[ToolCall]:
-    return [call("search", json.dumps({"query": q}), id=f"s_{q}") for q in queries]
+    return [call("search", json.dumps({"query": q}), id=f"s{n}_{q}") for n, q in enumerate(queries, 1)]
 
 
 def manager(policy: ToolCallLimitPolicy = ToolCallLimitPolicy.FINAL_ANSWER) -> ToolCallingManager:

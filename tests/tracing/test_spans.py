@@ -199,6 +199,7 @@ def test_a_pause_its_decisions_and_the_resume_linked_to_it(otel: Otel, mode: str
                     "chatclient.confirmation.id": "<set>",
                     **held,
                     "chatclient.confirmation.tool_names": ["weather", "book", "book"],
+                    "chatclient.confirmation.expires_at": pending.expires_at,  # states expire by default
                 },
             )
         ],
