@@ -224,7 +224,7 @@ class AsyncCallResponseSpec:
         aprepare = self._aprepare
         prepared = self._prepare(context, advisors) if aprepare is None else await aprepare(context, advisors)
         handler = prepared.composed(compose_acall, self._model)
-        if not prepared.observers:  # nothing to watch (why not UNWATCHED: benchmarks/results/*-mechanisms.md)
+        if not prepared.observers:  # why no watch here: benchmarks/results/2026-12-06-mechanisms.md
             response = await handler(await prepared.aresolve() if prepared.providers else prepared.request)
             prepared.record(response)
             return view(response)
