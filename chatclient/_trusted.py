@@ -10,30 +10,26 @@ proves nothing. An instance's state is set the way ``model_construct`` sets it (
 its fields set, no extra, no private values); a model whose class does more than hold fields
 (validators, private attributes, ``model_post_init``) is validated as usual instead.
 
-Two forms:
-
 - :func:`trusted` ``(cls, values)``: any call site; checks that ``values`` names every field.
-- a builder checked by :func:`builds` (``chatclient._builders``): a function taking each field as a
-  keyword argument, for the models every call and reply makes. Python's own argument binding is
-  then the field check (a missing or unknown field is a ``TypeError`` at the call), so a build checks
-  nothing more, and pays no call to :func:`trusted`, no class lookup and no key comparison.
+- :func:`builder_for` ``(cls)``: a function taking each field as a keyword argument, for the models
+  every call and reply makes (``chatclient._builders``).
 
 Both set the four slots through their descriptors (``__set__`` of ``BaseModel``'s own slots), not
 ``object.__setattr__``, which looks each name up through the class and checks the call again on
-every set: ~0.7 k instructions fewer per model (5.3 k per call of eight builds, callgrind).
+every set. What that is worth is measured in ``benchmarks/results/2026-12-06-speed-notes.md``.
 """
 
 from __future__ import annotations
 
+import keyword
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-__all__ = ["builds", "new", "set_dict", "set_extra", "set_fields_set", "set_private", "trusted"]
+__all__ = ["builder_for", "set_extra", "set_fields_set", "set_private", "trusted"]
 
 M = TypeVar("M", bound=BaseModel)
-B = TypeVar("B", bound=Callable[..., Any])
 
 _new = object.__new__
 _slots = BaseModel.__dict__
@@ -89,40 +85,40 @@ def trusted(cls: type[M], values: dict[str, Any]) -> M:
     return model
 
 
-def builds(cls: type[M]) -> Callable[[B], B]:
-    """Check, once when it is defined, a builder of ``cls`` written for one hot call site.
+def builder_for(cls: type[M]) -> Callable[..., M]:
+    """A builder of ``cls``: a function taking each field as a keyword-only argument, made once.
 
-    A builder takes every field as a keyword-only argument and sets the slots itself with
-    :data:`new`, :data:`set_dict`, :data:`set_fields_set`, :data:`set_extra`, :data:`set_private`:
-    the signature is then the per-build check (a missing or unknown field is a ``TypeError`` at the
-    call), and this decorator the check of the builder: it takes exactly the class's fields, the class
-    holds nothing but fields, and a probe build (each field given its own name as value) holds each
-    value under its own field, with the fields set and the empty slots of a ``model_construct``.
+    Python's own argument binding is the per-build check (a missing or unknown field is a
+    ``TypeError`` at the call), so a build checks nothing more: no call to :func:`trusted`, no class
+    lookup, no key comparison. The values must already be of their fields' types. The function is
+    compiled from a few lines of source, as ``dataclasses`` makes an ``__init__``: a generic
+    ``**values`` function would build a dict per call and compare its keys, which is the work a
+    builder exists to skip. Its own names start with an underscore, which no pydantic field can.
     """
+    names = tuple(cls.model_fields)  # declaration order: the order of a validated model's __dict__
+    if _fields_of(cls) is None:
+        raise TypeError(f"no builder for {cls.__name__}: it does more than hold fields, so it must be validated")
+    if not all(name.isidentifier() and not keyword.iskeyword(name) for name in names):
+        raise TypeError(f"no builder for {cls.__name__}: its field names are not all Python names: {names}")
+    source = (
+        f"def build(*, {', '.join(names)}):\n"
+        "    _model = _new(_cls)\n"
+        f"    _set_dict(_model, {{{', '.join(f'{name!r}: {name}' for name in names)}}})\n"
+        f"    _set_fields_set(_model, {{{', '.join(map(repr, names))}}})\n"
+        "    _set_extra(_model, None)\n"
+        "    _set_private(_model, None)\n"
+        "    return _model\n"
+    )
+    scope = {"_cls": cls, "_new": _new, "_set_dict": _set_dict, "_set_fields_set": _set_fields_set,
+             "_set_extra": _set_extra, "_set_private": _set_private}  # fmt: skip
+    exec(compile(source, f"<builder of {cls.__qualname__}>", "exec"), scope)  # source made from field names only
+    build: Callable[..., M] = scope["build"]
+    build.__name__ = build.__qualname__ = f"build_{cls.__name__}"
+    build.__module__ = cls.__module__
+    build.__doc__ = f"A {cls.__name__} holding these values (every field, each of its type), not validated."
+    return build
 
-    def check(build: B) -> B:
-        fields = _fields_of(cls)
-        code = build.__code__
-        names = code.co_varnames[code.co_argcount : code.co_argcount + code.co_kwonlyargcount]
-        if fields is None or code.co_argcount or set(names) != fields or len(names) != len(fields):
-            raise TypeError(f"{build.__name__} cannot build {cls.__name__}: its fields are {sorted(cls.model_fields)}")
-        probe = build(**{name: name for name in names})
-        if (
-            type(probe) is not cls
-            or probe.__dict__ != {name: name for name in cls.model_fields}
-            or list(probe.__dict__) != list(cls.model_fields)
-            or probe.__pydantic_fields_set__ != fields
-            or probe.__pydantic_extra__ is not None
-            or probe.__pydantic_private__ is not None
-        ):
-            raise TypeError(f"{build.__name__} does not build {cls.__name__} field by field")
-        return build
 
-    return check
-
-
-new = _new
-set_dict = _set_dict
 set_fields_set = _set_fields_set
 set_extra = _set_extra
 set_private = _set_private

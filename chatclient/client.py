@@ -52,8 +52,8 @@ __all__ = ["ChatClient", "ChatClientBuilder", "ChatClientRequestSpec"]
 class PreparedRequest:
     """One run of a spec: the request and its sorted chain, before dynamic tool sources are asked.
 
-    Not changed once made (not frozen only because a frozen dataclass pays a ``object.__setattr__``
-    per field on every request).
+    Not changed once made; not frozen, because a frozen dataclass sets each field with
+    ``object.__setattr__``, on every request.
 
     ``resolve``/``aresolve`` ask the providers once, on the thread or loop that runs the request,
     and return the request with their tools added; the set then holds for the whole turn.
@@ -68,6 +68,8 @@ class PreparedRequest:
     usage_tracker: UsageTracker | None = None
     resumed_usage: Usage | None = None
     """On a resume: the usage the paused reply already carried (counted when it paused)."""
+    tool_options: ProvidedToolOptions | None = None
+    """The client's options-with-provided-tools cache (see :class:`ProvidedToolOptions`)."""
 
     def composed(self, compose: Callable[..., HandlerT], model: ChatModel) -> HandlerT:
         """This request's chain as one handler in the mode ``compose`` builds (``compose_call``, ...)."""
@@ -89,9 +91,6 @@ class PreparedRequest:
         if model is None and options is not None:
             model = options.model
         tracker.add(usage, model)
-
-    tool_options: ProvidedToolOptions | None = None
-    """The client's options-with-provided-tools cache (see :class:`ProvidedToolOptions`)."""
 
     def resolve(self) -> ChatClientRequest:
         return self._with(resolve_providers(self._sources())) if self.providers else self.request
@@ -371,15 +370,15 @@ class ChatClientRequestSpec:
         request = ChatClientRequest(prompt, context)
         client = self.client
         providers = self.tool_providers
-        return PreparedRequest(  # positional, in field order: no keyword dict per request
-            request,
-            chain,
-            providers,
-            observers or None,
-            client._chains,
-            client._usage,
-            resumed_usage,
-            client._tool_options if providers else None,
+        return PreparedRequest(
+            request=request,
+            chain=chain,
+            providers=providers,
+            observers=observers or None,
+            chains=client._chains,
+            usage_tracker=client._usage,
+            resumed_usage=resumed_usage,
+            tool_options=client._tool_options if providers else None,
         )
 
     def _messages(self) -> list[Message]:

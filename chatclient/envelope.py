@@ -35,10 +35,8 @@ class ChatClientRequest:
     context: Mapping[str, Any] = field(default_factory=dict)
 
     def __init__(self, prompt: Prompt, context: Mapping[str, Any] | None = None) -> None:
-        # Each slot set through its descriptor: a frozen dataclass's own __init__ pays an
-        # ``object.__setattr__`` per field (~1.5 k instructions more per request made, every round).
-        _set_prompt(self, prompt)
-        _set_request_context(self, {} if context is None else context)
+        object.__setattr__(self, "prompt", prompt)  # frozen: set once, here
+        object.__setattr__(self, "context", {} if context is None else context)
 
     def with_prompt(self, prompt: Prompt) -> ChatClientRequest:
         return self if prompt is self.prompt else ChatClientRequest(prompt, self.context)
@@ -60,8 +58,8 @@ class ChatClientResponse:
     context: Mapping[str, Any] = field(default_factory=dict)
 
     def __init__(self, chat_response: ChatResponse | None, context: Mapping[str, Any] | None = None) -> None:
-        _set_chat_response(self, chat_response)  # as ChatClientRequest's: no object.__setattr__
-        _set_response_context(self, {} if context is None else context)
+        object.__setattr__(self, "chat_response", chat_response)
+        object.__setattr__(self, "context", {} if context is None else context)
 
     def with_chat_response(self, chat_response: ChatResponse | None) -> ChatClientResponse:
         return ChatClientResponse(chat_response, self.context)
@@ -105,9 +103,3 @@ class ChatClientResponse:
     def _pending(self) -> PendingToolCalls | None:
         pending: PendingToolCalls | None = self.context.get(ContextKeys.PENDING_TOOL_CALLS)
         return pending
-
-
-_set_prompt = ChatClientRequest.__dict__["prompt"].__set__
-_set_request_context = ChatClientRequest.__dict__["context"].__set__
-_set_chat_response = ChatClientResponse.__dict__["chat_response"].__set__
-_set_response_context = ChatClientResponse.__dict__["context"].__set__

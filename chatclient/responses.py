@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from ._display import Code, clip, html_code, md_code
+from ._readonly import ReadOnlyDict
 from ._trusted import trusted
 from .messages import AssistantMessage, ToolCall
 
@@ -80,25 +81,6 @@ class GenerationMetadata(BaseModel):
     extra: dict[str, JsonValue] = Field(default_factory=dict)
 
 
-class _SharedExtra(dict):  # type: ignore[type-arg]
-    """The ``extra`` of a metadata instance that many replies share: read-only, so a change made
-    through one reply cannot show in another. Copies (``dict(extra)``, ``{**extra}``, ``copy()``,
-    ``model_dump()``, pickling) are ordinary dicts."""
-
-    __slots__ = ()
-
-    def _refuse(self, *args: Any, **kwargs: Any) -> Any:
-        raise TypeError(
-            "This metadata's extra is shared by every reply with the same finish reason and cannot be "
-            "changed; copy it (dict(extra)) or build a new GenerationMetadata"
-        )
-
-    __setitem__ = __delitem__ = __ior__ = clear = pop = popitem = setdefault = update = _refuse
-
-    def __reduce__(self) -> Any:
-        return (dict, (dict(self),))
-
-
 _SHARED_METADATA: dict[tuple[FinishReason | None, str], GenerationMetadata] = {}
 
 
@@ -109,7 +91,7 @@ def shared_generation_metadata(finish_reason: FinishReason | None, raw_finish_re
     key = (finish_reason, raw_finish_reason)
     shared = _SHARED_METADATA.get(key)
     if shared is None:
-        extra = _SharedExtra(raw_finish_reason=raw_finish_reason)
+        extra = ReadOnlyDict(raw_finish_reason=raw_finish_reason)
         shared = _SHARED_METADATA[key] = trusted(GenerationMetadata, {"finish_reason": finish_reason, "extra": extra})
     return shared
 

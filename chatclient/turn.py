@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 __all__ = ["Turn", "new_turn_id", "turn_messages", "turn_of"]
 
 
-@dataclass(frozen=True, slots=True, init=False)
+@dataclass(frozen=True, slots=True)
 class Turn:
     """The id of a turn and its messages, in order: the user message, every assistant tool-call
     message, every tool result and the final answer (the paused reply, when it paused).
@@ -34,20 +34,6 @@ class Turn:
     messages: tuple[Message, ...]
     rounds: int
     paused: bool = False
-
-    def __init__(self, id: str, messages: tuple[Message, ...], rounds: int, paused: bool = False) -> None:
-        # Each slot set through its descriptor: a frozen dataclass's own __init__ pays an
-        # ``object.__setattr__`` per field (every turn makes one).
-        _set_id(self, id)
-        _set_messages(self, messages)
-        _set_rounds(self, rounds)
-        _set_paused(self, paused)
-
-
-_set_id = Turn.__dict__["id"].__set__
-_set_messages = Turn.__dict__["messages"].__set__
-_set_rounds = Turn.__dict__["rounds"].__set__
-_set_paused = Turn.__dict__["paused"].__set__
 
 
 def turn_of(response: ChatClientResponse) -> Turn | None:

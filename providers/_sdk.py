@@ -4,7 +4,7 @@ parsing, our error tree and our deadlines stay the same.
 
 Requests go through the SDK's generic ``post(path, body=..., cast_to=httpx2.Response)``, which
 returns the raw response (streamed when asked), so :class:`SdkTransport` is a
-:class:`~providers._http.ProviderHttp` that sends each attempt differently and shares the rest.
+:class:`~providers._transport.ProviderHttp` that sends each attempt differently and shares the rest.
 
 Retries: without a deadline the SDK retries by its own rules (``max_retries`` on its client) and we
 do not retry on top. With a deadline (a request's ``timeout``, ``RetryPolicy.deadline``, or the SDK
@@ -28,7 +28,10 @@ import httpx2
 from chatclient.errors import APIConnectionError, APITimeoutError, ProviderError
 
 from ._bridge import watch_response
-from ._http import ErrorDetails, ProviderHttp, RetryPolicy, _cut_off, _Deadline, error_from_response, transport_error
+from ._deadline import Deadline, cut_off
+from ._errors import ErrorDetails, error_from_response, transport_error
+from ._retry import RetryPolicy
+from ._transport import ProviderHttp
 
 T = TypeVar("T")
 
@@ -133,12 +136,12 @@ class SdkTransport(ProviderHttp):
         kind = type(self.sdk if self.sdk is not None else self.async_sdk).__name__
         return f"SdkTransport(provider={self.provider!r}, client={kind})"
 
-    def _next_wait(self, error: ProviderError, attempt: int, deadline: _Deadline | None) -> float:
+    def _next_wait(self, error: ProviderError, attempt: int, deadline: Deadline | None) -> float:
         if deadline is None:
             raise error  # the SDK has retried already, by its own rules
         return super()._next_wait(error, attempt, deadline)
 
-    def _options(self, headers: Mapping[str, str] | None, deadline: _Deadline | None) -> dict[str, Any]:
+    def _options(self, headers: Mapping[str, str] | None, deadline: Deadline | None) -> dict[str, Any]:
         """The SDK's per-request options: our headers on top of its own; one bounded attempt under a deadline."""
         options: dict[str, Any] = {"headers": dict(headers)} if headers else {}
         if deadline is not None:
@@ -153,7 +156,7 @@ class SdkTransport(ProviderHttp):
         return exc if mapped is None else mapped
 
     def _send(
-        self, path: str, body: Any, headers: Mapping[str, str] | None, deadline: _Deadline | None, *, stream: bool
+        self, path: str, body: Any, headers: Mapping[str, str] | None, deadline: Deadline | None, *, stream: bool
     ) -> httpx2.Response:
         """Under a deadline a whole reply is asked for as a stream and read here, through the same
         deadline-checked body as ours (the SDK's own read is bounded only per read)."""
@@ -178,13 +181,13 @@ class SdkTransport(ProviderHttp):
         return response
 
     async def _asend(
-        self, path: str, body: Any, headers: Mapping[str, str] | None, deadline: _Deadline | None, *, stream: bool
+        self, path: str, body: Any, headers: Mapping[str, str] | None, deadline: Deadline | None, *, stream: bool
     ) -> httpx2.Response:
-        """Under a deadline the SDK's exchange is cancelled when it passes (``_http._cut_off``)."""
+        """Under a deadline the SDK's exchange is cancelled when it passes (``_http.cut_off``)."""
         options = self._options(headers, deadline)
         if deadline is None:
             return await self._apost(path, body, options, stream=stream)
-        return await _cut_off(deadline, self.provider, self._apost(path, body, options, stream=stream))
+        return await cut_off(deadline, self.provider, self._apost(path, body, options, stream=stream))
 
     async def _apost(self, path: str, body: Any, options: dict[str, Any], *, stream: bool) -> httpx2.Response:
         try:
@@ -199,19 +202,6 @@ class SdkTransport(ProviderHttp):
                 raise
             raise error from exc
         return response
-
-    async def apost_parsed(
-        self,
-        path: str,
-        body: Any,
-        headers: Mapping[str, str] | None,
-        parse: Callable[[Any, httpx2.Headers], T],
-        *,
-        timeout: float | None = None,
-    ) -> T:
-        """Through the SDK client (this transport's :meth:`_asend`), then ``parse``."""
-        data, reply_headers = await self.apost_json(path, body, headers, timeout=timeout)
-        return parse(data, reply_headers)
 
     def close(self) -> None:
         """The SDK clients are the application's: nothing of ours to close."""

@@ -1,10 +1,11 @@
 """The provider shell: everything a provider does that is not its wire mapping, written once.
 
-A provider is a :class:`WireMapping` (its name, its path, and the pure functions that build a
-request body and read a reply, a stream and an error body) plus, in :class:`ProviderModel`'s
-constructor, how it finds its key and base URL. The shell gives it the rest:
+A model is a :class:`~providers._wire.WireMapping` (its name, its path, and the pure functions that
+build a request body and read a reply, a stream and an error body) beside a
+:class:`~providers._provider.Provider` (the vendor's key, base URL and SDK client, as data). The shell
+gives it the rest:
 
-- the transport: httpx2 (:class:`~providers._http.ProviderHttp`) or the user's official SDK client
+- the transport: httpx2 (:class:`~providers._transport.ProviderHttp`) or the user's official SDK client
   (:class:`~providers._sdk.SdkTransport`), the four modes over either, and a sync-only or async-only
   SDK client serving the other side (a worker thread, or the sync bridge);
 - lifecycle (``close``, ``aclose``, ``with``, ``async with``), retries, deadlines (a request's
@@ -15,98 +16,39 @@ constructor, how it finds its key and base URL. The shell gives it the rest:
 - streams: SSE or NDJSON framing fed to the mapping's decoder, which says when a stream ended
   before its terminal event (``StreamIncompleteError``).
 
-A plugin author writes the mapping and a five-line model class; ``tests/providers/plugin_provider.py``
+A plugin author writes the mapping and a five-line model class (and, for a vendor of its own, a
+provider class of a few attributes); ``tests/providers/plugin_provider.py``
 is one, checked by the conformance kit like the built-in four.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Collection, Coroutine, Iterable, Iterator, Mapping
+from collections.abc import AsyncIterator, Coroutine, Iterator, Mapping
 from contextlib import AbstractAsyncContextManager, AbstractContextManager
-from typing import TYPE_CHECKING, Any, Generic, Literal, NamedTuple, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 import httpx2
+from typing_extensions import Unpack
 
-from chatclient.errors import ConfigurationError
 from chatclient.model import ChatModel
 from chatclient.options import ChatOptions
 from chatclient.prompt import Prompt
 from chatclient.responses import ChatResponse
 
+from ._errors import parse_json
 from ._extras import apply_extra_body, extra_headers
-from ._http import ErrorDetails, ModelLifecycle, ProviderHttp, RetryPolicy, Secret, parse_json
+from ._provider import Provider, ProviderArgs
+from ._secrets import Secret
 from ._stream import SseStream, aiter_ndjson, aiter_sse, iter_ndjson, iter_sse
+from ._transport import ModelLifecycle, ProviderHttp
+from ._wire import BuildRequest, ParseResponse, StreamDecoder, WireMapping
 
 if TYPE_CHECKING:
     from chatclient.events import ModelEvent
 
-__all__ = ["BuildRequest", "ParseResponse", "ProviderModel", "StreamDecoder", "WireMapping", "require_credentials"]
+__all__ = ["BuildRequest", "ParseResponse", "ProviderModel", "StreamDecoder", "WireMapping"]
 
 OptionsT = TypeVar("OptionsT", bound=ChatOptions)
-
-
-class BuildRequest(Protocol):
-    def __call__(self, prompt: Prompt, options: ChatOptions, *, stream: bool) -> dict[str, Any]: ...
-
-
-class ParseResponse(Protocol):
-    def __call__(self, data: Any, headers: httpx2.Headers) -> ChatResponse: ...
-
-
-class StreamDecoder(Protocol):
-    """Turns one streamed reply's events into model events, keeping state across them."""
-
-    def feed(self, event: Any) -> Iterable[ModelEvent]:
-        """One event: ``(name, data)`` for SSE, the parsed line for NDJSON."""
-        ...
-
-    def finish(self, saw_done: bool = False) -> None:
-        """The stream ended (``saw_done``: an SSE ``[DONE]`` came); raise ``StreamIncompleteError``
-        if it ended before the API's terminal event."""
-        ...
-
-
-class WireMapping(NamedTuple):
-    """A wire API, declared: what a provider supplies; the shell does the rest."""
-
-    provider: str
-    """The name in errors and logs (``ProviderError.provider``)."""
-    path: str
-    """Appended to the base URL (``"/chat/completions"``)."""
-    build_request: BuildRequest
-    """``(prompt, options, stream=)`` → the request body (pure; ``extra_body`` is merged in after)."""
-    parse_response: ParseResponse
-    """``(json, headers)`` of a complete reply → the response."""
-    error_details: Callable[[Any], ErrorDetails | None]
-    """What an error body says (message, type, code); the status table does the classing."""
-    stream_decoder: Callable[[httpx2.Headers], StreamDecoder]
-    """A fresh decoder for one streamed reply, given its response headers."""
-    framing: Literal["sse", "ndjson"] = "sse"
-    accept: str | None = "application/json"
-    """The ``accept`` header sent with every request (``None``: none)."""
-
-
-def require_credentials(
-    base_url: str,
-    vendor_hosts: Collection[str],
-    clients: Iterable[httpx2.Client | httpx2.AsyncClient | None],
-    message: str,
-) -> None:
-    """A ``ConfigurationError`` when ``base_url`` is one of the vendor's own hosts and no injected
-    client authenticates by itself (an ``auth`` flow, a key header): found when the model is built
-    rather than as a 401 on the first request, and only for the vendor's host, as other servers (a
-    local one, a gateway) may need no key."""
-    from urllib.parse import urlsplit  # only when a model for a vendor host is built
-
-    host = (urlsplit(base_url).hostname or "").lower()
-    if host not in vendor_hosts:
-        return
-    for c in clients:
-        if c is not None and (
-            c.auth is not None or any(h in c.headers for h in ("authorization", "api-key", "x-api-key"))
-        ):
-            return
-    raise ConfigurationError(message or f"No API key for {base_url}")
 
 
 class ProviderModel(ModelLifecycle, ChatModel, Generic[OptionsT]):
@@ -121,6 +63,10 @@ class ProviderModel(ModelLifecycle, ChatModel, Generic[OptionsT]):
     _http: ProviderHttp
     _transport: ProviderHttp
     """``_http``, or the SDK transport when an official client was given."""
+    provider_class: ClassVar[type[Provider]] = Provider
+    """What ``provider=`` defaults to, built from the model's keywords (``api_key=``, ``base_url=``, ...)."""
+    provider: Provider
+    """Who this model talks to: key, base URL, SDK client; its repr is the model's."""
     _sdk_sync: Any
     _sdk_async: Any
     _sync_via_async: bool
@@ -134,54 +80,35 @@ class ProviderModel(ModelLifecycle, ChatModel, Generic[OptionsT]):
         self,
         *,
         defaults: OptionsT,
-        base_url: str,
-        headers: Mapping[str, str] | None = None,
+        provider: Provider | None = None,
+        model_headers: Mapping[str, str] | None = None,
         secret_headers: Mapping[str, Secret] | None = None,
-        http_client: httpx2.Client | None = None,
-        async_http_client: httpx2.AsyncClient | None = None,
-        client: Any = None,
-        async_client: Any = None,
-        timeout: float | httpx2.Timeout = 600.0,
-        retry: RetryPolicy | None = None,
-        vendor_hosts: Collection[str] = (),
-        missing_key: str = "",
+        **provider_args: Unpack[ProviderArgs],
     ) -> None:
-        """``vendor_hosts``: the provider's own hosts, where a request without a credential can only
-        fail; such a model is refused when built (``ConfigurationError(missing_key)``) unless it has a
-        credential header (an explicitly empty one is a deliberate "send none"), an SDK client, or an
-        injected httpx2 client that authenticates by itself."""
-        wire = self.wire
+        """``provider``, or the settings to build one of :attr:`provider_class` from (a plugin may pass
+        ``base_url=``, ``secret_headers=`` and the transport's keywords). ``model_headers``: sent with
+        every request of this model under the provider's own (a wire's version header)."""
+        if provider is None:
+            if secret_headers:
+                provider_args["headers"] = {**(provider_args.get("headers") or {}), **secret_headers}
+            provider = self.provider_class(**provider_args)
+        elif provider_args or secret_headers:
+            given = ", ".join([*provider_args, *(["secret_headers"] if secret_headers else [])])
+            raise TypeError(f"{type(self).__name__}: pass provider= or its settings ({given}), not both")
+        self.provider = provider
         self._defaults = defaults
-        if vendor_hosts and client is None and async_client is None and not secret_headers:
-            require_credentials(base_url, vendor_hosts, (http_client, async_http_client), missing_key)
-        self._http = ProviderHttp(
-            provider=wire.provider,
-            base_url=base_url,
-            headers={"accept": wire.accept, **(headers or {})} if wire.accept else dict(headers or {}),
-            secret_headers=secret_headers,
-            error_details=wire.error_details,
-            http_client=http_client,
-            async_http_client=async_http_client,
-            timeout=timeout,
-            retry=retry,
-        )
-        self._transport = self._http
-        self._sdk_sync = self._sdk_async = None
-        self._sync_via_async = self._async_via_sync = False
-        if client is not None or async_client is not None:
-            from ._sdk import SdkTransport, is_async_client
+        self._http, self._transport = provider.open(self.wire, model_headers)
+        self._sdk_sync, self._sdk_async = provider.sdk_client, provider.async_sdk_client
+        self._sync_via_async = self.via_sdk and provider.sdk_client is None
+        self._async_via_sync = self.via_sdk and provider.async_sdk_client is None
 
-            if client is not None and async_client is None and is_async_client(client):
-                client, async_client = None, client  # ``client=`` takes either kind
-            self._sdk_sync, self._sdk_async = client, async_client
-            self._sync_via_async, self._async_via_sync = client is None, async_client is None
-            self._transport = SdkTransport(
-                provider=wire.provider,
-                error_details=wire.error_details,
-                client=client,
-                async_client=async_client,
-                retry=retry,
-            )
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(model={self._defaults.model!r}, {self.provider.describe()})"
+
+    @property
+    def base_url(self) -> str:
+        """Where this model's requests go (the provider's)."""
+        return self.provider.base_url
 
     @property
     def default_options(self) -> OptionsT:
@@ -263,9 +190,8 @@ class ProviderModel(ModelLifecycle, ChatModel, Generic[OptionsT]):
             decoder.finish(isinstance(source, SseStream) and source.saw_done)
 
     def acall(self, prompt: Prompt) -> Coroutine[Any, Any, ChatResponse]:
-        """The transport's coroutine itself (``ProviderHttp.apost_parsed``), not one that awaits it:
-        a frame less between the caller and the socket, resumed at every await of the request. The
-        request is built here; an error building it is raised when the call is awaited, as before."""
+        """The transport's coroutine itself (``ProviderHttp.apost_parsed``), not one that awaits it.
+        The request is built here; an error building it is raised when the call is awaited."""
         if self._async_via_sync:
             import asyncio
 

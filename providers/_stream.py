@@ -14,7 +14,7 @@ import httpx2
 
 from chatclient.errors import MalformedResponseError
 
-from ._http import parse_json
+from ._errors import parse_json
 
 __all__ = ["SseEvent", "SseStream", "aiter_ndjson", "aiter_sse", "iter_ndjson", "iter_sse"]
 

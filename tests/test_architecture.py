@@ -24,6 +24,7 @@ LAYERS: dict[str, int] = {
     "chatclient._display": 0,  # the pieces of reprs and notebook rendering; each type renders itself
     "chatclient._lazy": 0,
     "chatclient._redact": 0,
+    "chatclient._readonly": 0,
     "chatclient._sync": 0,
     "chatclient._trusted": 0,
     "chatclient._version": 0,

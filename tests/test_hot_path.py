@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import copy
+import inspect
+import pickle
 import threading
-from dataclasses import replace
+from dataclasses import FrozenInstanceError, replace
 from typing import Any
 
 import httpx2
@@ -40,9 +43,11 @@ from chatclient.testing import MODES, ScriptedChatModel, tool_call
 from chatclient.testing.advisor_kit import run_spec
 from chatclient.tools import ToolCallback
 from chatclient.tools._execution import off_the_loop
+from chatclient.tools.manager import ToolExecutionResult
 from chatclient.tools.resolve import split_tools
-from chatclient.turn import turn_messages, turn_of
-from providers._http import ProviderHttp, RetryPolicy
+from chatclient.turn import Turn, turn_messages, turn_of
+from providers._retry import RetryPolicy
+from providers._transport import ProviderHttp
 from providers.openai import OpenAIChatModel
 from providers.openai._mapping import parse_response
 
@@ -628,28 +633,40 @@ def test_each_builder_makes_the_validated_model() -> None:
         assert made.model_dump_json() == validated.model_dump_json() and repr(made) == repr(validated)
         assert made.model_fields_set == set(type(made).model_fields)
     with pytest.raises(TypeError, match="missing 1 required keyword-only argument: 'reasoning_tokens'"):
-        built.usage(prompt_tokens=1, completion_tokens=2, cache_read_tokens=0, cache_write_tokens=0)  # type: ignore[call-arg]
+        built.usage(prompt_tokens=1, completion_tokens=2, cache_read_tokens=0, cache_write_tokens=0)
 
 
-def test_a_builder_that_leaves_out_or_swaps_a_field_is_refused_when_defined() -> None:
-    from chatclient._trusted import builds, new, set_dict, set_extra, set_fields_set, set_private
+def test_each_builder_holds_each_value_under_its_own_field_and_nothing_else() -> None:
+    from chatclient import _builders as built
 
-    with pytest.raises(TypeError, match="cannot build GenerationMetadata"):
+    for name in built.__all__:
+        build = getattr(built, name)
+        fields = inspect.signature(build).parameters
+        values: dict[str, object] = {field: field for field in fields}  # each value is its field's name
+        if "tool_calls" in values:
+            values["tool_calls"] = ()  # read by the assistant message's builder (ids of its own)
+        model = build(**values)
+        cls = type(model)
+        assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in fields.values())
+        assert list(model.__dict__.items()) == [(field, values[field]) for field in cls.model_fields]
+        assert model.__pydantic_fields_set__ == set(cls.model_fields)
+        assert model.__pydantic_extra__ is None and model.__pydantic_private__ is None
 
-        @builds(GenerationMetadata)
-        def missing(*, finish_reason: Any) -> GenerationMetadata:
-            raise AssertionError
 
-    with pytest.raises(TypeError, match="does not build GenerationMetadata field by field"):
+def test_a_model_that_must_be_validated_gets_no_builder() -> None:
+    from chatclient._trusted import builder_for
 
-        @builds(GenerationMetadata)
-        def swapped(*, finish_reason: Any, extra: Any) -> GenerationMetadata:
-            model = new(GenerationMetadata)
-            set_dict(model, {"finish_reason": extra, "extra": finish_reason})
-            set_fields_set(model, {"finish_reason", "extra"})
-            set_extra(model, None)
-            set_private(model, None)
-            return model
+    class Checked(BaseModel):
+        name: str
+
+        @field_validator("name")
+        @classmethod
+        def _upper(cls, value: str) -> str:
+            return value.upper()
+
+    with pytest.raises(TypeError, match="no builder for Checked: it does more than hold fields"):
+        builder_for(Checked)
+    assert builder_for(ChatResponseMetadata)(id="r", model="m", usage=None, extra={}).model == "m"
 
 
 # ------------------------------------------------------------------------ builders (chatclient._builders)
@@ -688,30 +705,9 @@ def test_a_builder_call_without_a_field_or_with_an_unknown_one_is_refused() -> N
     from chatclient import _builders as built
 
     with pytest.raises(TypeError):
-        built.generation(output=None)  # type: ignore[call-arg]
+        built.generation(output=None)
     with pytest.raises(TypeError):
-        built.prompt(messages=(), options=None, typo=1)  # type: ignore[call-arg]
-
-
-def test_a_builder_that_misses_a_field_or_misplaces_one_is_refused_when_defined() -> None:
-    from chatclient._trusted import builds, new, set_dict, set_extra, set_fields_set, set_private
-
-    with pytest.raises(TypeError, match="cannot build Generation"):
-
-        @builds(Generation)
-        def missing(*, output: Any) -> Generation:  # pragma: no cover - refused before any call
-            raise AssertionError
-
-    with pytest.raises(TypeError, match="does not build Generation field by field"):
-
-        @builds(Generation)
-        def swapped(*, output: Any, metadata: Any) -> Generation:
-            model = new(Generation)
-            set_dict(model, {"output": metadata, "metadata": output})
-            set_fields_set(model, {"output", "metadata"})
-            set_extra(model, None)
-            set_private(model, None)
-            return model
+        built.prompt(messages=(), options=None, typo=1)
 
 
 def test_two_calls_share_the_frozen_metadata_of_their_common_finish_reason() -> None:
@@ -721,3 +717,34 @@ def test_two_calls_share_the_frozen_metadata_of_their_common_finish_reason() -> 
     with pytest.raises(TypeError, match="shared"):
         first.generations[0].metadata.extra["raw_finish_reason"] = "x"
     assert second.generations[0].metadata.extra == {"raw_finish_reason": "stop"}
+
+
+# ------------------------------------------------------------------------------------------- frozen dataclasses
+
+
+def test_a_turn_and_a_tool_round_result_are_made_as_before() -> None:
+    turn = Turn("t1", (UserMessage("q"),), 2)
+    assert (turn.id, turn.messages, turn.rounds, turn.paused) == ("t1", (UserMessage("q"),), 2, False)
+    assert Turn(id="t1", messages=(UserMessage("q"),), rounds=2, paused=False) == turn
+    result = ToolExecutionResult((UserMessage("q"),))
+    assert (result.return_direct, result.limit_exceeded) == (False, None)
+    assert ToolExecutionResult((), True, "over").limit_exceeded == "over"
+    with pytest.raises(FrozenInstanceError):
+        turn.rounds = 3  # type: ignore[misc]
+
+
+# ------------------------------------------------------------------------------------------- one read-only dict
+
+
+def test_the_shared_reply_metadata_and_the_memorys_shared_messages_refuse_changes_with_one_dict() -> None:
+    from chatclient._readonly import ReadOnlyDict
+    from chatclient.memory._frozen import frozen
+
+    shared_extra = parse_response(_reply()).generations[0].metadata.extra
+    cached = frozen(UserMessage("q", metadata={"k": 1})).metadata
+    for extra in (shared_extra, cached):
+        assert type(extra) is ReadOnlyDict
+        with pytest.raises(TypeError, match="read-only because it is shared"):
+            extra["x"] = 1
+        for copied in (pickle.loads(pickle.dumps(extra)), copy.copy(extra), copy.deepcopy(extra), extra.copy()):
+            assert type(copied) is dict and copied == extra

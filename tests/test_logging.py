@@ -1,5 +1,5 @@
 """The ``chatclient`` loggers: silent by default, a WARNING with the traceback when a tool raises,
-INFO for a pause (retries and deadline hits log at INFO in ``providers._http``)."""
+INFO for a pause (retries and deadline hits log at INFO in ``providers._retry``)."""
 
 from __future__ import annotations
 

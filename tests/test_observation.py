@@ -141,7 +141,7 @@ def test_without_observers_the_plain_handlers_are_used() -> None:
 def test_a_provider_retry_is_reported_to_the_observers_of_that_request(mode: str) -> None:
     import httpx2
 
-    from providers._http import RetryPolicy
+    from providers._retry import RetryPolicy
     from providers.openai import OpenAIChatModel
 
     seen: list[RetryInfo] = []

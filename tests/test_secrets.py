@@ -24,8 +24,11 @@ from chatclient._redact import MASK, RedactingLogFilter, is_secret_name, redact_
 from chatclient.errors import ChatClientError, ConfigurationError, ProviderError
 from chatclient.observation import ChatObserver
 from chatclient.options import ChatOptions
+from providers._errors import transport_error
 from providers._extras import ProviderOptions
-from providers._http import ProviderHttp, RedactedHeaders, RetryPolicy, check_base_url, transport_error
+from providers._retry import RetryPolicy
+from providers._secrets import RedactedHeaders
+from providers._transport import ProviderHttp, check_base_url
 from providers.anthropic import AnthropicChatModel, AnthropicChatOptions
 from providers.ollama import OllamaChatModel, OllamaChatOptions
 from providers.openai import OpenAIChatModel, OpenAIChatOptions

@@ -16,9 +16,10 @@ from typing import Any, NoReturn, TypeVar
 
 from pydantic import BaseModel
 
+from .._readonly import ReadOnlyDict
 from .._trusted import set_extra, set_fields_set, set_private
 
-__all__ = ["FrozenDict", "FrozenList", "frozen"]
+__all__ = ["FrozenList", "frozen"]
 
 T = TypeVar("T")
 
@@ -30,25 +31,6 @@ _HINT = (
 
 def _refuse(*_: object, **__: object) -> NoReturn:
     raise TypeError(f"Cannot modify: {_HINT}")
-
-
-class FrozenDict(dict[str, Any]):
-    """A ``dict`` that refuses every change (equal to, and serialised as, the plain dict). Built by
-    ``dict``'s own constructor (C, no Python call); only a deliberate ``dict.__setitem__(d, ...)``
-    or ``d.__init__(...)`` gets past it."""
-
-    __slots__ = ()
-
-    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = __ior__ = _refuse
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (FrozenDict, (dict(self),))
-
-    def __copy__(self) -> dict[str, Any]:
-        return dict(self)
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> dict[str, Any]:
-        return {key: copy.deepcopy(value, memo) for key, value in self.items()}
 
 
 class FrozenList(list[Any]):
@@ -69,15 +51,15 @@ class FrozenList(list[Any]):
         return [copy.deepcopy(value, memo) for value in self]
 
 
-_ATOMS = frozenset({str, int, float, bool, type(None), FrozenDict, FrozenList})
-_EMPTY = FrozenDict()
+_ATOMS = frozenset({str, int, float, bool, type(None), ReadOnlyDict, FrozenList})
+_EMPTY = ReadOnlyDict()
 _new = object.__new__
 _set_dict = object.__setattr__
 
 
 def frozen(value: T) -> T:
     """``value`` with every container in it read-only: pydantic models are twinned (the original is
-    never changed), dicts and lists become :class:`FrozenDict`/:class:`FrozenList`, tuples are
+    never changed), dicts and lists become :class:`ReadOnlyDict`/:class:`FrozenList`, tuples are
     rebuilt only when something in them changed; strings, numbers and frozen containers are kept."""
     kind = type(value)
     if kind in _ATOMS:
@@ -97,13 +79,13 @@ def frozen(value: T) -> T:
     return value
 
 
-def _frozen_dict(value: dict[Any, Any]) -> FrozenDict:
+def _frozen_dict(value: dict[Any, Any]) -> ReadOnlyDict:
     if not value:
         return _EMPTY
     for v in value.values():
         if type(v) not in _ATOMS:
-            return FrozenDict({k: frozen(v) for k, v in value.items()})
-    return FrozenDict(value)
+            return ReadOnlyDict({k: frozen(v) for k, v in value.items()})
+    return ReadOnlyDict(value)
 
 
 def _containers(kind: type[BaseModel]) -> tuple[str, ...] | None:

@@ -70,7 +70,7 @@ _log = logging.getLogger("chatclient.tools")
 __all__ = ["ToolCallingManager", "ToolCallingManagerBuilder", "ToolExecutionResult"]
 
 
-@dataclass(frozen=True, slots=True, init=False)
+@dataclass(frozen=True, slots=True)
 class ToolExecutionResult:
     """The conversation after one batch of tool calls, and what the loop should do next."""
 
@@ -81,15 +81,6 @@ class ToolExecutionResult:
     limit_exceeded: str | None = None
     """The first breach message when a limit was hit under ``FINAL_ANSWER``: the loop should ask the
     model once more, without tools."""
-
-    def __init__(
-        self, conversation_history: tuple[Message, ...], return_direct: bool = False, limit_exceeded: str | None = None
-    ) -> None:
-        # Each slot set through its descriptor: a frozen dataclass's own __init__ pays an
-        # ``object.__setattr__`` per field (every tool round makes one).
-        _set_history(self, conversation_history)
-        _set_return_direct(self, return_direct)
-        _set_limit_exceeded(self, limit_exceeded)
 
     @property
     def tool_responses(self) -> tuple[ToolResponse, ...]:
@@ -111,11 +102,6 @@ class ToolExecutionResult:
             )
             for response in self.tool_responses
         )
-
-
-_set_history = ToolExecutionResult.__dict__["conversation_history"].__set__
-_set_return_direct = ToolExecutionResult.__dict__["return_direct"].__set__
-_set_limit_exceeded = ToolExecutionResult.__dict__["limit_exceeded"].__set__
 
 
 @dataclass(frozen=True)

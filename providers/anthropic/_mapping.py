@@ -37,7 +37,7 @@ from chatclient.responses import (
     shared_generation_metadata,
 )
 from chatclient.tools.definition import ToolDefinition
-from providers._http import ErrorDetails, error_from_event, event_status, header_value
+from providers._errors import ErrorDetails, error_from_event, event_status, header_value
 from providers._media import unsupported_media
 from providers._per_options import PerOptions
 from providers._reply_shape import as_object, optional_object

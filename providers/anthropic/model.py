@@ -2,24 +2,23 @@
 
 from __future__ import annotations
 
-import os
-from typing import Any
+from typing import ClassVar
 
 import httpx2
+from typing_extensions import Unpack
 
-from chatclient._redact import redact_url
 from chatclient.errors import ConfigurationError
 from chatclient.options import ChatOptions
 from providers._extras import extra_headers
-from providers._http import RetryPolicy, Secret
+from providers._provider import Provider, ProviderArgs
 from providers._shell import ProviderModel, StreamDecoder, WireMapping
 
 from ._mapping import PROVIDER, build_request, error_details, parse_response
 from .options import AnthropicChatOptions
+from .provider import DEFAULT_BASE_URL, AnthropicProvider
 
 __all__ = ["DEFAULT_ANTHROPIC_VERSION", "DEFAULT_BASE_URL", "AnthropicChatModel"]
 
-DEFAULT_BASE_URL = "https://api.anthropic.com"
 DEFAULT_ANTHROPIC_VERSION = "2023-06-01"
 MESSAGES_PATH = "/v1/messages"
 
@@ -37,15 +36,16 @@ WIRE = WireMapping(PROVIDER, MESSAGES_PATH, build_request, parse_response, error
 class AnthropicChatModel(ProviderModel[AnthropicChatOptions]):
     """Claude through the Messages API.
 
-    The API key comes from ``api_key`` or ``ANTHROPIC_API_KEY`` (read here, once) and the base URL from
-    ``base_url``, ``ANTHROPIC_BASE_URL`` or ``https://api.anthropic.com``. Pass ``http_client`` /
-    ``async_http_client`` to share httpx2 clients, or ``client=`` an ``anthropic.Anthropic`` /
-    ``AsyncAnthropic`` to send the same requests through the official SDK (its auth, proxies and
-    headers then apply; ``api_key`` and ``base_url`` are not used; its retries apply unless a
-    deadline does, see :mod:`providers._sdk`).
+    Who it talks to is an :class:`~providers.anthropic.provider.AnthropicProvider`: pass
+    ``provider=``, or its keywords here (``api_key`` or ``ANTHROPIC_API_KEY``, ``base_url`` or
+    ``ANTHROPIC_BASE_URL``, ``http_client``/``async_http_client`` to share httpx2 clients, ``client=``
+    an ``anthropic.Anthropic``/``AsyncAnthropic`` to send the same requests through the official SDK:
+    its auth, proxies and headers then apply; its retries apply unless a deadline does, see
+    :mod:`providers._sdk`).
     """
 
     wire = WIRE
+    provider_class: ClassVar[type[Provider]] = AnthropicProvider
     _no_extra_headers: ChatOptions | None = None
     """The last merged options whose request needs no headers of its own (held, so ``is`` is safe)."""
 
@@ -53,39 +53,16 @@ class AnthropicChatModel(ProviderModel[AnthropicChatOptions]):
         self,
         model: str | None = None,
         *,
-        api_key: str | None = None,
-        base_url: str | None = None,
+        provider: Provider | None = None,
         options: AnthropicChatOptions | None = None,
-        http_client: httpx2.Client | None = None,
-        async_http_client: httpx2.AsyncClient | None = None,
-        client: Any = None,
-        timeout: float | httpx2.Timeout = 600.0,
-        retry: RetryPolicy | None = None,
+        **provider_args: Unpack[ProviderArgs],
     ) -> None:
-        key = api_key if api_key is not None else os.environ.get("ANTHROPIC_API_KEY")
-        if key is None and client is None:
-            raise ConfigurationError("No Anthropic API key: pass api_key= or set ANTHROPIC_API_KEY")
-        self._base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL
         defaults = options if options is not None else AnthropicChatOptions()
         if model is not None:
             defaults = defaults.model_copy(update={"model": model})  # the argument wins
         self._default_headers = _header_key(defaults)
-        super().__init__(
-            defaults=defaults,
-            base_url=self._base_url,
-            headers=_version_headers(self._default_headers),
-            secret_headers={"x-api-key": Secret(key or "")},
-            http_client=http_client,
-            async_http_client=async_http_client,
-            client=client,
-            timeout=timeout,
-            retry=retry,
-        )
-
-    def __repr__(self) -> str:
-        sdk = self._sdk_sync if self._sdk_sync is not None else self._sdk_async
-        via = f", client={type(sdk).__name__}" if sdk is not None else ""
-        return f"AnthropicChatModel(model={self._defaults.model!r}, base_url={redact_url(self._base_url)!r}{via})"
+        model_headers = _version_headers(self._default_headers)
+        super().__init__(defaults=defaults, provider=provider, model_headers=model_headers, **provider_args)
 
     def request_headers(self, options: ChatOptions) -> dict[str, str] | None:
         """The version/beta headers when this request's differ from the model's (always through the

@@ -6,5 +6,6 @@ For Ollama's OpenAI-compatible ``/v1/chat/completions`` endpoint use ``providers
 
 from .model import OllamaChatModel
 from .options import OllamaChatOptions
+from .provider import OllamaProvider
 
-__all__ = ["OllamaChatModel", "OllamaChatOptions"]
+__all__ = ["OllamaChatModel", "OllamaChatOptions", "OllamaProvider"]

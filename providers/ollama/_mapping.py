@@ -47,7 +47,7 @@ from chatclient.tools.callback import ToolCallback
 from chatclient.tools.definition import ToolDefinition
 from providers._tool_rendering import TOOL_RENDERINGS
 
-from .._http import ErrorDetails, error_from_event
+from .._errors import ErrorDetails, error_from_event
 from .._media import unsupported_media
 
 __all__ = [

@@ -3,5 +3,6 @@ Groq, DeepSeek, Azure OpenAI) through ``base_url``."""
 
 from .model import OpenAIChatModel
 from .options import OpenAIChatOptions
+from .provider import OpenAIProvider
 
-__all__ = ["OpenAIChatModel", "OpenAIChatOptions"]
+__all__ = ["OpenAIChatModel", "OpenAIChatOptions", "OpenAIProvider"]

@@ -5,3 +5,4 @@ from .model import OpenAIResponsesChatModel
 from .options import OpenAIResponsesChatOptions
 
 __all__ = ["ITEM_IDS_KEY", "REASONING_KEY", "OpenAIResponsesChatModel", "OpenAIResponsesChatOptions"]
+# Its provider is OpenAI's: ``providers.openai.OpenAIProvider``.

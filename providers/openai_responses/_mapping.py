@@ -43,7 +43,7 @@ from chatclient.responses import (
 )
 from chatclient.tools.callback import ToolCallback
 from chatclient.tools.definition import ToolDefinition
-from providers._http import ErrorDetails, error_from_event, header_value
+from providers._errors import ErrorDetails, error_from_event, header_value
 from providers._media import unsupported_media
 from providers._reply_shape import as_list, optional_object
 from providers._tool_rendering import TOOL_RENDERINGS

@@ -40,7 +40,7 @@ from chatclient.events import ModelEvent, ReasoningDelta, TextDelta, ToolCallDel
 from chatclient.testing.advisor_kit import run_spec
 from chatclient.tools.callback import ToolCallback
 from chatclient.tools.resolve import resolve_tools
-from providers._http import RetryPolicy
+from providers._retry import RetryPolicy
 from providers.anthropic import AnthropicChatModel, AnthropicChatOptions
 from tests.providers.fixtures import Replay, fixture_files, interactions
 from tests.providers.model_events import Delta, assemble, chunks, deltas, texts
@@ -590,7 +590,7 @@ def test_x_should_retry_false_stops_retries() -> None:
 
 def test_retry_after_is_honoured(monkeypatch: pytest.MonkeyPatch) -> None:
     waits: list[float] = []
-    monkeypatch.setattr("providers._http.time.sleep", waits.append)
+    monkeypatch.setattr("providers._retry.time.sleep", waits.append)
     script = Scripted([_error(429, "rate_limit_error", {"retry-after": "3"}), _ok()])
     assert _model_on(script).call(Prompt("hi")).text == "fine"
     assert waits == [3.0]

@@ -10,7 +10,7 @@ import httpx2
 
 from chatclient import ChatModel, ToolCall, Usage
 from chatclient.testing.conformance import ChatModelConformance, WireFormat
-from providers._http import RetryPolicy
+from providers._retry import RetryPolicy
 from providers.anthropic import AnthropicChatModel
 
 _ERROR_TYPES = {

@@ -35,7 +35,7 @@ from chatclient.errors import (
 from chatclient.events import ModelEvent, ReasoningDelta, TextDelta, ToolCallStarted
 from chatclient.options import ChatOptions, ToolCallingChatOptions
 from chatclient.tools.resolve import resolve_tools
-from providers._http import RetryPolicy
+from providers._retry import RetryPolicy
 from providers.anthropic import AnthropicChatModel, AnthropicChatOptions
 from providers.anthropic._mapping import (
     THINKING_METADATA_KEY,

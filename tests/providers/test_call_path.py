@@ -1,6 +1,6 @@
-"""The async call path: the model's ``acall`` hands back the transport's coroutine itself, so one
-frame stands between the caller and the client's ``send``; an error building the request still
-surfaces when the call is awaited, and a failed first attempt is retried as before."""
+"""The async call path: the model's ``acall`` hands back the transport's coroutine itself, whose
+first attempt is the one written for every async request (``_asend``); an error building the request
+still surfaces when the call is awaited, and a failed first attempt is retried as before."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 
 from chatclient import ChatClient, Prompt
 from chatclient.errors import ConfigurationError, ServerError
-from providers._http import RetryPolicy
+from providers._retry import RetryPolicy
 from providers.openai import OpenAIChatModel
 from providers.openai.options import OpenAIChatOptions
 
@@ -26,7 +26,7 @@ def _model(handler: Any, **kwargs: Any) -> OpenAIChatModel:
     return OpenAIChatModel("m", api_key="k", base_url="http://t.example/v1", async_http_client=client, **kwargs)
 
 
-async def test_one_frame_stands_between_the_callers_coroutine_and_the_clients_send() -> None:
+async def test_the_transports_one_attempt_stands_between_the_callers_coroutine_and_the_clients_send() -> None:
     frames: list[str] = []
 
     async def handler(request: httpx2.Request) -> httpx2.Response:
@@ -43,7 +43,7 @@ async def test_one_frame_stands_between_the_callers_coroutine_and_the_clients_se
 
     assert await caller() == "hi"
     above_send = frames[frames.index("send") + 1 :]
-    assert above_send == ["apost_parsed"]
+    assert above_send == ["_aexchange", "cut_off", "_asend", "apost_parsed"]
 
 
 async def test_a_clients_plain_call_awaits_its_chain_from_the_terminal_itself() -> None:
@@ -64,7 +64,15 @@ async def test_a_clients_plain_call_awaits_its_chain_from_the_terminal_itself() 
     assert await caller() == "hi"
     # The chain's model call, the tool loop's driver, the terminal's own coroutine: no other layer.
     # (The loop no longer skips the chain's model call: benchmarks/results/2026-12-06-mechanisms.md.)
-    assert frames[frames.index("send") + 1 :] == ["apost_parsed", "terminal", "aadvise_call", "_run"]
+    assert frames[frames.index("send") + 1 :] == [
+        "_aexchange",
+        "cut_off",
+        "_asend",
+        "apost_parsed",
+        "terminal",
+        "aadvise_call",
+        "_run",
+    ]
     assert client.usage.calls == 1
 
 

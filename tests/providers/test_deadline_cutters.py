@@ -14,11 +14,14 @@ import sys
 import time
 import weakref
 from collections.abc import Iterator
+from types import SimpleNamespace
 from typing import Any
 
+import httpx2
 import pytest
 
 from providers._cutoff import cancel_at, cut_at
+from providers._deadline import PendingSend
 from providers._watchdog import Watch, Watchdog
 
 GUARD = 10.0
@@ -185,3 +188,63 @@ def test_outside_any_task_nothing_is_cancelled() -> None:
         return stopped
 
     assert asyncio.run(main()) == [False]
+
+
+# ------------------------------------------------------------------ a pending send on an unknown shape
+
+
+class HTTP11Connection:
+    """Named as httpcore2's: the one kind of connection a pending send shuts down."""
+
+    def __init__(self, stream: object) -> None:
+        if stream is not None:
+            self._network_stream = stream
+
+
+def test_a_pending_send_shuts_down_its_own_http11_connection(
+    pair: tuple[socket.socket, socket.socket], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ours, _ = pair
+    client = httpx2.Client(transport=httpx2.MockTransport(lambda request: httpx2.Response(200)))
+    request = client.build_request("POST", "http://t.example/v1/x")
+    other = SimpleNamespace(request=httpx2.Request("GET", "http://t.example/"), connection=None)
+    mine = SimpleNamespace(request=request, connection=SimpleNamespace(_connection=HTTP11Connection(_Stream(ours))))
+    pool = SimpleNamespace(_requests=[other, mine])
+    monkeypatch.setattr(client, "_transport_for_url", lambda url: SimpleNamespace(_pool=pool))
+    PendingSend(client, request).abort()
+    assert ours.recv(1) == b""  # shut down: the blocked read returns at once
+
+
+@pytest.mark.parametrize(
+    "shape",
+    ["no pool", "requests of another shape", "an HTTP11Connection without a stream", "an HTTP/2 connection"],
+)
+def test_a_pending_send_on_another_shape_is_left_alone(
+    shape: str, pair: tuple[socket.socket, socket.socket], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """httpx2's and httpcore2's private names are read only when a deadline fires; on any other shape
+    the send is left to its cut read timeout, quietly (the watchdog thread serves every request)."""
+    ours, theirs = pair
+    client = httpx2.Client(transport=httpx2.MockTransport(lambda request: httpx2.Response(200)))
+    request = client.build_request("POST", "http://t.example/v1/x")
+    entries: dict[str, Any] = {
+        "no pool": None,
+        "requests of another shape": SimpleNamespace(_requests=[object(), SimpleNamespace(request=None)]),
+        "an HTTP11Connection without a stream": SimpleNamespace(
+            _requests=[SimpleNamespace(request=request, connection=SimpleNamespace(_connection=HTTP11Connection(None)))]
+        ),
+        "an HTTP/2 connection": SimpleNamespace(
+            _requests=[SimpleNamespace(request=request, connection=SimpleNamespace(_connection=_Stream(ours)))]
+        ),
+    }
+    monkeypatch.setattr(client, "_transport_for_url", lambda url: SimpleNamespace(_pool=entries[shape]))
+    PendingSend(client, request).abort()
+    theirs.sendall(b"x")
+    assert ours.recv(1) == b"x", "the connection was left as it was"
+
+
+def test_a_pending_send_through_a_client_of_another_shape_is_left_alone() -> None:
+    request = httpx2.Request("POST", "http://t.example/v1/x")
+    PendingSend(SimpleNamespace(), request).abort()  # type: ignore[arg-type]  # no _transport_for_url
+    client = httpx2.Client(transport=httpx2.MockTransport(lambda request: httpx2.Response(200)))
+    PendingSend(client, client.build_request("POST", "http://t.example/v1/x")).abort()  # a transport with no pool

@@ -27,7 +27,8 @@ from chatclient.testing import MODES
 from chatclient.testing.advisor_kit import run_spec
 from chatclient.testing.conformance import USAGE, WireFormat
 from chatclient.testing.fault_server import FaultServer, fault_server
-from providers._http import DEADLINE_EXCEEDED, RetryPolicy
+from providers._deadline import DEADLINE_EXCEEDED
+from providers._retry import RetryPolicy
 from providers._sdk import SdkTransport
 from providers._shell import ProviderModel
 from providers.anthropic import AnthropicChatModel

@@ -20,7 +20,8 @@ from chatclient.options import ChatOptions
 from chatclient.prompt import Prompt
 from chatclient.testing import MODES
 from chatclient.testing.advisor_kit import run_spec
-from providers._http import DEADLINE_EXCEEDED, RetryPolicy
+from providers._deadline import DEADLINE_EXCEEDED
+from providers._retry import RetryPolicy
 from providers.anthropic import AnthropicChatModel
 from providers.ollama import OllamaChatModel
 from providers.openai import OpenAIChatModel

@@ -20,7 +20,7 @@ from chatclient import ChatClient
 from chatclient.errors import MalformedResponseError
 from chatclient.model import ChatModel
 from chatclient.responses import FinishReason
-from providers._http import RetryPolicy
+from providers._retry import RetryPolicy
 from providers.anthropic import AnthropicChatModel
 from providers.ollama import OllamaChatModel
 from providers.openai import OpenAIChatModel

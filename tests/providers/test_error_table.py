@@ -21,7 +21,7 @@ from chatclient.errors import (
     RateLimitError,
     ServerError,
 )
-from providers._http import EVENT_ERROR_STATUS, ErrorDetails, error_from_event, error_from_response
+from providers._errors import EVENT_ERROR_STATUS, ErrorDetails, error_from_event, error_from_response
 from providers.anthropic import _mapping as anthropic_mapping
 from providers.ollama import _mapping as ollama_mapping
 from providers.openai import _mapping as openai_mapping

@@ -1,4 +1,4 @@
-"""The provider shell (``providers._http``): lifecycle, key redaction, user agent, early configuration
+"""The provider shell (``providers._transport``): lifecycle, key redaction, user agent, early configuration
 errors and readable error pages, for every provider that talks through it.
 
 Faults that need real sockets (file descriptors, an HTML 502) use the loopback server of
@@ -21,7 +21,9 @@ import pytest
 import chatclient
 from chatclient.errors import ConfigurationError, ServerError
 from chatclient.prompt import Prompt
-from providers._http import USER_AGENT, ModelLifecycle, RetryPolicy, error_from_response
+from providers._errors import error_from_response
+from providers._retry import RetryPolicy
+from providers._transport import USER_AGENT, ModelLifecycle
 from providers.anthropic import AnthropicChatModel
 from providers.ollama import OllamaChatModel
 from providers.openai import OpenAIChatModel

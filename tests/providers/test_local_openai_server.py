@@ -23,7 +23,7 @@ from chatclient import (
 )
 from chatclient.errors import ServerError, StreamIncompleteError
 from chatclient.testing.advisor_kit import run_spec
-from providers._http import RetryPolicy
+from providers._retry import RetryPolicy
 from providers.openai import OpenAIChatModel, OpenAIChatOptions
 from providers.openai._mapping import build_request
 

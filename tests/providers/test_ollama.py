@@ -39,7 +39,8 @@ from chatclient.errors import (
 )
 from chatclient.events import ModelEvent, ReasoningDelta, TextDelta, ToolCallDelta, ToolCallStarted
 from chatclient.tools.resolve import resolve_tools
-from providers._http import ProviderHttp, RetryPolicy
+from providers._retry import RetryPolicy
+from providers._transport import ProviderHttp
 from providers.ollama import OllamaChatModel, OllamaChatOptions
 from tests.providers.fixtures import Replay, fixture_files, interactions
 from tests.providers.model_events import Delta, assemble, chunks, deltas, texts

@@ -11,7 +11,7 @@ import pytest
 
 from chatclient import ChatModel, ToolCall, Usage
 from chatclient.testing.conformance import ChatModelConformance, WireFormat
-from providers._http import RetryPolicy
+from providers._retry import RetryPolicy
 from providers.openai import OpenAIChatModel
 
 _ERROR_TYPES = {

@@ -21,7 +21,7 @@ from chatclient.errors import (
     RateLimitError,
 )
 from chatclient.events import ModelEvent
-from providers._http import RetryPolicy
+from providers._retry import RetryPolicy
 from providers.openai import OpenAIChatModel, OpenAIChatOptions
 from tests.providers.model_events import texts
 

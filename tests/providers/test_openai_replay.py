@@ -35,7 +35,7 @@ from chatclient.errors import (
 )
 from chatclient.events import ModelEvent, ReasoningDelta, TextDelta, ToolCallDelta, ToolCallStarted
 from chatclient.testing.advisor_kit import run_spec
-from providers._http import RetryPolicy
+from providers._retry import RetryPolicy
 from providers.openai import OpenAIChatModel, OpenAIChatOptions
 
 from .fixtures import Replay, fixture_files, interactions

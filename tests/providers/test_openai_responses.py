@@ -38,7 +38,7 @@ from chatclient.events import ModelEvent, ReasoningDelta, TextDelta, ToolCallDel
 from chatclient.messages import Message
 from chatclient.tools import ToolDefinition
 from chatclient.tools.definition import ToolContext
-from providers._http import RetryPolicy
+from providers._retry import RetryPolicy
 from providers.openai_responses import (
     ITEM_IDS_KEY,
     REASONING_KEY,

@@ -13,7 +13,7 @@ from chatclient.messages import ToolCall
 from chatclient.model import ChatModel
 from chatclient.responses import Usage
 from chatclient.testing.conformance import ChatModelConformance, WireFormat
-from providers._http import RetryPolicy
+from providers._retry import RetryPolicy
 from providers.openai_responses import OpenAIResponsesChatModel
 
 RESPONSE_ID = "resp_conformance0001"

@@ -40,7 +40,7 @@ from chatclient.errors import (
 )
 from chatclient.events import ModelEvent, ReasoningDelta, TextDelta, ToolCallDelta, ToolCallStarted
 from chatclient.tools import tool_callbacks_from
-from providers._http import RetryPolicy
+from providers._retry import RetryPolicy
 from providers.openai_responses import (
     ITEM_IDS_KEY,
     REASONING_KEY,

@@ -55,7 +55,7 @@ def test_sdk_transport(mode: str, use_async: bool) -> None:
     streamed = "stream" in mode
     replay = Replay(FOLDER, "d_stream_text" if streamed else "a_plain_text")
     m = model(replay, use_async=use_async)
-    assert "sdk" in repr(m)
+    assert "client=" in repr(m)
     response, events = run(m, mode)
     assert response.text == "4200 + 42 equals 4242."
     assert response.result is not None and response.result.finish_reason is FinishReason.STOP

@@ -8,7 +8,7 @@ import httpx2
 from chatclient import ChatOptions, Prompt, tool
 from chatclient.options import ToolCallingChatOptions
 from chatclient.tools.resolve import resolve_tools
-from providers._http import header_value
+from providers._errors import header_value
 from providers._per_options import PerOptions
 from providers.anthropic._mapping import build_request as anthropic_request
 from providers.anthropic.options import AnthropicChatOptions

@@ -1,5 +1,6 @@
-"""A request's headers are put in place of the client's in one pass (``providers._http._put_headers``)
-rather than through httpx2's merge: the request must carry exactly what the merge would give it."""
+"""A request's headers are put in place of the client's in one pass (``providers._secrets.put_headers``)
+rather than through httpx2's merge: the request must carry exactly what the merge would give it.
+That writes httpx2's private ``Headers._list``, so the httpx2 release it was checked on is pinned here."""
 
 from __future__ import annotations
 
@@ -8,7 +9,9 @@ from typing import Any
 import httpx2
 import pytest
 
-from providers._http import ProviderHttp, RedactedHeaders, Secret
+from providers import _secrets
+from providers._secrets import RedactedHeaders, Secret
+from providers._transport import ProviderHttp
 
 
 def _http(client: httpx2.Client, headers: dict[str, str], secrets: dict[str, Secret] | None = None) -> ProviderHttp:
@@ -61,3 +64,26 @@ def test_a_requests_own_headers_and_a_host_header_still_go_through_httpx2s_merge
     hosted = _http(client, {"Host": "proxy.example"})
     assert hosted._build(client, "/chat", {"a": 1}, None).headers["host"] == "proxy.example"
     assert _as_set(hosted._build(client, "/chat", {"a": 1}, None).headers) == _as_set(_merged(client, hosted).headers)
+
+
+def test_put_headers_writes_only_the_httpx2_it_was_checked_on() -> None:
+    """Fails on another httpx2 release: check that ``Headers`` still keeps ``(raw, lower, value)``
+    triples in ``_list`` and an ``_encoding``, then move :data:`HTTPX2_SHAPE_CHECKED`."""
+    release = ".".join(httpx2.__version__.split(".")[:2])
+    assert release == _secrets.HTTPX2_SHAPE_CHECKED, (
+        f"providers._secrets.put_headers writes httpx2.Headers._list, checked on httpx2 "
+        f"{_secrets.HTTPX2_SHAPE_CHECKED}; this is {httpx2.__version__}: re-check the shape"
+    )
+    headers = httpx2.Headers({"Accept": "x", "X-Key": "v"})
+    assert headers._list == [(b"Accept", b"accept", b"x"), (b"X-Key", b"x-key", b"v")]
+    assert _secrets.HEADERS_SHAPE_KNOWN
+
+
+def test_on_an_unknown_headers_shape_every_request_takes_httpx2s_merge(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_secrets, "HEADERS_SHAPE_KNOWN", False)
+    monkeypatch.setattr("providers._transport.put_headers", None)  # would raise if it were called
+    client = httpx2.Client()
+    http = _http(client, {"accept": "application/json"}, {"authorization": Secret("Bearer sk-1")})
+    assert http._prepared().keys is None
+    built = http._build(client, "/chat", {"a": 1}, None)
+    assert _as_set(built.headers) == _as_set(_merged(client, http).headers)

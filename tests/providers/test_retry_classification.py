@@ -9,7 +9,7 @@ import httpx2
 import pytest
 
 from chatclient.errors import ServerError
-from providers._http import error_from_response
+from providers._errors import error_from_response
 from providers.openai._mapping import error_details
 
 from .local_server import TEMPLATE_ERROR

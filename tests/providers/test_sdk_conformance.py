@@ -13,7 +13,7 @@ import pytest
 
 from chatclient import ChatModel
 from chatclient.testing.conformance import ChatModelConformance, WireFormat
-from providers._http import RetryPolicy
+from providers._retry import RetryPolicy
 from providers.anthropic import AnthropicChatModel
 from providers.openai import OpenAIChatModel
 

@@ -22,7 +22,8 @@ from chatclient.errors import APITimeoutError, ServerError
 from chatclient.model import ChatModel
 from chatclient.testing import MODES
 from chatclient.testing.advisor_kit import run_spec
-from providers._http import DEADLINE_EXCEEDED, RetryPolicy
+from providers._deadline import DEADLINE_EXCEEDED
+from providers._retry import RetryPolicy
 from providers._sdk import SdkTransport
 from providers._shell import ProviderModel
 from providers.anthropic import AnthropicChatModel

@@ -26,7 +26,7 @@ from chatclient.errors import (
 from chatclient.observation import ChatObserver, RetryInfo
 from chatclient.testing import MODES
 from chatclient.testing.advisor_kit import run_spec
-from providers._http import RetryPolicy
+from providers._retry import RetryPolicy
 from providers.anthropic import AnthropicChatModel
 from providers.openai import OpenAIChatModel
 

@@ -15,7 +15,7 @@ from chatclient import ChatClient
 from chatclient.errors import AuthenticationError
 from chatclient.testing import MODES
 from chatclient.testing.advisor_kit import run_spec
-from providers._http import RetryPolicy
+from providers._retry import RetryPolicy
 from providers.openai import OpenAIChatModel
 
 from .conftest import Otel
