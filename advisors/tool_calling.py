@@ -25,8 +25,6 @@ from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar, Union
 
 import chatclient._builders as built
-from chatclient._chain import model_of as _model_of
-from chatclient._chain import model_prompt
 from chatclient._sync import run_sync
 from chatclient.advisor import (
     AdvisorOrder,
@@ -188,18 +186,39 @@ def _hooks_of(parties: Sequence[ToolLoopExtension]) -> _Hooks:
 
 @dataclass(slots=True)
 class _RunTools:
+    """Run a reply's tool calls (or its decided calls, on a resume)."""
+
+    manager: ToolCallingManager
     prompt: Prompt
     response: ChatResponse
+    observers: Observers
     decisions: ToolCallDecisions | None = None
+
+    def run(self) -> ToolExecutionResult:
+        return self.manager.execute_tool_calls(self.prompt, self.response, self.decisions, observers=self.observers)
+
+    def arun(self) -> Awaitable[ToolExecutionResult]:
+        return self.manager.aexecute_tool_calls(self.prompt, self.response, self.decisions, observers=self.observers)
 
 
 @dataclass(slots=True)
 class _Await:
+    """Await something an async hook, store or ledger returned; a sync driver runs it to completion."""
+
     awaitable: Awaitable[Any]
+
+    def run(self) -> Any:
+        awaitable = self.awaitable
+        return run_sync(lambda: awaitable)
+
+    def arun(self) -> Awaitable[Any]:
+        return self.awaitable
 
 
 @dataclass(slots=True)
 class _Emit:
+    """Pass a stream event on (the flow yields these only when streaming)."""
+
     event: StreamEvent
 
 
@@ -265,7 +284,31 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
 
     # ------------------------------------------------------------------ the loop, written once
 
-    def _start(self, request: ChatClientRequest, streaming: bool, observers: Observers) -> _Flow:
+    def _turn(self, request: ChatClientRequest, streaming: bool) -> _Flow:
+        """The flow of the turn that ``request`` starts (or resumes)."""
+        if self._is_plain(request):
+            return self._plain(request, streaming)
+        return self._start(request, streaming, _observers_of(request))
+
+    def _plain(self, request: ChatClientRequest, streaming: bool) -> _Flow:
+        """A turn without tools, hooks or a resume is one round: no loop state and no loop generators,
+        unless the reply asks for tools all the same; then the loop takes over from that reply."""
+        first: ChatClientResponse = yield request
+        final = _plain_reply(request, first.chat_response, first.context)
+        if final is None:
+            return (yield from self._start(request, streaming, _observers_of(request), first))
+        if streaming:
+            yield _Emit(RoundFinished(1, first))
+        return final
+
+    def _start(
+        self,
+        request: ChatClientRequest,
+        streaming: bool,
+        observers: Observers,
+        answered: ChatClientResponse | None = None,
+    ) -> _Flow:
+        """The loop's flow; ``answered`` is the reply to its first round when that was sent already."""
         context = request.context
         extra = context.get(ContextKeys.TOOL_LOOP_EXTENSIONS)
         hooks = _hooks_of((self, *self.extensions, *extra)) if extra else self._hooks
@@ -274,7 +317,7 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
             state.observers = observers
         if hooks.initialize or ContextKeys.RESUME in context:
             return self._flow(request, state, hooks)
-        return self._new_turn(request, state, hooks)  # the rounds' own generator: one frame less per step
+        return self._new_turn(request, state, hooks, answered)  # the rounds' own generator: one frame less per step
 
     def _flow(self, request: ChatClientRequest, state: LoopState, hooks: _Hooks) -> _Flow:
         if hooks.initialize:
@@ -284,14 +327,16 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
             return (yield from self._resume(request, state, hooks, *resume))
         return (yield from self._new_turn(request, state, hooks))
 
-    def _new_turn(self, request: ChatClientRequest, state: LoopState, hooks: _Hooks) -> _Flow:
+    def _new_turn(
+        self, request: ChatClientRequest, state: LoopState, hooks: _Hooks, answered: ChatClientResponse | None = None
+    ) -> _Flow:
         """The rounds of a turn that starts with ``request``."""
         messages = request.prompt.messages
         state.history = messages
         state.initial_length = len(messages)
         state.turn_start = _turn_start(messages)
         state.turn_id = request.context.get(ContextKeys.TURN_ID) or new_turn_id()
-        return self._rounds(request, state, hooks, messages)
+        return self._rounds(request, state, hooks, messages, answered)
 
     def _redeem(self, pending: PendingToolCalls) -> Generator[_Step, Any, None]:
         """Redeem the state's nonce once; an async ledger is awaited (the sync drivers run it)."""
@@ -344,8 +389,9 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
             if (yield from _take(stored)) != pending:  # of two resumes that passed the checks, the store picks one
                 raise PendingStateTamperedError("The stored pending state changed while it was resumed; nothing ran")
             yield from self._redeem(pending)
+        tools = _RunTools(self.tool_calling_manager, run_prompt, paused, observers, decisions)
         try:
-            result: ToolExecutionResult = yield _RunTools(run_prompt, paused, decisions)
+            result: ToolExecutionResult = yield tools
         except ToolCallDecisionError:
             yield from _resolved(self.nonce_ledger.release(pending.nonce))  # nothing ran: resumable again
             raise
@@ -360,17 +406,26 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
         return (yield from self._rounds(request, state, hooks, next_messages))
 
     def _rounds(  # noqa: C901 (a tool round's steps inline too: no generator per round)
-        self, request: ChatClientRequest, state: LoopState, hooks: _Hooks, messages: Sequence[Message]
+        self,
+        request: ChatClientRequest,
+        state: LoopState,
+        hooks: _Hooks,
+        messages: Sequence[Message],
+        answered: ChatClientResponse | None = None,
     ) -> _Flow:
         """The rounds of a turn. Each round's steps are inline, the tool batch's too (a generator per
         step would cost a frame, and a ``yield from`` layer on every step of the round)."""
         streaming = state.streaming
+        manager = self.tool_calling_manager
         while True:
             state.round += 1
             round_request = _round_request(request, messages)
             if hooks.before_call:
                 round_request = yield from _apply(hooks.before_call, round_request, state)
-            response: ChatClientResponse = yield round_request
+            if answered is None:
+                response: ChatClientResponse = yield round_request
+            else:  # the first round was sent as it is (no hooks) and answered already
+                response, answered = answered, None
             if hooks.after_call:
                 response = yield from _apply(hooks.after_call, response, state)
             chat = _counted(response, state)
@@ -388,7 +443,8 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
                 for call in chat.tool_calls:
                     yield _Emit(ToolCallReady(call, state.round))
             try:
-                result: ToolExecutionResult = yield _RunTools(_with_messages(round_request.prompt, state.history), chat)
+                tools = _RunTools(manager, _with_messages(round_request.prompt, state.history), chat, state.observers)
+                result: ToolExecutionResult = yield tools
             except ToolCallConfirmationRequired as pause:
                 response = yield from self._paused(response, pause, state, round_request)
                 answer = state.pending.reply if state.pending is not None else None
@@ -515,11 +571,8 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
     def _applies(request: ChatClientRequest) -> bool:
         return isinstance(request.prompt.options, ToolCallingChatOptions)
 
-    # ------------------------------------------------------------------ the short path of a plain call
-
     def _is_plain(self, request: ChatClientRequest) -> bool:
-        """No tools, no hooks, nothing to resume: the turn is one round, and the flow (its state, its
-        generators) is not needed unless the reply asks for tools all the same."""
+        """No tools, no hooks, nothing to resume: see :meth:`_plain`."""
         options = request.prompt.options
         assert isinstance(options, ToolCallingChatOptions)
         if options.tool_callbacks or not self._hookless:
@@ -527,136 +580,49 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
         context = request.context
         return ContextKeys.RESUME not in context and not context.get(ContextKeys.TOOL_LOOP_EXTENSIONS)
 
-    @staticmethod
-    def _plain_turn(request: ChatClientRequest, response: ChatClientResponse) -> ChatClientResponse | None:
-        """The final response of a plain call's one round: what the flow's ``_stamp`` makes of it
-        (round 1, no tools ran, so the reply is unchanged). ``None`` when the reply asks for tools:
-        then the flow takes over from this reply (see :meth:`_replay`)."""
-        return _plain_reply(request, response.chat_response, response.context)
-
-    def _replay(
-        self, request: ChatClientRequest, streaming: bool, observers: Observers, first: ChatClientResponse
-    ) -> tuple[_Flow, _Step]:
-        """The flow, its first round answered with ``first`` (a plain call's reply that asked for
-        tools): the flow goes on exactly as if it had sent the round itself."""
-        flow = self._start(request, streaming, observers)
-        step = next(flow)
-        assert step is request  # no hooks: the first round sends the request as it is
-        return flow, flow.send(first)
-
     # ------------------------------------------------------------------ drivers
+    # Each runs the flow: a model round goes to ``next_``, an event to the stream's consumer, any other
+    # step runs itself (``run``/``arun``); what it comes to is sent back, an error thrown in.
 
     def advise_call(self, request: ChatClientRequest, next_: CallNext) -> ChatClientResponse:
         if not self._applies(request):
             return next_(request)
-        manager = self.tool_calling_manager
+        flow = self._turn(request, False)
         try:
-            if self._is_plain(request):
-                first = next_(request)
-                final = self._plain_turn(request, first)
-                if final is not None:
-                    return final
-                observers = _observers_of(request)
-                flow, step = self._replay(request, False, observers, first)
-            else:
-                observers = _observers_of(request)
-                flow = self._start(request, False, observers)
-                step = next(flow)
+            step = next(flow)
             while True:
                 try:
-                    if isinstance(step, ChatClientRequest):
-                        outcome: Any = next_(step)
-                    elif isinstance(step, _RunTools):
-                        outcome = manager.execute_tool_calls(
-                            step.prompt, step.response, step.decisions, observers=observers
-                        )
-                    else:
-                        outcome = _run_await(step)
+                    outcome = next_(step) if isinstance(step, ChatClientRequest) else _work(step).run()
                 except Exception as exc:
                     step = flow.throw(exc)
                 else:
                     step = flow.send(outcome)
         except StopIteration as stop:
-            result: ChatClientResponse = stop.value
-            return result
+            return _final(stop)
 
-    async def aadvise_call(  # noqa: C901 (the short path and the driver inline, as advise_stream)
-        self, request: ChatClientRequest, next_: AsyncCallNext
-    ) -> ChatClientResponse:
+    async def aadvise_call(self, request: ChatClientRequest, next_: AsyncCallNext) -> ChatClientResponse:
         if not self._applies(request):
             return await next_(request)
-        manager = self.tool_calling_manager
-        model = _model_of(next_)  # the model call is next: each round awaits it here, no coroutine between
+        flow = self._turn(request, False)
         try:
-            if self._is_plain(request):
-                if model is not None:
-                    chat = await model.acall(model_prompt(request, model))
-                    context = request.context
-                    final = _plain_reply(request, chat, context)
-                    if final is not None:
-                        return final
-                    first = ChatClientResponse(chat, context)
-                else:
-                    first = await next_(request)
-                    final = self._plain_turn(request, first)
-                    if final is not None:
-                        return final
-                observers = _observers_of(request)
-                flow, step = self._replay(request, False, observers, first)
-            else:
-                observers = _observers_of(request)
-                flow = self._start(request, False, observers)
-                step = next(flow)
+            step = next(flow)
             while True:
                 try:
-                    if isinstance(step, ChatClientRequest):
-                        if model is not None:  # what the chain's model call does, without its coroutine
-                            chat = await model.acall(model_prompt(step, model))
-                            outcome: Any = ChatClientResponse(chat, step.context)
-                        else:
-                            outcome = await next_(step)
-                    elif isinstance(step, _RunTools):
-                        outcome = await manager.aexecute_tool_calls(
-                            step.prompt, step.response, step.decisions, observers=observers
-                        )
-                    else:
-                        outcome = await _await_step(step)
+                    outcome = await (next_(step) if isinstance(step, ChatClientRequest) else _work(step).arun())
                 except Exception as exc:
                     step = flow.throw(exc)
                 else:
                     step = flow.send(outcome)
         except StopIteration as stop:
-            result: ChatClientResponse = stop.value
-            return result
+            return _final(stop)
 
-    def advise_stream(  # noqa: C901 (the short path and the driver inline: no generator layer per event)
-        self, request: ChatClientRequest, next_: StreamNext
-    ) -> Iterator[StreamEvent]:
+    def advise_stream(self, request: ChatClientRequest, next_: StreamNext) -> Iterator[StreamEvent]:
         if not self._applies(request):
             yield from next_(request)
             return
-        manager = self.tool_calling_manager
+        flow = self._turn(request, True)
         try:
-            if self._is_plain(request):
-                first: ChatClientResponse | None = None
-                for event in next_(request):
-                    if isinstance(event, TurnFinished):
-                        first = event.response
-                    else:
-                        yield event
-                _check_finished(first)
-                assert first is not None
-                final = self._plain_turn(request, first)
-                if final is not None:
-                    yield RoundFinished(1, first)
-                    yield TurnFinished(final)
-                    return
-                observers = _observers_of(request)
-                flow, step = self._replay(request, True, observers, first)
-            else:
-                observers = _observers_of(request)
-                flow = self._start(request, True, observers)
-                step = next(flow)
+            step = next(flow)
             while True:
                 try:
                     if isinstance(step, ChatClientRequest):
@@ -670,48 +636,23 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
                     elif isinstance(step, _Emit):
                         yield step.event
                         outcome = None
-                    elif isinstance(step, _RunTools):
-                        outcome = manager.execute_tool_calls(
-                            step.prompt, step.response, step.decisions, observers=observers
-                        )
                     else:
-                        outcome = _run_await(step)
+                        outcome = step.run()
                 except Exception as exc:
                     step = flow.throw(exc)
                 else:
                     step = flow.send(outcome)
         except StopIteration as stop:
-            yield TurnFinished(stop.value)
+            yield TurnFinished(_final(stop))
 
-    async def aadvise_stream(  # noqa: C901 (as advise_stream)
-        self, request: ChatClientRequest, next_: AsyncStreamNext
-    ) -> AsyncIterator[StreamEvent]:
+    async def aadvise_stream(self, request: ChatClientRequest, next_: AsyncStreamNext) -> AsyncIterator[StreamEvent]:
         if not self._applies(request):
             async for event in next_(request):
                 yield event
             return
-        manager = self.tool_calling_manager
+        flow = self._turn(request, True)
         try:
-            if self._is_plain(request):
-                first: ChatClientResponse | None = None
-                async for event in next_(request):
-                    if isinstance(event, TurnFinished):
-                        first = event.response
-                    else:
-                        yield event
-                _check_finished(first)
-                assert first is not None
-                final = self._plain_turn(request, first)
-                if final is not None:
-                    yield RoundFinished(1, first)
-                    yield TurnFinished(final)
-                    return
-                observers = _observers_of(request)
-                flow, step = self._replay(request, True, observers, first)
-            else:
-                observers = _observers_of(request)
-                flow = self._start(request, True, observers)
-                step = next(flow)
+            step = next(flow)
             while True:
                 try:
                     if isinstance(step, ChatClientRequest):
@@ -725,24 +666,21 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
                     elif isinstance(step, _Emit):
                         yield step.event
                         outcome = None
-                    elif isinstance(step, _RunTools):
-                        outcome = await manager.aexecute_tool_calls(
-                            step.prompt, step.response, step.decisions, observers=observers
-                        )
                     else:
-                        outcome = await _await_step(step)
+                        outcome = await step.arun()
                 except Exception as exc:
                     step = flow.throw(exc)
                 else:
                     step = flow.send(outcome)
         except StopIteration as stop:
-            yield TurnFinished(stop.value)
+            yield TurnFinished(_final(stop))
 
 
 def _plain_reply(
     request: ChatClientRequest, chat: ChatResponse | None, context: Mapping[str, Any]
 ) -> ChatClientResponse | None:
-    """:meth:`ToolCallingAdvisor._plain_turn` of the reply ``chat`` that came back with ``context``."""
+    """The final response of a plain turn's one round (what the loop's ``_stamp`` makes of it: round 1,
+    no tools ran, so the reply is unchanged); ``None`` when the reply asks for tools."""
     if chat is not None and chat.has_tool_calls:
         return None
     messages = request.prompt.messages
@@ -776,15 +714,16 @@ def _observers_of(request: ChatClientRequest) -> Observers:
     return observers if observers is not None else NO_OBSERVERS
 
 
-def _run_await(step: _Step) -> Any:
-    assert isinstance(step, _Await)
-    awaitable = step.awaitable
-    return run_sync(lambda: awaitable)
+def _work(step: _Step) -> _RunTools | _Await:
+    """A call's step that is not a model round (a call's flow emits no events)."""
+    assert not isinstance(step, (ChatClientRequest, _Emit))
+    return step
 
 
-async def _await_step(step: _Step) -> Any:
-    assert isinstance(step, _Await)
-    return await step.awaitable
+def _final(stop: StopIteration) -> ChatClientResponse:
+    """The flow's return value: the turn's final response."""
+    response: ChatClientResponse = stop.value
+    return response
 
 
 def _check_finished(outcome: ChatClientResponse | None) -> None:

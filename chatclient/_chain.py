@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from .advisor import (
     Advisor,
@@ -27,13 +27,13 @@ from .errors import AdvisorChainError
 from .events import ModelEvent, StreamEvent, TurnFinished
 from .messages import Message, UserMessage
 from .model import ChatModel
-from .observation import AdvisorInfo, ModelCallInfo, Observers, call_is_quiet, observing
+from .observation import UNWATCHED, AdvisorInfo, ModelCallInfo, Observers, Watch, call_is_quiet, observing
 from .options import ChatOptions
 from .prompt import Prompt
 from .responses import ChatResponse
 from .streaming import ChatResponseAccumulator, delta_events
 
-__all__ = ["ComposedChains", "compose_acall", "compose_astream", "compose_call", "compose_stream", "model_of"]
+__all__ = ["ComposedChains", "compose_acall", "compose_astream", "compose_call", "compose_stream"]
 
 _MODES = {
     "advise_call": "call()",
@@ -125,15 +125,9 @@ def compose_call(advisors: Sequence[Advisor], model: ChatModel, observers: Obser
         if call_is_quiet():
             return terminal(request)
         prompt = model_prompt(request, model)
-        info = ModelCallInfo(prompt, streaming=False, model=_model_name(prompt, model), chat_model=model)
-        tokens = observers.model_started(info)
-        try:
-            with observing(observers):
-                chat = model.call(prompt)
-        except BaseException as exc:
-            observers.model_finished(tokens, info, None, exc)
-            raise
-        observers.model_finished(tokens, info, chat, None)
+        with _model_watch(observers, prompt, model) as watch, observing(observers):
+            chat = model.call(prompt)
+            watch.returns(chat)
         return ChatClientResponse(chat, request.context)
 
     handler: CallNext = observed if observers else terminal
@@ -149,34 +143,18 @@ def _bind_call(method: Any, inner: CallNext) -> CallNext:
     return handler
 
 
-def model_of(next_: AsyncCallNext) -> ChatModel | None:
-    """The model when ``next_`` is the unobserved model call itself, else ``None``: an advisor that
-    would only await it (each round of the tool loop) may call ``model.acall(model_prompt(request,
-    model))`` instead, one coroutine fewer between the caller and the socket."""
-    return getattr(next_, "chat_model", None)
-
-
 def compose_acall(advisors: Sequence[Advisor], model: ChatModel, observers: Observers | None = None) -> AsyncCallNext:
     async def terminal(request: ChatClientRequest) -> ChatClientResponse:
         return ChatClientResponse(await model.acall(model_prompt(request, model)), request.context)
-
-    if not observers:
-        terminal.chat_model = model  # type: ignore[attr-defined] # read by model_of
 
     async def observed(request: ChatClientRequest) -> ChatClientResponse:
         assert observers is not None
         if call_is_quiet():
             return await terminal(request)
         prompt = model_prompt(request, model)
-        info = ModelCallInfo(prompt, streaming=False, model=_model_name(prompt, model), chat_model=model)
-        tokens = observers.model_started(info)
-        try:
-            with observing(observers):
-                chat = await model.acall(prompt)
-        except BaseException as exc:
-            observers.model_finished(tokens, info, None, exc)
-            raise
-        observers.model_finished(tokens, info, chat, None)
+        with _model_watch(observers, prompt, model) as watch, observing(observers):
+            chat = await model.acall(prompt)
+            watch.returns(chat)
         return ChatClientResponse(chat, request.context)
 
     handler: AsyncCallNext = observed if observers else terminal
@@ -196,42 +174,22 @@ def _bind_acall(method: Any, inner: AsyncCallNext) -> AsyncCallNext:
 
 def compose_stream(advisors: Sequence[Advisor], model: ChatModel, observers: Observers | None = None) -> StreamNext:
     def terminal(request: ChatClientRequest) -> Iterator[StreamEvent]:
-        prompt = model_prompt(request, model)
-        accumulator = ChatResponseAccumulator()
-        add = accumulator.add
-        info = _stream_info(prompt, model, observers)
-        tokens = observers.model_started(info) if observers and info else []
-        events = model.stream(prompt)
-        try:
-            with _observing(observers):  # retries happen while the stream opens
-                first = next(events, None)
-            if observers and observers.watch_first_chunk and first is not None and info:
-                observers.model_first_chunk(tokens, info)
-            if first is not None:
-                add(first)
-                if isinstance(first, ChatResponse):
-                    yield from delta_events(first)
-                else:
-                    yield first
-                rest = _chunks_told(events, observers, tokens, info) if observers and observers.watch_chunks else events
-                for event in rest:
-                    add(event)
-                    if isinstance(event, ChatResponse):
-                        yield from delta_events(event)
-                    else:
-                        yield event
-            chat = accumulator.build()
-        except BaseException as exc:
-            if observers and info:
-                observers.model_finished(tokens, info, None, exc)
-            raise
-        finally:
-            close = getattr(events, "close", None)
-            if close is not None:
-                close()
-        if observers and info:
-            observers.model_finished(tokens, info, chat, None)
-        yield TurnFinished(ChatClientResponse(chat, request.context))
+        round_ = _StreamedRound(request, model, observers)
+        events = model.stream(round_.prompt)
+        with round_.watch:
+            try:
+                with round_.opening():  # retries happen while the stream opens
+                    first = next(events, None)
+                if first is not None:
+                    yield from round_.first(first)
+                    for event in events:
+                        yield from round_.passed_on(event)
+                round_.build()
+            finally:
+                close = getattr(events, "close", None)
+                if close is not None:
+                    close()
+        yield round_.finished()
 
     handler: StreamNext = terminal
     folded: StreamNext = _fold(advisors, handler, "advise_stream", observers, _bind_stream, _watched_stream)
@@ -250,41 +208,24 @@ def compose_astream(
     advisors: Sequence[Advisor], model: ChatModel, observers: Observers | None = None
 ) -> AsyncStreamNext:
     async def terminal(request: ChatClientRequest) -> AsyncIterator[StreamEvent]:
-        prompt = model_prompt(request, model)
-        accumulator = ChatResponseAccumulator()
-        add = accumulator.add
-        info = _stream_info(prompt, model, observers)
-        tokens = observers.model_started(info) if observers and info else []
-        events = model.astream(prompt)
-        try:
+        round_ = _StreamedRound(request, model, observers)
+        events = model.astream(round_.prompt)
+        with round_.watch:
             try:
-                with _observing(observers):  # retries happen while the stream opens
-                    first: ModelEvent | None = await events.__anext__()
-            except StopAsyncIteration:
-                first = None
-            if observers and observers.watch_first_chunk and first is not None and info:
-                observers.model_first_chunk(tokens, info)
-            if first is not None:
-                for delta in _passed_on(first, add):
-                    yield delta
-                chunks = (
-                    _achunks_told(events, observers, tokens, info) if observers and observers.watch_chunks else events
-                )
-                async for event in chunks:
-                    for delta in _passed_on(event, add):
+                with round_.opening():  # retries happen while the stream opens
+                    first: ModelEvent | None = await anext(events, None)
+                if first is not None:
+                    for delta in round_.first(first):
                         yield delta
-            chat = accumulator.build()
-        except BaseException as exc:
-            if observers and info:
-                observers.model_finished(tokens, info, None, exc)
-            raise
-        finally:
-            aclose = getattr(events, "aclose", None)
-            if aclose is not None:
-                await aclose()
-        if observers and info:
-            observers.model_finished(tokens, info, chat, None)
-        yield TurnFinished(ChatClientResponse(chat, request.context))
+                    async for event in events:
+                        for delta in round_.passed_on(event):
+                            yield delta
+                round_.build()
+            finally:
+                aclose = getattr(events, "aclose", None)
+                if aclose is not None:
+                    await aclose()
+        yield round_.finished()
 
     handler: AsyncStreamNext = terminal
     folded: AsyncStreamNext = _fold(advisors, handler, "aadvise_stream", observers, _bind_astream, _watched_astream)
@@ -314,19 +255,19 @@ def _fold(
     return handler
 
 
+def _advisor_watch(observers: Observers, info: AdvisorInfo) -> Watch:
+    def finished(tokens: Any, info: AdvisorInfo, result: Any, error: BaseException | None) -> None:
+        observers.advisor_finished(tokens, info, error)
+
+    return Watch(observers.advisor_started, finished, info)
+
+
 def _watched_call(method: Any, inner: CallNext, observers: Observers, info: AdvisorInfo) -> CallNext:
     def handler(request: ChatClientRequest) -> ChatClientResponse:
         if call_is_quiet():
-            direct: ChatClientResponse = method(request, inner)
-            return direct
-        tokens = observers.advisor_started(info)
-        try:
-            response: ChatClientResponse = method(request, inner)
-        except BaseException as exc:
-            observers.advisor_finished(tokens, info, exc)
-            raise
-        observers.advisor_finished(tokens, info, None)
-        return response
+            return cast(ChatClientResponse, method(request, inner))
+        with _advisor_watch(observers, info):
+            return cast(ChatClientResponse, method(request, inner))
 
     return handler
 
@@ -334,16 +275,9 @@ def _watched_call(method: Any, inner: CallNext, observers: Observers, info: Advi
 def _watched_acall(method: Any, inner: AsyncCallNext, observers: Observers, info: AdvisorInfo) -> AsyncCallNext:
     async def handler(request: ChatClientRequest) -> ChatClientResponse:
         if call_is_quiet():
-            direct: ChatClientResponse = await method(request, inner)
-            return direct
-        tokens = observers.advisor_started(info)
-        try:
-            response: ChatClientResponse = await method(request, inner)
-        except BaseException as exc:
-            observers.advisor_finished(tokens, info, exc)
-            raise
-        observers.advisor_finished(tokens, info, None)
-        return response
+            return cast(ChatClientResponse, await method(request, inner))
+        with _advisor_watch(observers, info):
+            return cast(ChatClientResponse, await method(request, inner))
 
     return handler
 
@@ -353,80 +287,86 @@ def _watched_stream(method: Any, inner: StreamNext, observers: Observers, info: 
     stop reading there), or when it raises or is closed early."""
 
     def handler(request: ChatClientRequest) -> Iterator[StreamEvent]:
+        events: Iterator[StreamEvent] = method(request, inner)
         if call_is_quiet():
-            yield from method(request, inner)
+            yield from events
             return
-        tokens = observers.advisor_started(info)
-        finished = False
-        try:
-            for event in method(request, inner):
-                if not finished and isinstance(event, TurnFinished):
-                    finished = True
-                    observers.advisor_finished(tokens, info, None)
+        with _advisor_watch(observers, info) as watch:
+            for event in events:
+                if isinstance(event, TurnFinished):
+                    watch.finish()
                 yield event
-        except BaseException as exc:
-            if not finished:
-                finished = True
-                observers.advisor_finished(tokens, info, exc)
-            raise
-        if not finished:
-            observers.advisor_finished(tokens, info, None)
 
     return handler
 
 
 def _watched_astream(method: Any, inner: AsyncStreamNext, observers: Observers, info: AdvisorInfo) -> AsyncStreamNext:
+    """As :func:`_watched_stream`."""
+
     async def handler(request: ChatClientRequest) -> AsyncIterator[StreamEvent]:
+        events: AsyncIterator[StreamEvent] = method(request, inner)
         if call_is_quiet():
-            async for event in method(request, inner):
+            async for event in events:
                 yield event
             return
-        tokens = observers.advisor_started(info)
-        finished = False
-        try:
-            async for event in method(request, inner):
-                if not finished and isinstance(event, TurnFinished):
-                    finished = True
-                    observers.advisor_finished(tokens, info, None)
+        with _advisor_watch(observers, info) as watch:
+            async for event in events:
+                if isinstance(event, TurnFinished):
+                    watch.finish()
                 yield event
-        except BaseException as exc:
-            if not finished:
-                finished = True
-                observers.advisor_finished(tokens, info, exc)
-            raise
-        if not finished:
-            observers.advisor_finished(tokens, info, None)
 
     return handler
 
 
-def _passed_on(event: ModelEvent, add: Any) -> tuple[StreamEvent, ...] | Iterator[StreamEvent]:
-    """Fold ``event`` and return what the consumer sees of it (a chunk's deltas, or the event)."""
-    add(event)
-    return delta_events(event) if isinstance(event, ChatResponse) else (event,)
+class _StreamedRound:
+    """A streamed model round's bookkeeping, for both stream terminals: each event folded into the
+    reply and turned into what the consumer sees, and the observers told (start, first chunk, each
+    chunk when one asks, the end)."""
 
+    __slots__ = ("_accumulator", "_add", "_chat", "_context", "_observers", "_tell_chunks", "info", "prompt", "watch")
 
-def _chunks_told(
-    events: Iterator[ModelEvent], observers: Observers, tokens: Any, info: ModelCallInfo | None
-) -> Iterator[ModelEvent]:
-    """The chunks after the first, each told to the observers that time them (only when one asks)."""
-    for event in events:
-        if info is not None:
-            observers.model_chunk(tokens, info)
-        yield event
+    def __init__(self, request: ChatClientRequest, model: ChatModel, observers: Observers | None) -> None:
+        self.prompt = prompt = model_prompt(request, model)
+        self._context = request.context
+        self._accumulator = accumulator = ChatResponseAccumulator()
+        self._add = accumulator.add
+        self._observers = observers
+        self._chat: ChatResponse | None = None
+        self.info = info = _stream_info(prompt, model, observers)
+        if observers and info is not None:
+            self.watch = Watch(observers.model_started, observers.model_finished, info)
+            self._tell_chunks = observers.watch_chunks
+        else:
+            self.watch = UNWATCHED
+            self._tell_chunks = False
 
+    def opening(self) -> AbstractContextManager[None]:
+        observers = self._observers
+        return observing(observers) if observers else nullcontext()
 
-async def _achunks_told(
-    events: AsyncIterator[ModelEvent], observers: Observers, tokens: Any, info: ModelCallInfo | None
-) -> AsyncIterator[ModelEvent]:
-    async for event in events:
-        if info is not None:
-            observers.model_chunk(tokens, info)
-        yield event
+    def first(self, event: ModelEvent) -> tuple[StreamEvent, ...] | Iterator[StreamEvent]:
+        observers = self._observers
+        if observers and observers.watch_first_chunk and self.info is not None:
+            observers.model_first_chunk(self.watch.tokens, self.info)
+        return self._folded(event)
 
+    def passed_on(self, event: ModelEvent) -> tuple[StreamEvent, ...] | Iterator[StreamEvent]:
+        """Fold a later event; what the consumer sees of it (a chunk's deltas, or the event)."""
+        if self._tell_chunks:
+            assert self._observers is not None and self.info is not None
+            self._observers.model_chunk(self.watch.tokens, self.info)
+        return self._folded(event)
 
-def _observing(observers: Observers | None) -> AbstractContextManager[None]:
-    return observing(observers) if observers else nullcontext()
+    def _folded(self, event: ModelEvent) -> tuple[StreamEvent, ...] | Iterator[StreamEvent]:
+        self._add(event)
+        return delta_events(event) if isinstance(event, ChatResponse) else (event,)
+
+    def build(self) -> None:
+        self._chat = chat = self._accumulator.build()
+        self.watch.returns(chat)
+
+    def finished(self) -> TurnFinished:
+        return TurnFinished(ChatClientResponse(self._chat, self._context))
 
 
 def _stream_info(prompt: Prompt, model: ChatModel, observers: Observers | None) -> ModelCallInfo | None:
@@ -434,6 +374,12 @@ def _stream_info(prompt: Prompt, model: ChatModel, observers: Observers | None) 
     if not observers or call_is_quiet():
         return None
     return ModelCallInfo(prompt, True, _model_name(prompt, model), model)
+
+
+def _model_watch(observers: Observers, prompt: Prompt, model: ChatModel) -> Watch:
+    """The watch of a model round that is not streamed."""
+    info = ModelCallInfo(prompt, streaming=False, model=_model_name(prompt, model), chat_model=model)
+    return Watch(observers.model_started, observers.model_finished, info)
 
 
 def _model_name(prompt: Prompt, model: ChatModel) -> str | None:

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import contextvars
 import logging
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -382,6 +382,60 @@ def _overrides(observers: Sequence[ChatObserver], *methods: str) -> bool:
 
 
 NO_OBSERVERS = Observers()
+
+
+class Watch:
+    """One observed piece of work (a call, an advisor, a model round): started when made, finished
+    once, with what :meth:`returns` set or with the error that ended its ``with`` block, or earlier
+    by :meth:`finish` (a stream is over for its reader at ``TurnFinished``). The start/finish
+    bookkeeping written once for every mode, sync and async, plain and streamed."""
+
+    __slots__ = ("_done", "_finished", "_info", "_result", "tokens")
+
+    def __init__(self, started: Callable[[Any], Any], finished: Callable[..., None], info: Any) -> None:
+        """``finished(tokens, info, result, error)``: a ``*_finished`` method of :class:`Observers`."""
+        self.tokens = started(info)
+        """What the observers' ``*_started`` returned; their other points of this work take it too."""
+        self._finished = finished
+        self._info = info
+        self._result: Any = None
+        self._done = False
+
+    def __enter__(self) -> Watch:
+        return self
+
+    def __exit__(self, kind: object, error: BaseException | None, traceback: object) -> None:
+        self.finish(error)
+
+    def returns(self, result: Any) -> None:
+        """What the work came to, reported when it finishes without an error."""
+        self._result = result
+
+    def finish(self, error: BaseException | None = None) -> None:
+        if not self._done:
+            self._done = True
+            self._finished(self.tokens, self._info, None if error is not None else self._result, error)
+
+
+class _Unwatched(Watch):
+    """The :class:`Watch` of work nothing observes: one shared instance that does nothing."""
+
+    __slots__ = ()
+
+    def __init__(self) -> None:
+        pass
+
+    def __exit__(self, kind: object, error: BaseException | None, traceback: object) -> None:
+        pass
+
+    def returns(self, result: Any) -> None:
+        pass
+
+    def finish(self, error: BaseException | None = None) -> None:
+        pass
+
+
+UNWATCHED: Watch = _Unwatched()
 
 _current: contextvars.ContextVar[Observers] = contextvars.ContextVar("chatclient_observers", default=NO_OBSERVERS)
 """The observers of the model request being sent, for code below the chain (provider retries)."""

@@ -7,18 +7,18 @@ final response stays on its spec once consumed (``.response``), so nothing needs
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, overload
 
 from pydantic import TypeAdapter
 
 from ._chain import HandlerT, compose_acall, compose_astream, compose_call, compose_stream
-from .advisor import Advisor, AsyncCallNext, ChatClientRequest, ChatClientResponse, ContextKeys
+from .advisor import Advisor, ChatClientRequest, ChatClientResponse, ContextKeys
 from .errors import ChatClientError, ConfigurationError, StructuredOutputError
 from .events import StreamEvent, TextDelta, ToolResultReady, TurnFinished
 from .messages import AssistantMessage
 from .model import ChatModel
-from .observation import CallInfo, Observers
+from .observation import UNWATCHED, CallInfo, Observers, Watch
 from .responses import ChatResponse, Generation
 
 if TYPE_CHECKING:
@@ -100,9 +100,14 @@ def _converted(adapter: TypeAdapter[T], response: ChatClientResponse) -> T:
         raise
 
 
-def _call_info(mode: str, prepared: PreparedRequest) -> CallInfo:
+def _watch(mode: str, prepared: PreparedRequest) -> Watch:
+    """The client call's watch: its observers told when it starts and when it finishes."""
+    observers = prepared.observers
+    if not observers:
+        return UNWATCHED
     request = prepared.request
-    return CallInfo(mode, request.prompt, ContextKeys.RESUME in request.context, request.context)
+    info = CallInfo(mode, request.prompt, ContextKeys.RESUME in request.context, request.context)
+    return Watch(observers.call_started, observers.call_finished, info)
 
 
 class CallResponseSpec:
@@ -158,21 +163,15 @@ class CallResponseSpec:
 
     def _run(self, context: Mapping[str, Any] | None, advisors: Sequence[Advisor] = ()) -> ChatClientResponse:
         prepared = self._prepare(context, advisors)
-        observers = prepared.observers
         handler = prepared.composed(compose_call, self._model)
-        if not observers:
+        if not prepared.observers:  # as AsyncCallResponseSpec._run
             response = handler(prepared.resolve())
             prepared.record(response)
             return response
-        info = _call_info("call", prepared)
-        tokens = observers.call_started(info)
-        try:
+        with _watch("call", prepared) as watch:
             response = handler(prepared.resolve())
-        except BaseException as exc:
-            observers.call_finished(tokens, info, None, exc)
-            raise
-        prepared.record(response)
-        observers.call_finished(tokens, info, response, None)
+            prepared.record(response)
+            watch.returns(response)
         return response
 
 
@@ -186,47 +185,18 @@ class AsyncCallResponseSpec:
         self._prepare = prepare
         self._aprepare = aprepare
 
-    # The three plain terminals await the chain themselves when nothing is awaited before it and
-    # nothing observes the call (:meth:`_direct`): a coroutine fewer between the caller and the
-    # socket, and every coroutine of that chain is resumed at each await of the request.
+    # Each terminal hands back ``_run``'s own coroutine, which ends in the part of the response asked
+    # for: one coroutine per call, written once.
 
-    async def chat_client_response(self) -> ChatClientResponse:
-        prepared, handler = self._direct()
-        if handler is None:
-            return await self._run(None, prepared=prepared)
-        assert prepared is not None
-        response = await handler(prepared.request)
-        prepared.record(response)
-        return response
+    def chat_client_response(self) -> Coroutine[Any, Any, ChatClientResponse]:
+        return self._run(None, (), _whole)
 
-    async def chat_response(self) -> ChatResponse | None:
-        prepared, handler = self._direct()
-        if handler is None:
-            return (await self._run(None, prepared=prepared)).chat_response
-        assert prepared is not None
-        response = await handler(prepared.request)
-        prepared.record(response)
-        return response.chat_response
+    def chat_response(self) -> Coroutine[Any, Any, ChatResponse | None]:
+        return self._run(None, (), _chat_response)
 
-    async def content(self) -> str | None:
-        prepared, handler = self._direct()
-        if handler is None:
-            return (await self._run(None, prepared=prepared)).text
-        assert prepared is not None
-        response = await handler(prepared.request)
-        prepared.record(response)
-        return response.text
-
-    def _direct(self) -> tuple[PreparedRequest | None, AsyncCallNext | None]:
-        """The prepared request and its chain when the call needs nothing awaited before the chain
-        (no async pending store, no tool providers) and has no observers; else what was prepared
-        (``None`` with an async store) and no chain: :meth:`_run` goes on from there."""
-        if self._aprepare is not None:
-            return None, None
-        prepared = self._prepare(None, ())
-        if prepared.observers or prepared.providers:
-            return prepared, None
-        return prepared, prepared.composed(compose_acall, self._model)
+    def content(self) -> Coroutine[Any, Any, str | None]:
+        """The text of the reply, or ``None`` when it has none (e.g. a paused tool call)."""
+        return self._run(None, (), _text)
 
     @overload
     async def entity(self, type_: type[T], *, native: bool = False, retries: int = 0) -> T: ...
@@ -245,35 +215,36 @@ class AsyncCallResponseSpec:
         from .structured_output import ResponseEntity, entity_context  # loaded by the first entity()
 
         adapter, context = entity_context(type_, native)
-        response = await self._run(context, _validation(type_, retries))
+        response = await self._run(context, _validation(type_, retries), _whole)
         return ResponseEntity(response, _converted(adapter, response))
 
     async def _run(
-        self,
-        context: Mapping[str, Any] | None,
-        advisors: Sequence[Advisor] = (),
-        *,
-        prepared: PreparedRequest | None = None,
-    ) -> ChatClientResponse:
-        if prepared is None:
-            aprepare = self._aprepare
-            prepared = self._prepare(context, advisors) if aprepare is None else await aprepare(context, advisors)
-        observers = prepared.observers
+        self, context: Mapping[str, Any] | None, advisors: Sequence[Advisor], view: Callable[[ChatClientResponse], T]
+    ) -> T:
+        aprepare = self._aprepare
+        prepared = self._prepare(context, advisors) if aprepare is None else await aprepare(context, advisors)
         handler = prepared.composed(compose_acall, self._model)
-        if not observers:
+        if not prepared.observers:  # why no watch here: benchmarks/results/2026-12-06-mechanisms.md
             response = await handler(await prepared.aresolve() if prepared.providers else prepared.request)
             prepared.record(response)
-            return response
-        info = _call_info("acall", prepared)
-        tokens = observers.call_started(info)
-        try:
+            return view(response)
+        with _watch("acall", prepared) as watch:
             response = await handler(await prepared.aresolve() if prepared.providers else prepared.request)
-        except BaseException as exc:
-            observers.call_finished(tokens, info, None, exc)
-            raise
-        prepared.record(response)
-        observers.call_finished(tokens, info, response, None)
-        return response
+            prepared.record(response)
+            watch.returns(response)
+        return view(response)
+
+
+def _whole(response: ChatClientResponse) -> ChatClientResponse:
+    return response
+
+
+def _chat_response(response: ChatClientResponse) -> ChatResponse | None:
+    return response.chat_response
+
+
+def _text(response: ChatClientResponse) -> str | None:
+    return response.text
 
 
 class _TextView:
@@ -354,22 +325,8 @@ class StreamResponseSpec(_StreamBase):
         """The chain's own iterator (observed when there are observers): the terminals read it
         directly, one generator less per delta."""
         prepared = self._prepare(None)
-        observers = prepared.observers
         events = prepared.composed(compose_stream, self._model)(prepared.resolve())
-        return prepared, self._observed(events, observers, _call_info("stream", prepared)) if observers else events
-
-    def _observed(self, events: Iterator[StreamEvent], observers: Observers, info: CallInfo) -> Iterator[StreamEvent]:
-        tokens = observers.call_started(info)
-        final: ChatClientResponse | None = None
-        try:
-            for event in events:
-                if isinstance(event, TurnFinished):
-                    final = event.response
-                yield event
-        except BaseException as exc:
-            observers.call_finished(tokens, info, None, exc)
-            raise
-        observers.call_finished(tokens, info, final, None)
+        return prepared, _observed(events, _watch("stream", prepared)) if prepared.observers else events
 
     def content(self) -> Iterator[str]:
         """Text deltas as they arrive (empty deltas are skipped), then any unstreamed rest of the answer."""
@@ -408,6 +365,15 @@ class StreamResponseSpec(_StreamBase):
                 yield chunk.chat_response
 
 
+def _observed(events: Iterator[StreamEvent], watch: Watch) -> Iterator[StreamEvent]:
+    """A sync stream's events, its client call watched until they end."""
+    with watch:
+        for event in events:
+            if isinstance(event, TurnFinished):
+                watch.returns(event.response)
+            yield event
+
+
 class AsyncStreamResponseSpec(_StreamBase):
     """Terminals of ``astream()``: async iterators with the names of ``stream()``."""
 
@@ -420,22 +386,14 @@ class AsyncStreamResponseSpec(_StreamBase):
     async def events(self) -> AsyncIterator[StreamEvent]:
         aprepare = self._aprepare
         prepared = self._prepare(None) if aprepare is None else await aprepare(None)
-        observers = prepared.observers
-        info = _call_info("astream", prepared) if observers else None
-        tokens = observers.call_started(info) if observers and info else []
-        try:
+        with _watch("astream", prepared) as watch:
             request = await prepared.aresolve() if prepared.providers else prepared.request
             async for event in prepared.composed(compose_astream, self._model)(request):
                 if isinstance(event, TurnFinished):
                     self._final = event.response
                     prepared.record(event.response)
+                    watch.returns(event.response)
                 yield event
-        except BaseException as exc:
-            if observers and info:
-                observers.call_finished(tokens, info, None, exc)
-            raise
-        if observers and info:
-            observers.call_finished(tokens, info, self._final, None)
 
     async def content(self) -> AsyncIterator[str]:
         view = _TextView()

@@ -23,6 +23,7 @@ from chatclient.observation import (
     ModelCallInfo,
     Observers,
     RetryInfo,
+    Watch,
     notify_retry,
     observing,
 )
@@ -216,4 +217,35 @@ def test_each_tool_invocation_is_reported_with_its_outcome_and_duration(mode: st
     assert sorted(finished) == [
         ("span-a", "ok", "ok 1", None, True),
         ("span-b", "broken", None, "ToolExecutionError", True),  # its __cause__ is the RuntimeError
+    ]
+
+
+def test_a_watch_finishes_once_with_its_result_or_the_error_that_ended_its_block() -> None:
+    """The one copy of the start/finish bookkeeping: told once, however the work ends."""
+    told: list[tuple[Any, ...]] = []
+
+    def started(info: str) -> str:
+        told.append(("started", info))
+        return f"token-{info}"
+
+    def finished(tokens: str, info: str, result: Any, error: BaseException | None) -> None:
+        told.append(("finished", tokens, result, type(error).__name__ if error else None))
+
+    with Watch(started, finished, "ok") as watch:
+        watch.returns("answer")
+    with pytest.raises(RuntimeError), Watch(started, finished, "bad") as watch:
+        watch.returns("never reported")
+        raise RuntimeError("boom")
+    with Watch(started, finished, "early") as watch:  # a stream over for its reader at TurnFinished
+        watch.returns("final")
+        watch.finish()
+        told.append(("still running",))
+    assert told == [
+        ("started", "ok"),
+        ("finished", "token-ok", "answer", None),
+        ("started", "bad"),
+        ("finished", "token-bad", None, "RuntimeError"),
+        ("started", "early"),
+        ("finished", "token-early", "final", None),
+        ("still running",),
     ]

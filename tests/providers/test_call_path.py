@@ -62,15 +62,18 @@ async def test_a_clients_plain_call_awaits_its_chain_from_the_terminal_itself() 
         return await client.prompt("hi").acall().content()
 
     assert await caller() == "hi"
+    # The chain's model call, the tool loop's driver, the terminal's own coroutine: no other layer.
+    # (The loop no longer skips the chain's model call: benchmarks/results/2026-12-06-mechanisms.md.)
     assert frames[frames.index("send") + 1 :] == [
         "_aexchange",
         "cut_off",
         "_asend",
         "apost_parsed",
+        "terminal",
         "aadvise_call",
-        "content",
+        "_run",
     ]
-    assert client.usage.calls == 1  # recorded as the long way records it
+    assert client.usage.calls == 1
 
 
 async def test_an_error_building_the_request_is_raised_when_the_call_is_awaited() -> None:
