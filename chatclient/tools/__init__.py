@@ -28,6 +28,7 @@ if _typing.TYPE_CHECKING:
         unseal,
     )
     from ._limits import ToolCallLimitPolicy, ToolCallLimits
+    from ._pool import ToolPoolExhaustedError
     from ._processor import DefaultToolExceptionProcessor, ToolExceptionProcessor, rethrowing_exception_processor
     from .approval import Approver, DecisionRequest, ToolCallAuthorizer
     from .callback import ToolCallback, ToolCallbackProvider
@@ -97,6 +98,7 @@ __all__ = [
     "ToolExecutionResult",
     "ToolLike",
     "ToolMetadata",
+    "ToolPoolExhaustedError",
     "ToolResult",
     "ToolResultPart",
     "ToolSpec",
@@ -108,6 +110,7 @@ __all__ = [
 __getattr__, __dir__ = _lazy_exports(
     __name__,
     {
+        "._pool": ["ToolPoolExhaustedError"],
         "..messages": ["FilePart", "ImagePart", "JsonPart", "TextPart", "ToolResult", "ToolResultPart"],
         "._limits": ["ToolCallLimitPolicy", "ToolCallLimits"],
         "._processor": ["DefaultToolExceptionProcessor", "ToolExceptionProcessor", "rethrowing_exception_processor"],

@@ -29,7 +29,10 @@ _log = logging.getLogger("chatclient.tools")
 
 
 class ToolPoolExhaustedError(RuntimeError):
-    """Too many abandoned sync tool calls are still running: a new one is refused, not queued."""
+    """Too many abandoned sync tool calls are still running: a new one is refused, not queued.
+
+    Not a ``ChatClientError``: it fails one tool call, like an error of the tool itself, so the loop
+    tells the model (``DefaultToolExceptionProcessor(rethrow=(ToolPoolExhaustedError,))`` aborts instead)."""
 
 
 class _Job(Future[Any]):
