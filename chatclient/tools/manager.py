@@ -271,6 +271,12 @@ class ToolCallingManager:
         ``ToolCallConfirmationRequired`` when a call needs confirmation and no ``decisions`` are given,
         or ``ToolCallDecisionError`` when the decisions do not fit the reply. Afterwards it raises
         whatever the exception processor raises, once the whole batch has finished.
+
+        The keyword-only extras are part of the SPI, which the tool loop passes on every call:
+        ``observers``, the request's observers (report each tool invocation and decision to them).
+        A later release may add more, always keyword-only with a default, so a subclass overrides
+        this (and :meth:`aexecute_tool_calls`) as ``(self, prompt, chat_response, decisions=None,
+        **extras)`` and hands ``**extras`` on to ``super()``.
         """
         plan = self._decide(prompt, chat_response, decisions, observers)
         ran = run_all(plan.invocations(observers), self._executor, self.tool_deadline(prompt))
@@ -284,7 +290,8 @@ class ToolCallingManager:
         *,
         observers: Observers = NO_OBSERVERS,
     ) -> ToolExecutionResult:
-        """As :meth:`execute_tool_calls`; async tools run as tasks, sync tools in worker threads."""
+        """As :meth:`execute_tool_calls` (the same keyword-only extras); async tools run as tasks, sync
+        tools in worker threads."""
         plan = self._decide(prompt, chat_response, decisions, observers)
         invocations = plan.invocations(observers)
         timeout = self.tool_deadline(prompt)
