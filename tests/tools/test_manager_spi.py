@@ -66,6 +66,7 @@ def test_a_subclass_written_to_the_documented_signature_runs_the_loop(mode: str)
         .build()
     )
     response, _ = run_spec(mode, client.prompt("Weather in Paris?").tools(forecast))
-    assert response.chat_response is not None and response.chat_response.result.output.text == "Sunny in Paris"
+    assert response.chat_response is not None and response.chat_response.result is not None
+    assert response.chat_response.result.output.text == "Sunny in Paris"
     assert manager.extras == [{"observers"}], "the loop passes the documented extras, by keyword"
     assert seen.tools == ["forecast"], "handed on, the observers still see the tool run"
