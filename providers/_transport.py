@@ -361,7 +361,9 @@ class ProviderHttp(Retrying):
 
     def _read_body(self, response: httpx2.Response, deadline: Deadline | None = None) -> None:
         """Read the whole body, within ``deadline`` when its stream is not bounded already; the
-        response is closed if that fails."""
+        response is closed if that fails. A body that was there already (an in-process transport's)
+        is never read through its stream, so its watch is released here: it would otherwise keep the
+        response in the watchdog until the deadline."""
         if deadline is not None and not isinstance(response.stream, DeadlineStream):
             response.stream = DeadlineStream(response, deadline, self.provider)
         try:
@@ -371,6 +373,8 @@ class ProviderHttp(Retrying):
             if isinstance(exc, httpx2.HTTPError):
                 raise transport_error(self.provider, exc) from exc
             raise
+        if isinstance(response.stream, DeadlineStream):
+            response.stream.release()
 
     async def _asend(
         self, path: str, body: Any, headers: Mapping[str, str] | None, deadline: Deadline | None, *, stream: bool
