@@ -293,8 +293,8 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
     def _plain(self, request: ChatClientRequest, streaming: bool) -> _Flow:
         """A turn without tools, hooks or a resume is one round: no loop state and no loop generators,
         unless the reply asks for tools all the same; then the loop takes over from that reply.
-        The streams run it; the two call drivers run the same few lines inline (the generator and
-        its ``StopIteration`` cost S1 about 1.5 %: ``benchmarks/results/2026-12-06-perf.md``)."""
+        The streams run it; the two call drivers run the same few lines inline, without the generator
+        and its ``StopIteration`` (why: ``benchmarks/results/2026-12-06-perf.md``)."""
         first: ChatClientResponse = yield request
         final = _plain_reply(request, first.chat_response, first.context)
         if final is None:
