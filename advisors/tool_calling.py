@@ -292,7 +292,9 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
 
     def _plain(self, request: ChatClientRequest, streaming: bool) -> _Flow:
         """A turn without tools, hooks or a resume is one round: no loop state and no loop generators,
-        unless the reply asks for tools all the same; then the loop takes over from that reply."""
+        unless the reply asks for tools all the same; then the loop takes over from that reply.
+        The streams run it; the two call drivers run the same few lines inline, without the generator
+        and its ``StopIteration`` (why: ``benchmarks/results/2026-12-06-perf.md``)."""
         first: ChatClientResponse = yield request
         final = _plain_reply(request, first.chat_response, first.context)
         if final is None:
@@ -587,7 +589,13 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
     def advise_call(self, request: ChatClientRequest, next_: CallNext) -> ChatClientResponse:
         if not self._applies(request):
             return next_(request)
-        flow = self._turn(request, False)
+        first: ChatClientResponse | None = None
+        if self._is_plain(request):  # as _plain, without a generator: S1's path
+            first = next_(request)
+            final = _plain_reply(request, first.chat_response, first.context)
+            if final is not None:
+                return final
+        flow = self._start(request, False, _observers_of(request), first)
         try:
             step = next(flow)
             while True:
@@ -603,7 +611,13 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
     async def aadvise_call(self, request: ChatClientRequest, next_: AsyncCallNext) -> ChatClientResponse:
         if not self._applies(request):
             return await next_(request)
-        flow = self._turn(request, False)
+        first: ChatClientResponse | None = None
+        if self._is_plain(request):  # as _plain, without a generator: S1's path
+            first = await next_(request)
+            final = _plain_reply(request, first.chat_response, first.context)
+            if final is not None:
+                return final
+        flow = self._start(request, False, _observers_of(request), first)
         try:
             step = next(flow)
             while True:

@@ -1,4 +1,4 @@
-"""Models built from values already checked, without validating them again: for the call path.
+"""Values built from parts already checked, without checking them again: for the call path.
 
 A reply becomes six or more pydantic models (``ChatResponse``, its metadata and usage, a
 ``Generation``, its metadata, the ``AssistantMessage``); validating each costs more than parsing the
@@ -13,23 +13,26 @@ its fields set, no extra, no private values); a model whose class does more than
 - :func:`trusted` ``(cls, values)``: any call site; checks that ``values`` names every field.
 - :func:`builder_for` ``(cls)``: a function taking each field as a keyword argument, for the models
   every call and reply makes (``chatclient._builders``).
+- :func:`fast_frozen`: a frozen, slotted dataclass's ``__init__`` without ``object.__setattr__``.
 
-Both set the four slots through their descriptors (``__set__`` of ``BaseModel``'s own slots), not
+Each sets slots through their descriptors (``__set__`` of the slot itself), not
 ``object.__setattr__``, which looks each name up through the class and checks the call again on
 every set. What that is worth is measured in ``benchmarks/results/2026-12-06-speed-notes.md``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import keyword
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-__all__ = ["builder_for", "set_extra", "set_fields_set", "set_private", "trusted"]
+__all__ = ["builder_for", "fast_frozen", "set_extra", "set_fields_set", "set_private", "trusted"]
 
 M = TypeVar("M", bound=BaseModel)
+T = TypeVar("T")
 
 _new = object.__new__
 _slots = BaseModel.__dict__
@@ -95,15 +98,14 @@ def builder_for(cls: type[M]) -> Callable[..., M]:
     ``**values`` function would build a dict per call and compare its keys, which is the work a
     builder exists to skip. Its own names start with an underscore, which no pydantic field can.
     """
-    names = tuple(cls.model_fields)  # declaration order: the order of a validated model's __dict__
     if _fields_of(cls) is None:
         raise TypeError(f"no builder for {cls.__name__}: it does more than hold fields, so it must be validated")
-    if not all(name.isidentifier() and not keyword.iskeyword(name) for name in names):
-        raise TypeError(f"no builder for {cls.__name__}: its field names are not all Python names: {names}")
+    names = tuple(cls.model_fields)  # declaration order: the order of a validated model's __dict__
+    name = f"build_{cls.__name__}"
     source = (
-        f"def build(*, {', '.join(names)}):\n"
+        f"def {name}(*, {', '.join(names)}):\n"
         "    _model = _new(_cls)\n"
-        f"    _set_dict(_model, {{{', '.join(f'{name!r}: {name}' for name in names)}}})\n"
+        f"    _set_dict(_model, {{{', '.join(f'{field!r}: {field}' for field in names)}}})\n"
         f"    _set_fields_set(_model, {{{', '.join(map(repr, names))}}})\n"
         "    _set_extra(_model, None)\n"
         "    _set_private(_model, None)\n"
@@ -111,12 +113,67 @@ def builder_for(cls: type[M]) -> Callable[..., M]:
     )
     scope = {"_cls": cls, "_new": _new, "_set_dict": _set_dict, "_set_fields_set": _set_fields_set,
              "_set_extra": _set_extra, "_set_private": _set_private}  # fmt: skip
-    exec(compile(source, f"<builder of {cls.__qualname__}>", "exec"), scope)  # source made from field names only
-    build: Callable[..., M] = scope["build"]
-    build.__name__ = build.__qualname__ = f"build_{cls.__name__}"
-    build.__module__ = cls.__module__
+    build: Callable[..., M] = _compile(source, name, scope, owner=cls, names=names)
     build.__doc__ = f"A {cls.__name__} holding these values (every field, each of its type), not validated."
     return build
+
+
+def fast_frozen(cls: type[T]) -> type[T]:
+    """Give a frozen, slotted dataclass an ``__init__`` that sets each slot through its descriptor.
+
+    Use it above ``@dataclass(frozen=True, slots=True)``, for a class made on every call or round. A
+    frozen dataclass's own ``__init__`` must get past the class's refusing ``__setattr__``, so it sets
+    each field with ``object.__setattr__``; this one calls each slot's own ``__set__``. It takes the
+    same parameters, in the same order, with the same defaults, with one addition: a field with a
+    ``default_factory`` also takes ``None`` for "make the default" (what a request's ``context`` has
+    always taken). Anything else a dataclass ``__init__`` can do (``__post_init__``, ``InitVar``,
+    ``init=False`` or keyword-only fields) is refused here rather than half done.
+    """
+    params = getattr(cls, "__dataclass_params__", None)
+    if params is None or not params.frozen or "__slots__" not in cls.__dict__:
+        raise TypeError(f"@fast_frozen needs a @dataclass(frozen=True, slots=True) class, not {cls.__name__}")
+    fields = dataclasses.fields(cls)  # type: ignore[arg-type]
+    if (
+        hasattr(cls, "__post_init__")
+        or len(fields) != len(cls.__dataclass_fields__)  # type: ignore[attr-defined]
+        or not all(f.init and not f.kw_only for f in fields)
+    ):
+        raise TypeError(f"@fast_frozen cannot make {cls.__name__}'s __init__: {_UNSUPPORTED}")
+    scope: dict[str, Any] = {}
+    params_source, sets = [], []
+    for f in fields:
+        scope[f"_set_{f.name}"] = cls.__dict__[f.name].__set__
+        value = f.name
+        if f.default is not dataclasses.MISSING:
+            scope[f"_default_{f.name}"] = f.default
+            params_source.append(f"{f.name}=_default_{f.name}")
+        elif f.default_factory is not dataclasses.MISSING:
+            scope[f"_factory_{f.name}"] = f.default_factory
+            params_source.append(f"{f.name}=None")
+            value = f"_factory_{f.name}() if {f.name} is None else {f.name}"
+        else:
+            params_source.append(f.name)
+        sets.append(f"    _set_{f.name}(_self, {value})\n")
+    source = f"def __init__(_self, {', '.join(params_source)}):\n{''.join(sets)}"
+    names = tuple(f.name for f in fields)
+    init = _compile(source, "__init__", scope, owner=cls, names=names)
+    init.__qualname__ = f"{cls.__qualname__}.__init__"
+    init.__annotations__ = dict(cls.__init__.__annotations__)  # the dataclass's own, for signatures
+    cls.__init__ = init  # type: ignore[method-assign]
+    return cls
+
+
+_UNSUPPORTED = "it has a __post_init__, an InitVar, or a field with init=False or kw_only"
+
+
+def _compile(source: str, name: str, scope: dict[str, Any], *, owner: type, names: tuple[str, ...]) -> Any:
+    """The function ``name`` defined by ``source`` in ``scope``, for ``owner`` whose fields are ``names``."""
+    if not all(field.isidentifier() and not keyword.iskeyword(field) and field[0] != "_" for field in names):
+        raise TypeError(f"cannot generate code for {owner.__name__}: its field names are not all plain names: {names}")
+    exec(compile(source, f"<{name} of {owner.__qualname__}>", "exec"), scope)  # source made from field names only
+    function = scope[name]
+    function.__module__ = owner.__module__
+    return function
 
 
 set_fields_set = _set_fields_set

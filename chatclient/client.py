@@ -52,8 +52,8 @@ __all__ = ["ChatClient", "ChatClientBuilder", "ChatClientRequestSpec"]
 class PreparedRequest:
     """One run of a spec: the request and its sorted chain, before dynamic tool sources are asked.
 
-    Not changed once made; not frozen, because a frozen dataclass sets each field with
-    ``object.__setattr__``, on every request.
+    Not changed once made. Not frozen: a slotted class sets its fields with plain stores, which a
+    frozen one (even through :func:`~chatclient._trusted.fast_frozen`) cannot, on every request.
 
     ``resolve``/``aresolve`` ask the providers once, on the thread or loop that runs the request,
     and return the request with their tools added; the set then holds for the whole turn.

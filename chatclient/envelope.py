@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._context_keys import CONVERSATION_ID, ContextKeys, check_conversation_id  # re-exported
 from ._redact import redact_mapping
+from ._trusted import fast_frozen
 from .prompt import Prompt
 from .responses import ChatResponse
 
@@ -24,7 +25,8 @@ if TYPE_CHECKING:
 __all__ = ["CONVERSATION_ID", "ChatClientRequest", "ChatClientResponse", "ContextKeys", "check_conversation_id"]
 
 
-@dataclass(frozen=True, slots=True, init=False, repr=False)
+@fast_frozen  # made for every request and round
+@dataclass(frozen=True, slots=True, repr=False)
 class ChatClientRequest:
     """The prompt plus a context map that advisors use to pass values along the chain.
 
@@ -33,10 +35,6 @@ class ChatClientRequest:
 
     prompt: Prompt
     context: Mapping[str, Any] = field(default_factory=dict)
-
-    def __init__(self, prompt: Prompt, context: Mapping[str, Any] | None = None) -> None:
-        object.__setattr__(self, "prompt", prompt)  # frozen: set once, here
-        object.__setattr__(self, "context", {} if context is None else context)
 
     def with_prompt(self, prompt: Prompt) -> ChatClientRequest:
         return self if prompt is self.prompt else ChatClientRequest(prompt, self.context)
@@ -50,16 +48,13 @@ class ChatClientRequest:
         return f"ChatClientRequest(prompt={self.prompt!r}, context={redact_mapping(self.context)!r})"
 
 
-@dataclass(frozen=True, slots=True, init=False)
+@fast_frozen
+@dataclass(frozen=True, slots=True)
 class ChatClientResponse:
     """The model's reply plus the context as it was when the reply came back."""
 
     chat_response: ChatResponse | None
     context: Mapping[str, Any] = field(default_factory=dict)
-
-    def __init__(self, chat_response: ChatResponse | None, context: Mapping[str, Any] | None = None) -> None:
-        object.__setattr__(self, "chat_response", chat_response)
-        object.__setattr__(self, "context", {} if context is None else context)
 
     def with_chat_response(self, chat_response: ChatResponse | None) -> ChatClientResponse:
         return ChatClientResponse(chat_response, self.context)

@@ -13,6 +13,7 @@ import secrets
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ._trusted import fast_frozen
 from .messages import Message
 
 if TYPE_CHECKING:
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
 __all__ = ["Turn", "new_turn_id", "turn_messages", "turn_of"]
 
 
+@fast_frozen
 @dataclass(frozen=True, slots=True)
 class Turn:
     """The id of a turn and its messages, in order: the user message, every assistant tool-call

@@ -144,15 +144,16 @@ class DeadlineStream(httpx2.SyncByteStream):
                 raise deadline.exceeded(self._provider, STILL_READING) from exc
             raise
         finally:
-            self._release()
+            self.release()
 
-    def _release(self) -> None:
+    def release(self) -> None:
+        """Stop watching: the body has been read (or the stream is being closed)."""
         watch, self._watch = self._watch, None
         if watch is not None:
             WATCHDOG.release(watch)
 
     def close(self) -> None:
-        self._release()  # first: once closed, the connection may serve another request
+        self.release()  # first: once closed, the connection may serve another request
         self._inner.close()
 
 

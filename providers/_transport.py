@@ -28,6 +28,7 @@ from chatclient._redact import CREDENTIAL_HEADERS, install_log_redaction, redact
 from chatclient._version import __version__
 from chatclient.errors import ConfigurationError, ProviderError
 
+from ._cutoff import cancel_at
 from ._deadline import (
     STILL_READING,
     TIMER_SLACK,
@@ -35,7 +36,6 @@ from ._deadline import (
     Deadline,
     DeadlineStream,
     PendingSend,
-    cut_off,
     numeric_timeout,
 )
 from ._errors import ErrorDetails, error_from_response, parse_json, transport_error
@@ -361,7 +361,9 @@ class ProviderHttp(Retrying):
 
     def _read_body(self, response: httpx2.Response, deadline: Deadline | None = None) -> None:
         """Read the whole body, within ``deadline`` when its stream is not bounded already; the
-        response is closed if that fails."""
+        response is closed if that fails. A body that was there already (an in-process transport's)
+        is never read through its stream, so its watch is released here: it would otherwise keep the
+        response in the watchdog until the deadline."""
         if deadline is not None and not isinstance(response.stream, DeadlineStream):
             response.stream = DeadlineStream(response, deadline, self.provider)
         try:
@@ -371,26 +373,34 @@ class ProviderHttp(Retrying):
             if isinstance(exc, httpx2.HTTPError):
                 raise transport_error(self.provider, exc) from exc
             raise
+        if isinstance(response.stream, DeadlineStream):
+            response.stream.release()
 
     async def _asend(
         self, path: str, body: Any, headers: Mapping[str, str] | None, deadline: Deadline | None, *, stream: bool
     ) -> httpx2.Response:
         """As :meth:`_send`; under a deadline the exchange (connect, headers, and the body unless
-        ``stream``) is cancelled when it passes (:func:`cut_off`)."""
+        ``stream``) is cancelled when it passes, and that becomes the deadline's error (as
+        :func:`~providers._deadline.cut_off` does for an SDK's exchange). One coroutine: every
+        coroutine between the caller and the socket is resumed at each of the exchange's awaits."""
         client = self.async_client()
         request = self._build(client, path, body, headers, deadline)
-        if deadline is None:
-            return await self._aexchange(client, request, stream=stream)
-        return await cut_off(deadline, self.provider, self._aexchange(client, request, stream=stream))
-
-    async def _aexchange(self, client: httpx2.AsyncClient, request: httpx2.Request, *, stream: bool) -> httpx2.Response:
+        cut = None if deadline is None else cancel_at(max(deadline.left(), 0.0))
         try:
-            response = await client.send(request, stream=stream)
-        except httpx2.HTTPError as exc:
-            raise transport_error(self.provider, exc) from exc
+            try:
+                response = await client.send(request, stream=stream)
+            except httpx2.HTTPError as exc:
+                raise transport_error(self.provider, exc) from exc
+            if response.status_code >= 400:
+                content = await response.aread()
+                await response.aclose()
+        except BaseException as exc:
+            if cut is not None and cut.stop() and deadline is not None:
+                raise deadline.exceeded(self.provider, STILL_READING) from exc
+            raise
+        if cut is not None:
+            cut.stop()
         if response.status_code >= 400:
-            content = await response.aread()
-            await response.aclose()
             self._check(response, content)
         return response
 

@@ -9,7 +9,7 @@ import copy
 import inspect
 import pickle
 import threading
-from dataclasses import FrozenInstanceError, replace
+from dataclasses import FrozenInstanceError, InitVar, dataclass, field, replace
 from typing import Any
 
 import httpx2
@@ -33,7 +33,7 @@ from chatclient import (
     UserMessage,
     tool,
 )
-from chatclient._trusted import trusted
+from chatclient._trusted import fast_frozen, trusted
 from chatclient.advisor import ContextKeys
 from chatclient.client import ChatClientRequestSpec
 from chatclient.errors import MalformedResponseError
@@ -719,7 +719,84 @@ def test_two_calls_share_the_frozen_metadata_of_their_common_finish_reason() -> 
     assert second.generations[0].metadata.extra == {"raw_finish_reason": "stop"}
 
 
-# ------------------------------------------------------------------------------------------- frozen dataclasses
+# ------------------------------------------------------------------------------------------- fast_frozen
+
+
+@dataclass(frozen=True, slots=True)
+class _Plain:
+    name: str
+    count: int = 1
+    tags: dict[str, int] = field(default_factory=dict)
+
+
+@fast_frozen
+@dataclass(frozen=True, slots=True)
+class _Fast:
+    name: str
+    count: int = 1
+    tags: dict[str, int] = field(default_factory=dict)
+
+
+def test_a_fast_frozen_class_is_made_as_its_plain_dataclass_is() -> None:
+    fast_params, plain_params = inspect.signature(_Fast).parameters, inspect.signature(_Plain).parameters
+    assert list(fast_params) == list(plain_params)
+    assert [p.default for p in fast_params.values()] == [inspect.Parameter.empty, 1, None]  # None: the factory's
+    calls: list[tuple[tuple[Any, ...], dict[str, Any]]] = [
+        (("a",), {}), (("a", 2), {}), (("a",), {"tags": {"x": 1}}), ((), {"name": "a", "count": 3})
+    ]  # fmt: skip
+    for args, kwargs in calls:
+        fast, plain = _Fast(*args, **kwargs), _Plain(*args, **kwargs)
+        assert (fast.name, fast.count, fast.tags) == (plain.name, plain.count, plain.tags)
+        assert repr(fast) == repr(plain).replace("_Plain", "_Fast")
+        assert fast == _Fast(*args, **kwargs) and replace(fast, count=5) == _Fast(fast.name, 5, fast.tags)
+        assert pickle.loads(pickle.dumps(fast)) == fast == copy.copy(fast)
+    assert _Fast("a").tags == _Fast("a", tags=None).tags == {}  # type: ignore[arg-type]
+    assert _Fast("a").tags is not _Fast("a").tags  # a new default each time, as the factory's
+    with pytest.raises(FrozenInstanceError):
+        _Fast("a").name = "b"  # type: ignore[misc]
+    wrong: list[tuple[tuple[Any, ...], dict[str, Any]]] = [((), {}), (("a", 1, {}, 2), {}), (("a",), {"typo": 1})]
+    for args, kwargs in wrong:
+        with pytest.raises(TypeError):
+            _Fast(*args, **kwargs)
+
+
+def test_what_fast_frozen_cannot_make_as_the_dataclass_would_is_refused() -> None:
+    @dataclass(slots=True)
+    class Mutable:
+        name: str
+
+    @dataclass(frozen=True)
+    class WithoutSlots:
+        name: str
+
+    @dataclass(frozen=True, slots=True)
+    class PostInit:
+        name: str
+
+        def __post_init__(self) -> None:
+            pass
+
+    @dataclass(frozen=True, slots=True)
+    class KeywordOnly:
+        name: str = field(kw_only=True)
+
+    @dataclass(frozen=True, slots=True)
+    class NotInInit:
+        name: str = field(init=False, default="x")
+
+    @dataclass(frozen=True, slots=True)
+    class WithInitVar:
+        name: str
+        seed: InitVar[int]
+
+    unfit: list[type] = [Mutable, WithoutSlots]
+    for cls in unfit:
+        with pytest.raises(TypeError, match="needs a @dataclass"):
+            fast_frozen(cls)
+    beyond: list[type] = [PostInit, KeywordOnly, NotInInit, WithInitVar]
+    for cls in beyond:
+        with pytest.raises(TypeError, match="cannot make"):
+            fast_frozen(cls)
 
 
 def test_a_turn_and_a_tool_round_result_are_made_as_before() -> None:

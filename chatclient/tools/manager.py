@@ -18,6 +18,7 @@ from typing_extensions import Self
 
 import chatclient._builders as built
 
+from .._trusted import fast_frozen
 from ..errors import (
     ChatClientError,
     ConfigurationError,
@@ -70,6 +71,7 @@ _log = logging.getLogger("chatclient.tools")
 __all__ = ["ToolCallingManager", "ToolCallingManagerBuilder", "ToolExecutionResult"]
 
 
+@fast_frozen
 @dataclass(frozen=True, slots=True)
 class ToolExecutionResult:
     """The conversation after one batch of tool calls, and what the loop should do next."""

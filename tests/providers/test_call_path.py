@@ -43,7 +43,7 @@ async def test_the_transports_one_attempt_stands_between_the_callers_coroutine_a
 
     assert await caller() == "hi"
     above_send = frames[frames.index("send") + 1 :]
-    assert above_send == ["_aexchange", "cut_off", "_asend", "apost_parsed"]
+    assert above_send == ["_asend", "apost_parsed"]
 
 
 async def test_a_clients_plain_call_awaits_its_chain_from_the_terminal_itself() -> None:
@@ -65,8 +65,6 @@ async def test_a_clients_plain_call_awaits_its_chain_from_the_terminal_itself() 
     # The chain's model call, the tool loop's driver, the terminal's own coroutine: no other layer.
     # (The loop no longer skips the chain's model call: benchmarks/results/2026-12-06-mechanisms.md.)
     assert frames[frames.index("send") + 1 :] == [
-        "_aexchange",
-        "cut_off",
         "_asend",
         "apost_parsed",
         "terminal",

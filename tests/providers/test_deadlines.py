@@ -242,3 +242,26 @@ def test_a_first_attempt_within_the_deadline_keeps_its_own_timeouts_and_a_retry_
     assert model.call(Prompt("hi")).result is not None
     assert seen[0] == {"connect": 30, "read": 30, "write": 30, "pool": 30}
     assert len(seen) == 2 and all(0 < value < 30 for value in seen[1].values())
+
+
+@pytest.mark.parametrize("provider", sorted(PROVIDERS))
+def test_a_sync_reply_whose_body_was_there_already_leaves_nothing_watched(provider: str) -> None:
+    """An in-process transport hands back a body already read, which httpx2 never reads through the
+    deadline's stream: the exchange is released all the same, not kept by the watchdog until its
+    deadline (which would keep every such reply, and its request, alive until then)."""
+    from providers._watchdog import WATCHDOG
+
+    said = {"role": "assistant", "content": "hi"}
+    replies = {
+        "openai": {"choices": [{"index": 0, "message": said, "finish_reason": "stop"}]},
+        "responses": {"output": [{"type": "message", "role": "assistant",
+                                  "content": [{"type": "output_text", "text": "hi"}]}], "status": "completed"},
+        "anthropic": {"content": [{"type": "text", "text": "hi"}], "stop_reason": "end_turn", "role": "assistant"},
+        "ollama": {"message": said, "done": True},
+    }  # fmt: skip
+    client = httpx2.Client(transport=httpx2.MockTransport(lambda request: httpx2.Response(200, json=replies[provider])))
+    model = PROVIDERS[provider]("http://t.example/v1", http_client=client, timeout=60)
+    before = len(WATCHDOG._watched)
+    for _ in range(3):
+        assert ChatClient.create(model).prompt("hi").call().content() == "hi"
+    assert len(WATCHDOG._watched) == before
