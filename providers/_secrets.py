@@ -84,7 +84,7 @@ _BUILT_HEADERS = frozenset((b"host", b"content-length", b"transfer-encoding"))
 
 HTTPX2_SHAPE_CHECKED = "2.17"
 """The httpx2 release whose private ``Headers._list``/``_encoding`` :func:`put_headers` writes, checked
-by ``tests/providers/test_request_headers.py`` (which fails on any other release until re-checked)."""
+by ``tests/providers/test_request_headers.py`` (which fails on a release whose shape differs)."""
 
 
 def _headers_shape_known() -> bool:
