@@ -74,6 +74,7 @@ LAYERS: dict[str, int] = {
     # 10. applications on top
     "chatclient.cli": 10,
     "chatclient.testing": 10,
+    "chatclient.ui": 10,  # wire formats for browsers over the client's events and pending stores
     "chatclient.__main__": 10,
 }
 """Bottom to top, each module (or package: its modules without an entry of their own) and its layer.
