@@ -109,8 +109,14 @@ def _artifacts() -> Path:
     return folder
 
 
+def _assistant_saying(driver: Any, words: str) -> Any:
+    from selenium.webdriver.common.by import By
+
+    return next((m for m in driver.find_elements(By.CSS_SELECTOR, ".message.assistant") if words in m.text), None)
+
+
 def _bookings(url: str) -> int:
-    with urllib.request.urlopen(f"{url}/api/stats") as response:  # noqa: S310 (loopback)
+    with urllib.request.urlopen(f"{url}/api/stats") as response:
         return int(json.load(response)["bookings"])
 
 
@@ -145,7 +151,9 @@ def test_a_person_denies_a_booking_with_a_reason_in_a_real_browser(
     card.find_element(By.CSS_SELECTOR, ".reason").send_keys("I prefer the 10:15 train")
     card.find_element(By.CSS_SELECTOR, ".deny").click()
     answer = wait.until(
-        lambda d: next((m for m in d.find_elements(By.CSS_SELECTOR, ".message.assistant") if "received" in m.text), None)
+        lambda d: next(
+            (m for m in d.find_elements(By.CSS_SELECTOR, ".message.assistant") if "received" in m.text), None
+        )
     )
     wait.until(lambda d: d.find_element(By.ID, "status").text == "Done")
     assert "I prefer the 10:15 train" in answer.text, answer.text  # the model read the person's reason
@@ -157,7 +165,7 @@ def test_a_person_denies_a_booking_with_a_reason_in_a_real_browser(
     assert browser.save_screenshot(str(shot)), "no screenshot"
     elapsed = time.perf_counter() - began
     record_property("browser_seconds", round(elapsed, 2))
-    print(f"\nbrowser test: {elapsed:.2f} s; screenshot {shot}")
+    (_artifacts() / "web-approval-timing.txt").write_text(f"{elapsed:.2f} s\n", encoding="utf-8")
 
 
 @pytest.mark.timeout(120)

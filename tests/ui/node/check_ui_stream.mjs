@@ -6,14 +6,15 @@
 //   node check_ui_stream.mjs STREAM.sse [PRIOR_MESSAGE.json]
 //
 // PRIOR_MESSAGE is the assistant message a resumed stream continues (with its approval answered).
-// Prints {"version", "chunks", "message"} as JSON; exits 1 with the reason on any failure.
+// Prints {"version", "chunks", "errors", "message"} as JSON (errors: the texts of `error` chunks, which
+// the reader would report through onError); exits 1 with the reason on any other failure.
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { parseJsonEventStream, readUIMessageStream, uiMessageChunkSchema, validateUIMessages } from "ai";
 
 const [streamPath, priorPath] = process.argv.slice(2);
 const fail = (why) => {
-  console.error(`invalid UI message stream: ${why}`);
+  console.error(`invalid UI message stream: ${String(why).slice(0, 2000)}`);
   process.exit(1);
 };
 const bytes = readFileSync(streamPath);
@@ -25,12 +26,14 @@ const source = new ReadableStream({
   },
 });
 let chunks = 0;
+const errors = [];
 const parsed = parseJsonEventStream({ stream: source, schema: uiMessageChunkSchema }).pipeThrough(
   new TransformStream({
     transform(result, controller) {
       if (!result.success) fail(`chunk ${chunks + 1}: ${result.error?.message ?? result.error}`);
       chunks += 1;
-      controller.enqueue(result.value);
+      if (result.value.type === "error") errors.push(result.value.errorText);
+      else controller.enqueue(result.value);
     },
   }),
 );
@@ -50,4 +53,4 @@ try {
   fail(`the assembled message: ${error?.message ?? String(error)}`);
 }
 const version = createRequire(import.meta.url)("ai/package.json").version;
-console.log(JSON.stringify({ version, chunks, message }));
+console.log(JSON.stringify({ version, chunks, errors, message }));
