@@ -105,7 +105,8 @@ def test_a_tool_that_ran_streams_its_call_and_its_result_then_the_next_message()
     result = next(e for e in events if e["type"] == "TOOL_CALL_RESULT")
     assert start["toolCallName"] == "flight_status"
     assert json.loads(args) == {"flight": "VX205"}
-    assert (result["toolCallId"], result["content"], result["role"]) == (start["toolCallId"], "VX205 is on time", "tool")
+    assert result["toolCallId"] == start["toolCallId"]
+    assert (result["content"], result["role"]) == ("VX205 is on time", "tool")
     messages = [e["messageId"] for e in events if e["type"] == "TEXT_MESSAGE_START"]
     assert len(messages) == 2 and messages[0] == start["parentMessageId"]  # one assistant message per round
 
