@@ -4,7 +4,10 @@
 export DEBIAN_FRONTEND=noninteractive
 if [ "${CHATCLIENT_SKIP_APT:-}" != "1" ]; then
   apt-get update -qq
-  apt-get install -y -qq --no-install-recommends redis-server postgresql >/dev/null
+  # chromium + chromium-driver: the browser test of examples/web; nodejs + npm: tests/ui reads the UI
+  # message stream with npm's `ai` package (make ui-node).
+  apt-get install -y -qq --no-install-recommends redis-server postgresql \
+    chromium chromium-driver nodejs npm >/dev/null
 fi
 
 SVC_DIR=$(mktemp -d /tmp/chatclient-services.XXXXXX)
