@@ -193,6 +193,8 @@ API_MODULES = [
     "chatclient.mcp",
     "chatclient.testing",
     "chatclient.testing.conformance",
+    "chatclient.ui",
+    "chatclient.ui.asgi",
     "providers",
     "providers.openai",
     "providers.openai_responses",
