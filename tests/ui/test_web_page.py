@@ -7,11 +7,11 @@ the finished page is saved under ``$CHATCLIENT_TEST_ARTIFACTS`` (default: the sy
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
 import socket
-import sys
 import tempfile
 import threading
 import time
@@ -63,12 +63,11 @@ def served(tmp_path: Path) -> Iterator[tuple[str, Any]]:
     _require_browser()
     import uvicorn
 
-    sys.path.insert(0, str(ROOT / "examples" / "web"))
-    try:
-        from app import create_app
-    finally:
-        sys.path.remove(str(ROOT / "examples" / "web"))
-    app = create_app(tmp_path / "pending.db")
+    spec = importlib.util.spec_from_file_location("examples_web_app", ROOT / "examples" / "web" / "app.py")
+    assert spec is not None and spec.loader is not None
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    app = example.create_app(tmp_path / "pending.db")
     port = _free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off"))
     thread = threading.Thread(target=server.run, daemon=True)
