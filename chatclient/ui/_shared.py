@@ -7,12 +7,17 @@ import base64
 import binascii
 import inspect
 import json
-from collections.abc import Awaitable, Callable
-from typing import Any, Union
+import logging
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping
+from typing import Any, Protocol, Union
 
+from ..events import StreamEvent, TurnPaused
 from ..tools.confirmation import DEFAULT_DENY_MESSAGE, PendingCall, PendingToolCalls, ToolCallDecision
 
-__all__ = ["SaveState", "approval_decision", "approval_id", "call_input", "error_text", "parse_approval_id", "saved"]
+__all__ = [
+    "Encoder", "SaveState", "aserve", "approval_decision", "approval_id", "call_input", "error_text",
+    "parse_approval_id", "saved", "serve", "sse",
+]  # fmt: skip
 
 SaveState = Callable[[PendingToolCalls], Union[str, Awaitable[str]]]  # noqa: UP007
 """Keeps a paused turn's state and returns its id: a store's ``save``, sync or async."""
@@ -72,3 +77,59 @@ def error_text(error: BaseException) -> str:
 async def saved(save: SaveState, pending: PendingToolCalls) -> str:
     state_id = save(pending)
     return await state_id if inspect.isawaitable(state_id) else state_id
+
+
+_log = logging.getLogger("chatclient.ui")
+
+
+def sse(item: Mapping[str, Any]) -> str:
+    """One chunk or event as a server-sent event (both protocols send one JSON object per event)."""
+    return f"data: {json.dumps(item, ensure_ascii=False, separators=(',', ':'))}\n\n"
+
+
+class Encoder(Protocol):
+    """What both encoders offer: the opening items, the items of one event, the items of a failure."""
+
+    def start(self) -> list[dict[str, Any]]: ...
+
+    def encode(self, event: StreamEvent, *, state_id: str | None = None) -> list[dict[str, Any]]: ...
+
+    def fail(self, text: str) -> list[dict[str, Any]]: ...
+
+
+def serve(
+    encoder: Encoder,
+    events: Iterable[StreamEvent],
+    save: Callable[[PendingToolCalls], str] | None,
+    on_error: Callable[[BaseException], str],
+) -> Iterator[str]:
+    """A turn through ``encoder`` as server-sent events: a paused state is saved first, so its ids
+    can name it; a failure is the encoder's failure items (``on_error`` text), its details logged."""
+    yield from map(sse, encoder.start())
+    try:
+        for event in events:
+            state_id = save(event.pending) if save is not None and isinstance(event, TurnPaused) else None
+            yield from map(sse, encoder.encode(event, state_id=state_id))
+    except Exception as error:  # the browser gets the failure's kind, the log its details
+        _log.exception("UI stream of a turn failed")
+        yield from map(sse, encoder.fail(on_error(error)))
+
+
+async def aserve(
+    encoder: Encoder,
+    events: AsyncIterable[StreamEvent],
+    save: SaveState | None,
+    on_error: Callable[[BaseException], str],
+) -> AsyncIterator[str]:
+    """:func:`serve` for ``astream().events()``; ``save`` may be async."""
+    for item in encoder.start():
+        yield sse(item)
+    try:
+        async for event in events:
+            state_id = await saved(save, event.pending) if save is not None and isinstance(event, TurnPaused) else None
+            for item in encoder.encode(event, state_id=state_id):
+                yield sse(item)
+    except Exception as error:
+        _log.exception("UI stream of a turn failed")
+        for item in encoder.fail(on_error(error)):
+            yield sse(item)

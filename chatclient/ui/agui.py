@@ -10,8 +10,6 @@ The next run answers them in ``RunAgentInput.resume`` (see ``chatclient.ui.starl
 
 from __future__ import annotations
 
-import json
-import logging
 import uuid
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator, Mapping
 from typing import Any
@@ -29,7 +27,7 @@ from ..events import (
     TurnPaused,
 )
 from ..tools.confirmation import PendingCall, PendingToolCalls
-from ._shared import SaveState, approval_id, awaiting, error_text, saved
+from ._shared import SaveState, approval_id, aserve, awaiting, error_text, serve, sse
 
 __all__ = ["APPROVAL_RESPONSE_SCHEMA", "AGUIEncoder", "aencode_agui", "encode_agui", "sse"]
 
@@ -42,13 +40,6 @@ APPROVAL_RESPONSE_SCHEMA: Mapping[str, Any] = {
     "additionalProperties": False,
 }
 """The answer a tool-approval interrupt expects in its resume entry's ``payload``."""
-
-_log = logging.getLogger("chatclient.ui")
-
-
-def sse(event: Mapping[str, Any]) -> str:
-    """One event as a server-sent event (AG-UI's HTTP binding, ``text/event-stream``)."""
-    return f"data: {json.dumps(event, ensure_ascii=False, separators=(',', ':'))}\n\n"
 
 
 class AGUIEncoder:
@@ -212,18 +203,10 @@ def encode_agui(
     """A turn's events as AG-UI server-sent events. ``save`` keeps a paused turn's state (e.g.
     ``store.save``) and returns its id, which the interrupt ids carry. A failure while the turn runs
     ends the run with ``RUN_ERROR`` (``on_error(exception)``); the details go to the log."""
-    encoder = AGUIEncoder(thread_id, run_id)
-    yield from map(sse, encoder.start())
-    try:
-        for event in events:
-            state_id = save(event.pending) if save is not None and isinstance(event, TurnPaused) else None
-            yield from map(sse, encoder.encode(event, state_id=state_id))
-    except Exception as error:  # the browser gets an event, the log the details
-        _log.exception("AG-UI stream failed")
-        yield from map(sse, encoder.fail(on_error(error)))
+    return serve(AGUIEncoder(thread_id, run_id), events, save, on_error)
 
 
-async def aencode_agui(
+def aencode_agui(
     events: AsyncIterable[StreamEvent],
     *,
     thread_id: str,
@@ -232,15 +215,4 @@ async def aencode_agui(
     on_error: Callable[[BaseException], str] = error_text,
 ) -> AsyncIterator[str]:
     """As :func:`encode_agui`, for ``astream().events()``; ``save`` may be async."""
-    encoder = AGUIEncoder(thread_id, run_id)
-    for item in encoder.start():
-        yield sse(item)
-    try:
-        async for event in events:
-            state_id = await saved(save, event.pending) if save is not None and isinstance(event, TurnPaused) else None
-            for item in encoder.encode(event, state_id=state_id):
-                yield sse(item)
-    except Exception as error:
-        _log.exception("AG-UI stream failed")
-        for item in encoder.fail(on_error(error)):
-            yield sse(item)
+    return aserve(AGUIEncoder(thread_id, run_id), events, save, on_error)

@@ -9,8 +9,6 @@ Each chunk is sent as one server-sent event, and the stream ends with ``data: [D
 
 from __future__ import annotations
 
-import json
-import logging
 import uuid
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator, Mapping
 from typing import Any
@@ -29,7 +27,7 @@ from ..events import (
 )
 from ..responses import FinishReason
 from ..tools.confirmation import PendingToolCalls
-from ._shared import SaveState, approval_id, awaiting, call_input, error_text, saved
+from ._shared import SaveState, approval_id, aserve, awaiting, call_input, error_text, serve, sse
 
 __all__ = [
     "DONE",
@@ -60,13 +58,6 @@ _FINISH_REASONS = {
     FinishReason.AWAITING_DECISION: "tool-calls",
     FinishReason.CONTENT_FILTER: "content-filter",
 }
-
-_log = logging.getLogger("chatclient.ui")
-
-
-def sse(chunk: Mapping[str, Any]) -> str:
-    """One chunk as a server-sent event."""
-    return f"data: {json.dumps(chunk, ensure_ascii=False, separators=(',', ':'))}\n\n"
 
 
 class UIMessageStreamEncoder:
@@ -209,15 +200,7 @@ def encode_ui_message_stream(
     ids carry. A failure while the turn runs ends the stream with an ``error`` chunk whose text is
     ``on_error(exception)``; the exception itself goes to the ``chatclient.ui`` log.
     """
-    encoder = UIMessageStreamEncoder(message_id)
-    yield from map(sse, encoder.start())
-    try:
-        for event in events:
-            state_id = save(event.pending) if save is not None and isinstance(event, TurnPaused) else None
-            yield from map(sse, encoder.encode(event, state_id=state_id))
-    except Exception as error:  # the browser gets a chunk, the log the details
-        _log.exception("UI message stream failed")
-        yield from map(sse, encoder.fail(on_error(error)))
+    yield from serve(UIMessageStreamEncoder(message_id), events, save, on_error)
     yield DONE
 
 
@@ -229,16 +212,6 @@ async def aencode_ui_message_stream(
     on_error: Callable[[BaseException], str] = error_text,
 ) -> AsyncIterator[str]:
     """As :func:`encode_ui_message_stream`, for ``astream().events()``; ``save`` may be async."""
-    encoder = UIMessageStreamEncoder(message_id)
-    for chunk in encoder.start():
-        yield sse(chunk)
-    try:
-        async for event in events:
-            state_id = await saved(save, event.pending) if save is not None and isinstance(event, TurnPaused) else None
-            for chunk in encoder.encode(event, state_id=state_id):
-                yield sse(chunk)
-    except Exception as error:
-        _log.exception("UI message stream failed")
-        for chunk in encoder.fail(on_error(error)):
-            yield sse(chunk)
+    async for item in aserve(UIMessageStreamEncoder(message_id), events, save, on_error):
+        yield item
     yield DONE
