@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from advisors.tool_calling import ToolCallingAdvisor
 from chatclient import AssistantMessage, ChatClient, ToolCallDecisions, ToolResponseMessage, UserMessage, tool
 from chatclient.events import ReasoningDelta, StreamEvent
 from chatclient.prompt import Prompt
 from chatclient.testing import ScriptedChatModel, tool_call
-from chatclient.tools import InMemoryPendingToolCallStore
+from chatclient.tools import DecisionCompleteness, InMemoryPendingToolCallStore, ToolCallingManager
 from chatclient.ui import approval_decision, parse_approval_id
 
 
@@ -41,6 +42,9 @@ def agent(prompt: Prompt) -> AssistantMessage | str:
     if isinstance(last, ToolResponseMessage):
         return "I received: " + " | ".join(r.response_data for r in last.responses)
     text = last.text if isinstance(last, UserMessage) else ""
+    if text.startswith("check and book"):
+        calls = [tool_call(n, {"flight": "VX205"}, id=f"call_{n}") for n in ("flight_status", "book_flight")]
+        return AssistantMessage("On it.", tool_calls=calls)
     name = {"status": "flight_status", "book": "book_flight", "cancel": "cancel_flight"}.get(text.split()[0], "")
     if not name:
         return f"You said {text}"
@@ -48,10 +52,14 @@ def agent(prompt: Prompt) -> AssistantMessage | str:
 
 
 class Travel:
-    def __init__(self) -> None:
+    def __init__(self, completeness: DecisionCompleteness | None = None) -> None:
         self.desk = Desk()
         self.store = InMemoryPendingToolCallStore(ttl=600)
-        self.client = ChatClient.builder(ScriptedChatModel(agent)).default_tools(self.desk).build()
+        builder = ChatClient.builder(ScriptedChatModel(agent)).default_tools(self.desk)
+        if completeness is not None:
+            manager = ToolCallingManager.builder().decision_completeness(completeness).build()
+            builder = builder.tool_calling_advisor(ToolCallingAdvisor(manager))
+        self.client = builder.build()
 
     def turn(self, text: str) -> Iterator[StreamEvent]:
         return self.client.prompt(text).stream().events()

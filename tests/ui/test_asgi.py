@@ -11,7 +11,7 @@ from chatclient import Approver, AssistantMessage, ChatClient, ToolResponseMessa
 from chatclient.errors import PendingStateNotFoundError
 from chatclient.prompt import Prompt
 from chatclient.testing import ScriptedChatModel, tool_call
-from chatclient.tools import AsyncInMemoryPendingToolCallStore, InMemoryPendingToolCallStore
+from chatclient.tools import AsyncInMemoryPendingToolCallStore, DecisionCompleteness, InMemoryPendingToolCallStore
 from chatclient.ui import approval_id
 
 from .scenarios import Travel
@@ -43,8 +43,8 @@ def answer(approval: str, approved: bool, reason: str | None = None, chat: str =
 
 
 class Served:
-    def __init__(self, store: Any = None, **options: Any) -> None:
-        self.travel = Travel()
+    def __init__(self, store: Any = None, travel: Travel | None = None, **options: Any) -> None:
+        self.travel = travel or Travel()
         self.paused: dict[str, str] = {}
         self.endpoints = ChatEndpoints(
             self.travel.client, store or self.travel.store, on_pause=self.paused.__setitem__, **options
@@ -114,6 +114,18 @@ def test_an_async_store_works_the_same() -> None:
     resumed = chunks(served.post(answer(approval, True)).text)
     assert any(c["type"] == "tool-output-available" for c in resumed)
     assert served.travel.desk.bookings == 1
+
+
+def test_a_reply_mixing_gated_and_ungated_calls_resumes_as_the_clients_completeness_rule_says() -> None:
+    strict = Served()
+    refused = chunks(strict.post(answer(strict.approval(user("check and book VX205")), True)).text)
+    assert refused[-1]["type"] == "error"  # ALL_REQUIRED: the person did not decide the status lookup
+    assert strict.travel.desk.bookings == 0
+    lenient = Served(travel=Travel(DecisionCompleteness.MISSING_UNGATED_MEANS_ALLOW))
+    resumed = chunks(lenient.post(answer(lenient.approval(user("check and book VX205")), True)).text)
+    outputs = [c["toolCallId"] for c in resumed if c["type"] == "tool-output-available"]
+    assert outputs == ["call_flight_status", "call_book_flight"]
+    assert lenient.travel.desk.bookings == 1
 
 
 @pytest.mark.parametrize(
