@@ -101,6 +101,9 @@ def _retry_after(headers: httpx2.Headers) -> float | None:
 _FINAL_CODES = frozenset({"insufficient_quota", "billing_hard_limit_reached", "billing_not_active"})
 """Error codes that no amount of waiting fixes, even when the status (429) says otherwise."""
 
+_AUTH_CODES = frozenset({"API_KEY_INVALID"})
+"""Codes of a rejected credential sent with another status than 401 (Google answers a bad key with a 400)."""
+
 _CONTEXT_HINTS = (
     "context_length_exceeded",
     "context length",
@@ -291,6 +294,8 @@ def _says_invalid_request(found: ErrorDetails) -> bool:
 def _error_class(status: int, found: ErrorDetails) -> type[ProviderError]:
     hint = " ".join(filter(None, (found.message, found.error_type, found.code))).lower()
     if status in (400, 413, 422):
+        if found.code in _AUTH_CODES:
+            return AuthenticationError
         if any(h in hint for h in _CONTEXT_HINTS):
             return ContextLengthExceededError
         return BadRequestError

@@ -81,6 +81,11 @@ class GeminiChatModel(ProviderModel[GeminiChatOptions]):
         self._paths: dict[tuple[str, bool], str] = {}
         super().__init__(defaults=defaults, provider=provider, **provider_args)
 
+    @property
+    def provider_name(self) -> str:
+        """``gen_ai.provider.name`` in traces (OpenTelemetry's names for the two Google services)."""
+        return "gcp.vertex_ai" if isinstance(self.provider, VertexProvider) else "gcp.gemini"
+
     def request_path(self, options: ChatOptions, *, stream: bool) -> str:
         """``/models/<model>:generateContent``, or ``:streamGenerateContent?alt=sse`` for a stream."""
         model = options.model or ""
