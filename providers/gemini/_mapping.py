@@ -166,9 +166,7 @@ def _tool_config(choice: str | None) -> dict[str, Any] | None:
 def _render_tools(definitions: Sequence[ToolDefinition], _unused: object = None) -> list[dict[str, Any]]:
     """Function declarations with the tools' JSON Schema as it is (``parametersJsonSchema``), not
     narrowed to the OpenAPI subset that ``parameters`` takes."""
-    return [
-        {"name": d.name, "description": d.description, "parametersJsonSchema": d.input_schema} for d in definitions
-    ]
+    return [{"name": d.name, "description": d.description, "parametersJsonSchema": d.input_schema} for d in definitions]
 
 
 def _contents(messages: Sequence[Message]) -> tuple[list[str], list[dict[str, Any]]]:
@@ -250,7 +248,8 @@ def _model_parts(message: AssistantMessage) -> list[dict[str, Any]]:
 def _still_matches(stored: list[Any], message: AssistantMessage) -> bool:
     """Whether the kept parts are still this message's (its text and calls not edited since)."""
     texts = [p["text"] for p in stored if isinstance(p, dict) and "text" in p and not p.get("thought")]
-    names = [p["functionCall"].get("name") for p in stored if isinstance(p, dict) and isinstance(p.get("functionCall"), dict)]
+    calls = [p["functionCall"] for p in stored if isinstance(p, dict) and isinstance(p.get("functionCall"), dict)]
+    names = [call.get("name") for call in calls]
     return ("".join(texts) or None) == (message.text or None) and names == [c.name for c in message.tool_calls]
 
 
@@ -418,7 +417,7 @@ def parse_response(data: Any, headers: Mapping[str, str] | httpx2.Headers | None
             saw_text = True
             texts.append(part["text"])
         join_part(kept, part)
-    metadata: dict[str, JsonValue] = {PARTS_METADATA_KEY: list(kept)} if needs_keeping(kept) else {}  # type: ignore[dict-item]
+    metadata: dict[str, JsonValue] = {PARTS_METADATA_KEY: list(kept)} if needs_keeping(kept) else {}
     text = "".join(texts) if saw_text else None
     message = built.assistant_message(role="assistant", text=text, tool_calls=tuple(calls), metadata=metadata)
     raw = blocked_reason(candidate, data)

@@ -108,7 +108,7 @@ class StreamParser:
     def _closing(self, raw: str, candidate: Any, data: dict[str, Any], usage: Any) -> ChatResponse:
         metadata: dict[str, JsonValue] = {}
         if needs_keeping(self._parts):
-            metadata[PARTS_METADATA_KEY] = list(self._parts)  # type: ignore[arg-type]
+            metadata[PARTS_METADATA_KEY] = list(self._parts)
         generation = Generation(
             AssistantMessage(None, metadata=metadata),
             GenerationMetadata(

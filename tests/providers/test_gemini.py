@@ -98,57 +98,150 @@ EXPECTED: dict[str, list[Reply | Failure]] = {
         Reply("To calculate 4200 + 42:", (13, 102, 25), FinishReason.STOP, "STOP", "SJfyaMbrNJKlqtsPvNOW8Ao", FLASH)
     ],
     "c_parallel_function_calls_roundtrip": [
-        Reply(None, (70, 116, 76), FinishReason.TOOL_CALLS, "STOP", "AJnyaJv6GPulqtsP5Z6fgAs", FLASH,
-              (MELLON, RADIANCE), keeps_parts=True),
-        Reply("The secrets have been retrieved.", (152, 37, 0), FinishReason.STOP, "STOP",
-              "AZnyaNDpA8mcqtsP7cWI8Qo", FLASH),
-    ],  # fmt: skip
+        Reply(
+            None,
+            (70, 116, 76),
+            FinishReason.TOOL_CALLS,
+            "STOP",
+            "AJnyaJv6GPulqtsP5Z6fgAs",
+            FLASH,
+            (MELLON, RADIANCE),
+            keeps_parts=True,
+        ),
+        Reply(
+            "The secrets have been retrieved.",
+            (152, 37, 0),
+            FinishReason.STOP,
+            "STOP",
+            "AZnyaNDpA8mcqtsP7cWI8Qo",
+            FLASH,
+        ),
+    ],
     "d_stream_parallel_function_calls_roundtrip": [
-        Reply(None, (70, 101, 61), FinishReason.TOOL_CALLS, "STOP", "G5nyaJuGE-yrqtsPmJHUoAs", FLASH,
-              (MELLON, RADIANCE), keeps_parts=True),
-        Reply('The secrets associated with the passwords "mellon"', (211, 30, 0), FinishReason.STOP, "STOP",
-              "HJnyaMGYMrKyqtsPvNjS0AY", FLASH),
-    ],  # fmt: skip
+        Reply(
+            None,
+            (70, 101, 61),
+            FinishReason.TOOL_CALLS,
+            "STOP",
+            "G5nyaJuGE-yrqtsPmJHUoAs",
+            FLASH,
+            (MELLON, RADIANCE),
+            keeps_parts=True,
+        ),
+        Reply(
+            'The secrets associated with the passwords "mellon"',
+            (211, 30, 0),
+            FinishReason.STOP,
+            "STOP",
+            "HJnyaMGYMrKyqtsPvNjS0AY",
+            FLASH,
+        ),
+    ],
     "d_stream_text": [
-        Reply("To find the sum of 4200 + 42", (13, 138, 75), FinishReason.STOP, "STOP", "VJfyaP7eE_6zmtkP4qLV6Ao", FLASH)
+        Reply(
+            "To find the sum of 4200 + 42", (13, 138, 75), FinishReason.STOP, "STOP", "VJfyaP7eE_6zmtkP4qLV6Ao", FLASH
+        )
     ],
     "e_structured_output_json_schema": [
-        Reply('{\n  "city": "Mexico City",\n  "country": "Mexico"\n}', (8, 20, 0), FinishReason.STOP, "STOP",
-              "EfsgaZT5JPbXz7IPqtGJkQ8", "gemini-2.0-flash", exact_text=True),
-    ],  # fmt: skip
+        Reply(
+            '{\n  "city": "Mexico City",\n  "country": "Mexico"\n}',
+            (8, 20, 0),
+            FinishReason.STOP,
+            "STOP",
+            "EfsgaZT5JPbXz7IPqtGJkQ8",
+            "gemini-2.0-flash",
+            exact_text=True,
+        ),
+    ],
     "f_error_400_api_key_invalid": [BAD_KEY],
     "f_error_400_api_key_invalid_stream": [BAD_KEY],
     "f_error_404_model_not_found": [
         Failure(NotFoundError, 404, "NOT_FOUND", None, "models/this-model-does-not-exist-12345 is not found")
     ],
     "g_max_tokens": [
-        Reply("Here is a list of all 50 U", (9, 48, 38), FinishReason.LENGTH, "MAX_TOKENS", "NpnyaM_eI_iqqtsPybL8oAs",
-              FLASH, exact_text=True),
-    ],  # fmt: skip
+        Reply(
+            "Here is a list of all 50 U",
+            (9, 48, 38),
+            FinishReason.LENGTH,
+            "MAX_TOKENS",
+            "NpnyaM_eI_iqqtsPybL8oAs",
+            FLASH,
+            exact_text=True,
+        ),
+    ],
     "h_thinking_stream": [
-        Reply("3", (30, 1947, 1947), FinishReason.STOP, "STOP", "g6RgaZHQOv-_qtsP9sujiAw", FLASH, exact_text=True,
-              keeps_parts=True),
-        Reply("I don't remember.", (365, 83, 77), FinishReason.STOP, "STOP", "jKRgacW8KtGnqtsPq5PK2A8", FLASH,
-              exact_text=True),
-    ],  # fmt: skip
+        Reply(
+            "3",
+            (30, 1947, 1947),
+            FinishReason.STOP,
+            "STOP",
+            "g6RgaZHQOv-_qtsP9sujiAw",
+            FLASH,
+            exact_text=True,
+            keeps_parts=True,
+        ),
+        Reply(
+            "I don't remember.",
+            (365, 83, 77),
+            FinishReason.STOP,
+            "STOP",
+            "jKRgacW8KtGnqtsPq5PK2A8",
+            FLASH,
+            exact_text=True,
+        ),
+    ],
     "h_thinking_thought_parts": [
-        Reply('The primes below 400 that contain "79"', (30, 1890, 1754), FinishReason.STOP, "STOP",
-              "gaRgacOXM6znqtsPy9_AmQY", FLASH, keeps_parts=True),
-        Reply("I do remember. They were:\n\n79\n179\n379", (881, 64, 46), FinishReason.STOP, "STOP",
-              "gqRgaf37MNSQmtkPxNaniAw", FLASH, exact_text=True),
-    ],  # fmt: skip
+        Reply(
+            'The primes below 400 that contain "79"',
+            (30, 1890, 1754),
+            FinishReason.STOP,
+            "STOP",
+            "gaRgacOXM6znqtsPy9_AmQY",
+            FLASH,
+            keeps_parts=True,
+        ),
+        Reply(
+            "I do remember. They were:\n\n79\n179\n379",
+            (881, 64, 46),
+            FinishReason.STOP,
+            "STOP",
+            "gqRgaf37MNSQmtkPxNaniAw",
+            FLASH,
+            exact_text=True,
+        ),
+    ],
     "i_document_pdf_inline_data": [
-        Reply('The document contains the text "Hello, world!".', (273, 49, 39), FinishReason.STOP, "STOP",
-              "mPaGadeFCr24qtsP6YPB0Qs", FLASH, exact_text=True),
-    ],  # fmt: skip
+        Reply(
+            'The document contains the text "Hello, world!".',
+            (273, 49, 39),
+            FinishReason.STOP,
+            "STOP",
+            "mPaGadeFCr24qtsP6YPB0Qs",
+            FLASH,
+            exact_text=True,
+        ),
+    ],
     "i_image_inline_data": [
-        Reply("The image displays a three-dimensional jigsaw puzzle globe", (266, 179, 145), FinishReason.STOP,
-              "STOP", "MGz5aOm0N87Qz7IP5OjdoAs", FLASH),
-    ],  # fmt: skip
+        Reply(
+            "The image displays a three-dimensional jigsaw puzzle globe",
+            (266, 179, 145),
+            FinishReason.STOP,
+            "STOP",
+            "MGz5aOm0N87Qz7IP5OjdoAs",
+            FLASH,
+        ),
+    ],
     "vertex_a_plain_text": [
-        Reply("The capital of France is Paris.\n", (13, 8, 0), FinishReason.STOP, "STOP", "1VpeaKq4CfH_2PgPh_z--AY",
-              "gemini-2.0-flash", exact_text=True),
-    ],  # fmt: skip
+        Reply(
+            "The capital of France is Paris.\n",
+            (13, 8, 0),
+            FinishReason.STOP,
+            "STOP",
+            "1VpeaKq4CfH_2PgPh_z--AY",
+            "gemini-2.0-flash",
+            exact_text=True,
+        ),
+    ],
 }
 
 
@@ -189,8 +282,9 @@ def prompt_from_recorded(request: dict[str, Any]) -> Prompt:
             text = "".join(p["text"] for p in parts if "text" in p and not p.get("thought")) or None
             found = [p["functionCall"] for p in parts if "functionCall" in p]
             wanted = [ToolCall(id=c.get("id", ""), name=c["name"], arguments=json.dumps(c["args"])) for c in found]
-            kept = [{**p, "thoughtSignature": _b64(p["thoughtSignature"])} if "thoughtSignature" in p else p
-                    for p in parts]  # fmt: skip
+            kept = [
+                {**p, "thoughtSignature": _b64(p["thoughtSignature"])} if "thoughtSignature" in p else p for p in parts
+            ]
             message = AssistantMessage(text, tool_calls=wanted, metadata={PARTS_METADATA_KEY: kept})
             calls = list(message.tool_calls)
             messages.append(message)
@@ -443,8 +537,9 @@ def test_tool_loop_sends_the_signatures_back_as_recorded(name: str, modes: list[
         assert "thoughtSignature" in model_turn["parts"][0] and "thoughtSignature" not in model_turn["parts"][1]
         recorded = interactions(PROVIDER, name)[0]["response"]
         first = recorded["body"] if "body" in recorded else json.loads(recorded["sse"].split("data: ")[1])
-        assert model_turn["parts"][0]["thoughtSignature"] == (
-            first["candidates"][0]["content"]["parts"][0]["thoughtSignature"]
+        assert (
+            model_turn["parts"][0]["thoughtSignature"]
+            == (first["candidates"][0]["content"]["parts"][0]["thoughtSignature"])
         ), "the signature goes back byte for byte as it came"
         expected = EXPECTED[name][1]
         assert isinstance(expected, Reply) and expected.text is not None
@@ -492,14 +587,23 @@ def test_call_and_stream_send_back_the_same_bytes(name: str) -> None:
 
     interaction = interactions(PROVIDER, name)[0]
     sse = interaction["response"]["sse"]
-    streamed = assemble(run_model(make_model(Replay(PROVIDER, name)), prompt_from_recorded(interaction["request"]),
-                                  stream=True, use_async=False))  # fmt: skip
+    streamed = assemble(
+        run_model(
+            make_model(Replay(PROVIDER, name)),
+            prompt_from_recorded(interaction["request"]),
+            stream=True,
+            use_async=False,
+        )
+    )
     called = parse_response(_whole_reply(sse))
     assert streamed.result is not None and called.result is not None
     options = GeminiChatOptions(model=FLASH)
     bodies = [
-        json.dumps(build_request(Prompt([UserMessage("q"), r.result.output, UserMessage("next")], options), options,
-                                 stream=False))  # fmt: skip
+        json.dumps(
+            build_request(
+                Prompt([UserMessage("q"), r.result.output, UserMessage("next")], options), options, stream=False
+            )
+        )
         for r in (called, streamed)
         if r.result is not None
     ]
