@@ -46,12 +46,15 @@ class StreamParser:
     There is no terminal event: :meth:`finish` raises if no ``finishReason`` came.
     """
 
-    __slots__ = ("_calls", "_ids", "_meta", "_parts", "done")
+    __slots__ = ("_calls", "_ids", "_meta", "_parts", "_run", "_run_thought", "done")
 
     def __init__(self) -> None:
         self._meta: ChatResponseMetadata | None = None
         self._ids = CallIds()
         self._parts: list[dict[str, Any]] = []
+        self._run: list[str] = []
+        """The text pieces of the unsigned text part being streamed (joined when another part comes)."""
+        self._run_thought = False
         self._calls = 0
         self.done = False
         """True once a chunk with ``finishReason`` (or a blocked prompt's feedback) was seen."""
@@ -81,10 +84,15 @@ class StreamParser:
             )
             events.append(ChatResponse((), self._meta))
         candidate = candidate_of(data)
-        for part in parts_of(candidate, data) if candidate is not None else []:
-            events.extend(self._part(part, data))
-        usage = data.get("usageMetadata")
+        if candidate is not None:
+            for part in parts_of(candidate, data):
+                text = part.get("text")
+                if type(text) is str and (len(part) == 1 or (len(part) == 2 and "thought" in part)):
+                    self._text_piece(text, bool(part.get("thought")), events)  # most chunks: one text piece
+                else:
+                    events.extend(self._part(part, data))
         raw = blocked_reason(candidate, data)
+        usage = data.get("usageMetadata")
         if raw is not None and not self.done:
             self.done = True
             events.append(self._closing(raw, candidate, data, usage))
@@ -92,7 +100,25 @@ class StreamParser:
             events.append(ChatResponse((), self._meta.model_copy(update={"usage": parse_usage(usage)})))
         return events
 
+    def _text_piece(self, text: str, thought: bool, events: list[ModelEvent]) -> None:
+        if self._run and self._run_thought is not thought:
+            self._flush()
+        self._run.append(text)
+        self._run_thought = thought
+        if text:
+            events.append(ReasoningDelta(text) if thought else TextDelta(text))
+
+    def _flush(self) -> None:
+        """The streamed text part, joined, as the parts a whole reply has (see ``join_part``)."""
+        if self._run:
+            part: dict[str, Any] = {"text": "".join(self._run)}
+            if self._run_thought:
+                part["thought"] = True
+            join_part(self._parts, part)
+            self._run = []
+
     def _part(self, part: dict[str, Any], data: dict[str, Any]) -> list[ModelEvent]:
+        self._flush()
         join_part(self._parts, part)
         if "functionCall" in part:
             wire_id, name, arguments = function_call(part, data)
@@ -106,6 +132,7 @@ class StreamParser:
         return []
 
     def _closing(self, raw: str, candidate: Any, data: dict[str, Any], usage: Any) -> ChatResponse:
+        self._flush()
         metadata: dict[str, JsonValue] = {}
         if needs_keeping(self._parts):
             metadata[PARTS_METADATA_KEY] = list(self._parts)
