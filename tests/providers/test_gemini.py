@@ -609,3 +609,43 @@ def test_call_and_stream_send_back_the_same_bytes(name: str) -> None:
     ]
     assert bodies[0] == bodies[1]
     assert called.usage == streamed.usage and called.result.finish_reason is streamed.result.finish_reason
+
+
+@tool(
+    name="secret_retrieval_tool",
+    description="A tool that requires a password to retrieve a secret.",
+    requires_confirmation=True,
+)
+def gated_secret_retrieval_tool(password: str) -> str:
+    return SECRETS[password]
+
+
+@pytest.mark.parametrize(
+    ("name", "modes"),
+    [
+        ("c_parallel_function_calls_roundtrip", ["call", "acall"]),
+        ("d_stream_parallel_function_calls_roundtrip", ["stream", "astream"]),
+    ],
+)
+def test_a_paused_turn_resumes_with_the_signatures_and_the_recorded_follow_up(name: str, modes: list[str]) -> None:
+    """Confirmation on the recorded replies: the two id-less calls pause under ids of our own, the paused
+    state survives JSON, and the resumed turn sends the recorded follow-up (signature included)."""
+    from chatclient import ToolCallDecision, ToolCallDecisions, awaiting_decision
+    from chatclient.tools.confirmation import PendingToolCalls
+
+    for mode in modes:
+        replay = Replay(PROVIDER, name)
+        prompt = prompt_from_recorded(replay.recorded_request(0))
+        assert prompt.options is not None
+        model = make_model(replay, options=prompt.options.model_copy(update={"tool_callbacks": ()}))
+        client = ChatClient.builder(model).default_tools(gated_secret_retrieval_tool).build()
+        paused = run_spec(mode, client.prompt().messages(*prompt.messages))[0]
+        pending = awaiting_decision(paused)
+        assert pending is not None and [c.id for c in pending.calls] == ["call_1", "call_2"]
+        assert len(replay.sent) == 1, "nothing is sent before the decision"
+        stored = PendingToolCalls.model_validate_json(pending.model_dump_json())
+        decisions = ToolCallDecisions.of(ToolCallDecision.allow(i) for i in ("call_1", "call_2"))
+        resumed = run_spec(mode, client.prompt().resume(stored, decisions))[0].chat_response
+        assert resumed is not None and resumed.text is not None
+        assert len(replay.sent) == 2
+        assert_sent_like_recorded(replay, 1)
