@@ -3,7 +3,8 @@ repository contract's lossless test: what a store must keep is what the provider
 
 Recorded (``tests/fixtures/provider-traffic``): OpenAI Chat tool calls, Ollama's OpenAI layer with
 ``reasoning`` and parallel tool calls, Responses with encrypted reasoning, Anthropic tool use (one
-and parallel), Ollama native tool call and answer, Gemini's signed parallel calls and thought parts. No recording exists of DeepSeek's
+and parallel), Ollama native tool call and answer, Gemini's signed parallel calls and thought
+parts. No recording exists of DeepSeek's
 ``reasoning_content``, Anthropic thinking and server-tool blocks, or Responses built-in tool items
 (the fixtures' README lists its gaps), so those replies are written in the shape the providers
 document, and parsed by the same mappings: their metadata is still the providers' own.
