@@ -50,6 +50,8 @@ class ErrorDetails(NamedTuple):
     request_id: str | None = None
     retryable: bool | None = None
     """Set when the body says more than the status (e.g. a 429 for an exhausted quota is final)."""
+    retry_after: float | None = None
+    """Seconds to wait that the body gives (Google's ``RetryInfo.retryDelay``); a header's wins."""
 
 
 def parse_json(data: bytes | str, *, provider: str) -> Any:
@@ -140,7 +142,7 @@ def _classified(provider: str, status: int, headers: httpx2.Headers, parsed: Any
         "status": status,
         "error_type": found.code or found.error_type,
         "request_id": found.request_id or headers.get("x-request-id") or headers.get("request-id"),
-        "retry_after": _retry_after(headers),
+        "retry_after": found.retry_after if (wait := _retry_after(headers)) is None else wait,
         "body": parsed,
     }
     if should_retry in ("true", "false"):

@@ -442,9 +442,10 @@ def parse_response(data: Any, headers: Mapping[str, str] | httpx2.Headers | None
 
 
 def error_details(body: Any) -> ErrorDetails | None:
-    """Facts from Google's ``{"error": {"code", "message", "status", "details": [{"reason"}...]}}``
-    (a streamed error may come as a list holding that object). ``code`` is the ``ErrorInfo``
-    reason (``API_KEY_INVALID``, ``RATE_LIMIT_EXCEEDED``), the type the RPC status (``INVALID_ARGUMENT``)."""
+    """Facts from Google's ``{"error": {"code", "message", "status", "details": [...]}}`` (a streamed
+    error may come as a list holding that object). ``code`` is the ``ErrorInfo`` reason
+    (``API_KEY_INVALID``), the type the RPC status (``INVALID_ARGUMENT``, ``RESOURCE_EXHAUSTED``);
+    a ``RetryInfo`` detail's ``retryDelay`` (``"37s"``) is the wait a 429 asks for."""
     if isinstance(body, list) and len(body) == 1:
         body = body[0]
     if not isinstance(body, dict):
@@ -454,16 +455,29 @@ def error_details(body: Any) -> ErrorDetails | None:
         return None
     message = error.get("message")
     status = error.get("status")
-    reason = None
+    reason: str | None = None
+    delay: float | None = None
     for detail in error.get("details") or ():
-        if isinstance(detail, dict) and isinstance(detail.get("reason"), str):
+        if not isinstance(detail, dict):
+            continue
+        if reason is None and isinstance(detail.get("reason"), str):
             reason = detail["reason"]
-            break
+        if delay is None and isinstance(detail.get("retryDelay"), str):
+            delay = _seconds(detail["retryDelay"])
     return ErrorDetails(
         message=message if isinstance(message, str) and message else "Gemini API error",
         error_type=status if isinstance(status, str) else None,
         code=reason,
+        retry_after=delay,
     )
+
+
+def _seconds(duration: str) -> float | None:
+    """A protobuf ``Duration`` in JSON (``"37s"``, ``"1.5s"``) in seconds; ``None`` if it is not one."""
+    try:
+        return max(0.0, float(duration.removesuffix("s"))) if duration.endswith("s") else None
+    except ValueError:
+        return None
 
 
 def stream_error(data: Mapping[str, Any]) -> ProviderError:

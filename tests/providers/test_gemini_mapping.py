@@ -349,3 +349,32 @@ def test_a_stream_goes_to_stream_generate_content_with_sse() -> None:
     script = Script(_sse(_reply([{"text": "ok"}])))
     assert assemble(list(_model(script).stream(Prompt("hi")))).text == "ok"
     assert str(script.requests[0].url).endswith("/models/gemini-test:streamGenerateContent?alt=sse")
+
+
+def _quota(delay: str) -> httpx2.Response:
+    body = {
+        "error": {
+            "code": 429,
+            "message": "You exceeded your current quota.",
+            "status": "RESOURCE_EXHAUSTED",
+            "details": [
+                {"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": []},
+                {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": delay},
+            ],
+        }
+    }
+    return httpx2.Response(429, json=body)
+
+
+def test_a_429_waits_the_retry_delay_its_body_gives(monkeypatch: pytest.MonkeyPatch) -> None:
+    waits: list[float] = []
+    monkeypatch.setattr("providers._retry.time.sleep", waits.append)
+    script = Script(_quota("7s"), httpx2.Response(200, json=_reply([{"text": "ok"}])))
+    assert _model(script).call(Prompt("hi")).text == "ok"
+    assert waits == [7.0] and len(script.requests) == 2
+    with pytest.raises(RateLimitError) as raised:
+        _model(Script(_quota("1.5s")), retry=RetryPolicy(max_retries=0)).call(Prompt("hi"))
+    assert raised.value.retry_after == 1.5 and raised.value.error_type == "RESOURCE_EXHAUSTED"
+    with pytest.raises(RateLimitError) as raised:
+        _model(Script(_quota("soon")), retry=RetryPolicy(max_retries=0)).call(Prompt("hi"))
+    assert raised.value.retry_after is None, "a delay that is no duration is not guessed at"
