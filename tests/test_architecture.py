@@ -283,7 +283,7 @@ def test_import_chatclient_loads_no_heavy_or_optional_module() -> None:
 
 def test_import_of_chatclient_and_a_provider_loads_only_what_a_first_call_needs() -> None:
     # A plain call needs no stream events and no stream parser: those load with the first stream.
-    providers = ("openai", "anthropic", "ollama", "openai_responses")
+    providers = ("openai", "anthropic", "ollama", "openai_responses", "gemini")
     imports = ", ".join(f"providers.{p}" for p in providers)
     code = f"import sys, chatclient, {imports}; print(','.join(sys.modules))"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

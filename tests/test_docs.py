@@ -199,6 +199,7 @@ API_MODULES = [
     "providers.openai",
     "providers.openai_responses",
     "providers.anthropic",
+    "providers.gemini",
     "providers.ollama",
     "providers.shell",
     "advisors",
