@@ -198,6 +198,7 @@ API_MODULES = [
     "providers.openai_responses",
     "providers.anthropic",
     "providers.ollama",
+    "providers.fallback",
     "providers.shell",
     "advisors",
 ]
