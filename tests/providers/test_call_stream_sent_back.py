@@ -10,6 +10,7 @@ request, built from the reply's message (its tool calls answered), must be the s
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from itertools import pairwise
 from typing import Any
 
@@ -19,9 +20,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from chatclient import Prompt
+from chatclient.errors import BadRequestError
 from chatclient.messages import Message, ToolResponse, ToolResponseMessage, UserMessage
+from chatclient.model import ChatModel
 from chatclient.responses import ChatResponse
+from providers.anthropic import AnthropicChatModel
+from providers.ollama import OllamaChatModel
+from providers.openai import OpenAIChatModel
 from providers.openai_responses import OpenAIResponsesChatModel, OpenAIResponsesChatOptions
+from tests.providers import wire_forms
 from tests.providers.fixtures import fixture_files, interactions
 from tests.providers.model_events import assemble
 
@@ -226,3 +233,78 @@ def test_an_empty_message_is_empty_text_called_or_streamed(stream: bool) -> None
     )
     answer = assemble(list(model.stream(Prompt("q")))) if stream else model.call(Prompt("q"))
     assert answer.result is not None and answer.result.output.text == ""
+
+
+# ------------------------------------------------------------------ the other three wire APIs
+
+
+def _other_model(folder: str, name: str, client: httpx2.Client) -> ChatModel:
+    if folder == "anthropic":
+        return AnthropicChatModel("claude-x", api_key="k", http_client=client)
+    if folder == "ollama" and name.startswith("native"):
+        return OllamaChatModel("m", base_url="http://localhost:11434", http_client=client)
+    base = "http://localhost:11434/v1" if folder == "ollama" else "https://api.openai.com/v1"
+    return OpenAIChatModel("m", api_key="k", base_url=base, http_client=client)
+
+
+def _forms(
+    folder: str, name: str
+) -> tuple[Callable[[dict[str, Any], list[int]], bytes], Callable[[str], dict[str, Any]], str]:
+    """The converters of one folder's wire API: whole reply → stream, stream → whole reply, stream content type."""
+    if folder == "anthropic":
+        return wire_forms.anthropic_stream, wire_forms.anthropic_body, "text/event-stream"
+    if folder == "ollama" and name.startswith("native"):
+        return wire_forms.ollama_stream, wire_forms.ollama_body, "application/x-ndjson"
+    return wire_forms.chat_stream, wire_forms.chat_body, "text/event-stream"
+
+
+OTHERS = [
+    (folder, name, index)
+    for folder in ("openai-chat", "anthropic", "ollama")
+    for name in fixture_files(folder)
+    for index, interaction in enumerate(interactions(folder, name))
+    if interaction["response"]["status"] == 200
+]
+
+
+def _sent_back(folder: str, name: str, reply: httpx2.Response, *, stream: bool) -> bytes:
+    """The request that follows ``reply`` (its tool calls answered), built by the folder's model."""
+    sent: list[bytes] = []
+
+    def handle(request: httpx2.Request) -> httpx2.Response:
+        sent.append(request.content)
+        return reply if len(sent) == 1 else httpx2.Response(400, json={"error": {"message": "enough"}})
+
+    model = _other_model(folder, name, httpx2.Client(transport=httpx2.MockTransport(handle)))
+    question: list[Message] = [UserMessage("the recorded question")]
+    first = assemble(list(model.stream(Prompt(question)))) if stream else model.call(Prompt(question))
+    assert first.result is not None
+    answer = first.result.output
+    history: list[Message] = [*question, answer]
+    if answer.tool_calls:
+        history.append(
+            ToolResponseMessage([ToolResponse(id=c.id, name=c.name, response_data="done") for c in answer.tool_calls])
+        )
+    history.append(UserMessage("and then?"))
+    with pytest.raises(BadRequestError):
+        model.call(Prompt(history))
+    return sent[1]
+
+
+@pytest.mark.parametrize(("folder", "name", "index"), OTHERS, ids=[f"{f}-{n}-{i}" for f, n, i in OTHERS])
+@settings(max_examples=10, deadline=None)
+@given(cuts=st.lists(st.integers(min_value=1, max_value=400), max_size=6))
+def test_every_other_recorded_reply_sends_back_the_same_bytes_called_or_streamed(
+    folder: str, name: str, index: int, cuts: list[int]
+) -> None:
+    recorded = interactions(folder, name)[index]["response"]
+    to_stream, to_body, content_type = _forms(folder, name)
+    if "body" in recorded:
+        body = recorded["body"]
+        streamed = to_stream(body, cuts)
+    else:
+        text = recorded.get("sse") or recorded["ndjson"]
+        body, streamed = to_body(text), text.encode()
+    called = httpx2.Response(200, json=body)
+    stream = httpx2.Response(200, headers={"content-type": content_type}, content=streamed)
+    assert _sent_back(folder, name, stream, stream=True) == _sent_back(folder, name, called, stream=False)
