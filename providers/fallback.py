@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import TYPE_CHECKING
 
+from typing_extensions import Self
+
 from chatclient.errors import APIConnectionError, ConfigurationError, RateLimitError, ServerError
 from chatclient.model import ChatModel
 from chatclient.prompt import Prompt
@@ -100,6 +102,34 @@ class FallbackChatModel(ChatModel):
     def __repr__(self) -> str:
         return f"FallbackChatModel({', '.join(model_label(m) for m in self.models)})"
 
+    def close(self) -> None:
+        """Close every model of the chain that holds connections (``close()``)."""
+        for model in self.models:
+            close = getattr(model, "close", None)
+            if callable(close):
+                close()
+
+    async def aclose(self) -> None:
+        """Close every model of the chain, awaiting each one's ``aclose()`` (else its ``close()``)."""
+        for model in self.models:
+            aclose = getattr(model, "aclose", None)
+            if callable(aclose):
+                await aclose()
+            elif callable(close := getattr(model, "close", None)):
+                close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
     def _next(self, position: int, error: BaseException) -> bool:
         """Whether to go on to the model after ``position`` (observers told); ``False``: raise ``error``."""
         if position + 1 >= len(self.models) or not self._on(error):
@@ -132,8 +162,9 @@ class FallbackChatModel(ChatModel):
         a model that fails before it leaves nothing of its own in the reply."""
         for position, model in enumerate(self.models):
             held: list[ModelEvent] | None = []
-            events = model.stream(prompt)
+            events: Iterator[ModelEvent] | None = None
             try:
+                events = model.stream(prompt)
                 for event in events:
                     if held is not None and not _has_delta(event):
                         held.append(event)
@@ -148,7 +179,7 @@ class FallbackChatModel(ChatModel):
                 continue
             finally:
                 close = getattr(events, "close", None)
-                if close is not None:
+                if callable(close):
                     close()
             yield from held or ()
             yield ChatResponse((), _answered(position, model))
@@ -157,8 +188,9 @@ class FallbackChatModel(ChatModel):
     async def astream(self, prompt: Prompt) -> AsyncIterator[ModelEvent]:
         for position, model in enumerate(self.models):
             held: list[ModelEvent] | None = []
-            events = model.astream(prompt)
+            events: AsyncIterator[ModelEvent] | None = None
             try:
+                events = model.astream(prompt)
                 async for event in events:
                     if held is not None and not _has_delta(event):
                         held.append(event)
@@ -173,9 +205,9 @@ class FallbackChatModel(ChatModel):
                     raise
                 continue
             finally:
-                close = getattr(events, "aclose", None)
-                if close is not None:
-                    await close()
+                aclose = getattr(events, "aclose", None)
+                if callable(aclose):
+                    await aclose()
             for early in held or ():
                 yield early
             yield ChatResponse((), _answered(position, model))

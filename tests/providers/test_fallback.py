@@ -345,3 +345,43 @@ def test_each_model_keeps_its_own_default_options() -> None:
     model = FallbackChatModel(first, ScriptedChatModel(["x"]))
     assert model.default_options is None
     assert repr(model) == "FallbackChatModel(ScriptedChatModel, ScriptedChatModel)"
+
+
+class Closable(ScriptedChatModel):
+    def __init__(self) -> None:
+        super().__init__(["x"])
+        self.closed: list[str] = []
+
+    def close(self) -> None:
+        self.closed.append("close")
+
+    async def aclose(self) -> None:
+        self.closed.append("aclose")
+
+
+def test_closing_the_chain_closes_every_model_sync_and_async() -> None:
+    import asyncio
+
+    first, second = Closable(), Closable()
+    with FallbackChatModel(first, second, ScriptedChatModel(["no close"])):
+        pass
+    assert first.closed == second.closed == ["close"]
+
+    async def run() -> None:
+        async with FallbackChatModel(first, second):
+            pass
+
+    asyncio.run(run())
+    assert first.closed == second.closed == ["close", "aclose"]
+
+
+def test_a_model_whose_stream_fails_as_it_is_opened_falls_back() -> None:
+    class FailsAtOnce(ChatModel):
+        def call(self, prompt: Prompt) -> ChatResponse:
+            raise ServerError("down")
+
+        def stream(self, prompt: Prompt) -> Iterator[ModelEvent]:  # not a generator: raises when called
+            raise ServerError("down")
+
+    reply = assemble(list(FallbackChatModel(FailsAtOnce(), ScriptedChatModel(["up"])).stream(Prompt("hi"))))
+    assert reply.text == "up"

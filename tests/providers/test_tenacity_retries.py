@@ -11,7 +11,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -21,8 +21,9 @@ import httpx2
 import pytest
 import tenacity
 
-from chatclient import ChatClient, tool
+from chatclient import ChatClient, Prompt, tool
 from chatclient.errors import (
+    APIConnectionError,
     APITimeoutError,
     BadRequestError,
     DeadlineExceeded,
@@ -419,3 +420,45 @@ def test_a_retried_round_never_runs_the_tools_of_the_round_before_again(mode: st
         text = asyncio.run(collect())
     assert text == "booked"
     assert ran == ["book"]
+
+
+# ------------------------------------------------------------------ never a retry once a byte reached the caller
+
+
+class _CutStream(httpx2.SyncByteStream):
+    def __iter__(self) -> Iterator[bytes]:
+        yield b'data: {"id": "c", "model": "m", "choices": [{"index": 0, "delta": {"content": "Hel"}}]}\n\n'
+        raise httpx2.ReadError("connection reset by peer")
+
+
+class _AsyncCutStream(httpx2.AsyncByteStream):
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        yield b'data: {"id": "c", "model": "m", "choices": [{"index": 0, "delta": {"content": "Hel"}}]}\n\n'
+        raise httpx2.ReadError("connection reset by peer")
+
+
+@pytest.mark.parametrize("mode", ["stream", "astream"])
+def test_a_stream_cut_after_its_first_bytes_is_never_retried_whatever_the_strategies_say(mode: str) -> None:
+    requests: list[httpx2.Request] = []
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        requests.append(request)
+        body = _CutStream() if mode == "stream" else _AsyncCutStream()
+        return httpx2.Response(200, headers={"content-type": "text/event-stream"}, stream=body)
+
+    transport = httpx2.MockTransport(handler)
+    policy = RetryPolicy(stop=tenacity.stop_never, retry=tenacity.retry_always, wait=tenacity.wait_none())
+    model = OpenAIChatModel("m", api_key="k", retry=policy, http_client=httpx2.Client(transport=transport),
+                            async_http_client=httpx2.AsyncClient(transport=transport))  # fmt: skip
+    received: list[Any] = []
+
+    async def astream() -> None:
+        async for event in model.astream(Prompt("hi")):
+            received.append(event)
+
+    with pytest.raises(APIConnectionError):
+        if mode == "stream":
+            received.extend(model.stream(Prompt("hi")))
+        else:
+            asyncio.run(astream())
+    assert len(requests) == 1
