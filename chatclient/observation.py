@@ -49,10 +49,12 @@ __all__ = [
     "ChatObserver",
     "DecisionOutcome",
     "DecisionRecord",
+    "FallbackInfo",
     "ModelCallInfo",
     "Observers",
     "RetryInfo",
     "ToolInvocationInfo",
+    "notify_fallback",
     "notify_retry",
 ]
 
@@ -121,6 +123,17 @@ class RetryInfo:
     error: BaseException
     wait: float
     provider: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FallbackInfo:
+    """A model of a fallback chain failed with ``error`` and the request goes to ``next`` (the
+    ``position``-th model of the chain, counted from 0)."""
+
+    failed: ChatModel
+    error: BaseException
+    next: ChatModel
+    position: int
 
 
 DecisionOutcome = Literal["allowed", "denied", "refused"]
@@ -237,6 +250,10 @@ class ChatObserver:
 
     def retry(self, info: RetryInfo) -> None:
         pass
+
+    def fallback(self, info: FallbackInfo) -> None:
+        """A model of a ``FallbackChatModel`` failed and the next one is asked; the response's
+        ``metadata.extra["fallback.model"]`` says which answered."""
 
     def turn_paused(self, pending: PendingToolCalls) -> Mapping[str, str] | None:
         """The turn paused for confirmation. What this returns is added to ``pending.metadata`` and
@@ -356,6 +373,10 @@ class Observers:
         if not _quiet.get():
             self._each("retry", info)
 
+    def fallback(self, info: FallbackInfo) -> None:
+        if not _quiet.get():
+            self._each("fallback", info)
+
     def turn_paused(self, pending: PendingToolCalls) -> PendingToolCalls:
         """Tell every observer; the pending state comes back with what they added to its metadata."""
         if _quiet.get():
@@ -456,3 +477,10 @@ def notify_retry(attempt: int, error: BaseException, wait: float, provider: str 
     observers = _current.get()
     if observers:
         observers.retry(RetryInfo(attempt, error, wait, provider))
+
+
+def notify_fallback(failed: ChatModel, error: BaseException, next_model: ChatModel, position: int) -> None:
+    """Called by ``FallbackChatModel`` before it asks the next model; free when nothing observes."""
+    observers = _current.get()
+    if observers:
+        observers.fallback(FallbackInfo(failed, error, next_model, position))

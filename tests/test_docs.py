@@ -201,6 +201,7 @@ API_MODULES = [
     "providers.anthropic",
     "providers.gemini",
     "providers.ollama",
+    "providers.fallback",
     "providers.shell",
     "advisors",
 ]

@@ -35,6 +35,7 @@ from ..observation import (
     CallInfo,
     ChatObserver,
     DecisionRecord,
+    FallbackInfo,
     ModelCallInfo,
     RetryInfo,
     ToolInvocationInfo,
@@ -393,6 +394,19 @@ class OpenTelemetryObserver(ChatObserver):
         op.span.add_event(
             n.RETRY_EVENT,
             {n.RETRY_ATTEMPT: info.attempt, n.ERROR_TYPE: error_type(info.error), n.RETRY_WAIT: info.wait},
+        )
+
+    def fallback(self, info: FallbackInfo) -> None:
+        """A fallback chain's model failed: an event on the round's chat span, naming the next model."""
+        op = _MODEL.get()
+        if op is None or op.span is None:
+            return
+        defaults = info.next.default_options
+        name = defaults.model if defaults is not None else None
+        model = f"{type(info.next).__name__}({name})" if name else type(info.next).__name__
+        op.span.add_event(
+            n.FALLBACK_EVENT,
+            {n.ERROR_TYPE: error_type(info.error), n.FALLBACK_POSITION: info.position, n.FALLBACK_MODEL: model},
         )
 
     # ------------------------------------------------------------------ tools: execute_tool {name}
