@@ -11,7 +11,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 from typing_extensions import Self
 
@@ -20,6 +20,8 @@ import chatclient._builders as built
 from ._chain import ComposedChains, HandlerT
 from ._context_keys import check_conversation_id
 from ._display import Code, clip, html_code, md_code
+from ._model_ref import chat_model_from
+from ._option_keywords import options_class_of, options_from_keywords
 from .advisor import Advisor, ChatClientRequest, ChatClientResponse, ContextKeys, ToolAdvisor
 from .errors import ConfigurationError
 from .messages import MediaPart, Message, SystemMessage, UserMessage
@@ -241,8 +243,39 @@ class ChatClientRequestSpec:
         """Observers of this request, after the client's (see :mod:`chatclient.observation`)."""
         return replace(self, observer_set=Observers((*self.observer_set.observers, *observers)))
 
-    def options(self, options: ChatOptions) -> ChatClientRequestSpec:
-        return replace(self, chat_options=options.merged_over(self.chat_options))
+    @overload
+    def options(self, options: ChatOptions, /) -> ChatClientRequestSpec: ...
+
+    @overload
+    def options(
+        self,
+        options: ChatOptions | None = None,
+        /,
+        *,
+        model: str | None = ...,
+        temperature: float | None = ...,
+        max_tokens: int | None = ...,
+        top_p: float | None = ...,
+        top_k: int | None = ...,
+        stop_sequences: Sequence[str] | None = ...,
+        frequency_penalty: float | None = ...,
+        presence_penalty: float | None = ...,
+        timeout: float | None = ...,
+        tool_choice: str | None = ...,
+        tool_context: Mapping[str, Any] = ...,
+        **provider_options: Any,
+    ) -> ChatClientRequestSpec: ...
+
+    def options(self, options: ChatOptions | None = None, /, **keywords: Any) -> ChatClientRequestSpec:
+        """Options merged field by field over the client's: an options object, keywords
+        (``temperature=0.2``, checked against the model's own options class), or both (keywords win)."""
+        merged = self.chat_options
+        if options is not None:
+            merged = options.merged_over(merged)
+        if keywords:
+            options_class = options_class_of(self.client._model.default_options)
+            merged = options_from_keywords(options_class, keywords, "options").merged_over(merged)
+        return replace(self, chat_options=merged)
 
     def timeout(self, seconds: float | None) -> ChatClientRequestSpec:
         """Bound each model round of this request to ``seconds``, retries included, and each batch of its
@@ -456,7 +489,7 @@ class ChatClient:
         tool_calling_advisor: ToolCallingAdvisor | None = None,
         usage_tracker: UsageTracker | None = None,
     ) -> None:
-        self._model = model
+        self._model = model if isinstance(model, ChatModel) else chat_model_from(model, {}, "ChatClient")
         spec = defaults or ChatClientRequestSpec(self)
         # The builder's tool context is the client's default; a request's own merges over it.
         self._defaults = replace(
@@ -482,12 +515,15 @@ class ChatClient:
         self._tool_options = ProvidedToolOptions()
 
     @classmethod
-    def create(cls, model: ChatModel) -> ChatClient:
-        return cls(model)
+    def create(cls, model: ChatModel | str, **registry_args: Any) -> ChatClient:
+        """A client on ``model``: a ``ChatModel``, or a registry string such as ``"openai:gpt-4o-mini"``
+        built by ``providers.create`` with ``registry_args`` (``base_url=``, ``api_key=``, ...)."""
+        return cls(chat_model_from(model, registry_args, "ChatClient.create"))
 
     @classmethod
-    def builder(cls, model: ChatModel) -> ChatClientBuilder:
-        return ChatClientBuilder(model)
+    def builder(cls, model: ChatModel | str, **registry_args: Any) -> ChatClientBuilder:
+        """A builder of a client on ``model`` (a ``ChatModel`` or a registry string, as :meth:`create`)."""
+        return ChatClientBuilder(chat_model_from(model, registry_args, "ChatClient.builder"))
 
     @property
     def model(self) -> ChatModel:
@@ -563,7 +599,7 @@ class ChatClientBuilder:
     """Defaults shared by every request of the client being built."""
 
     def __init__(self, model: ChatModel) -> None:
-        self._model = model
+        self._model = chat_model_from(model, {}, "ChatClientBuilder")
         self._spec = ChatClientRequestSpec(_PENDING_CLIENT)
         self._tool_calling_advisor: ToolCallingAdvisor | None = None
         self._usage_tracker: UsageTracker | None = None
@@ -588,8 +624,39 @@ class ChatClientBuilder:
         self._spec = self._spec.advisors(*advisors, params=params)
         return self
 
-    def default_options(self, options: ChatOptions) -> Self:
-        self._spec = self._spec.options(options)
+    @overload
+    def default_options(self, options: ChatOptions, /) -> Self: ...
+
+    @overload
+    def default_options(
+        self,
+        options: ChatOptions | None = None,
+        /,
+        *,
+        model: str | None = ...,
+        temperature: float | None = ...,
+        max_tokens: int | None = ...,
+        top_p: float | None = ...,
+        top_k: int | None = ...,
+        stop_sequences: Sequence[str] | None = ...,
+        frequency_penalty: float | None = ...,
+        presence_penalty: float | None = ...,
+        timeout: float | None = ...,
+        tool_choice: str | None = ...,
+        tool_context: Mapping[str, Any] = ...,
+        **provider_options: Any,
+    ) -> Self: ...
+
+    def default_options(self, options: ChatOptions | None = None, /, **keywords: Any) -> Self:
+        """Options of every request: an options object, keywords checked against the model's own
+        options class (``temperature=0.2``), or both (keywords win)."""
+        spec = self._spec
+        if options is not None:
+            spec = spec.options(options)
+        if keywords:
+            options_class = options_class_of(self._model.default_options)
+            spec = spec.options(options_from_keywords(options_class, keywords, "default_options"))
+        self._spec = spec
         return self
 
     def default_tool_loop_extensions(self, *extensions: ToolLoopExtension) -> Self:
