@@ -9,7 +9,6 @@ become an instance of the class the model's defaults use (so provider fields suc
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping
 from typing import Any
 
@@ -33,6 +32,8 @@ def options_from_keywords(options_class: type[ChatOptions], keywords: Mapping[st
         if key in _NOT_KEYWORDS:
             raise TypeError(f"{caller}() does not take {key!r} as an option: {_NOT_KEYWORDS[key]}")
         if key not in options_class.model_fields:
+            import difflib
+
             near = difflib.get_close_matches(key, valid, n=1)
             suggestion = f" Did you mean {near[0]!r}?" if near else ""
             raise TypeError(

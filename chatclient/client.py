@@ -36,6 +36,7 @@ from .response_spec import (
     StreamResponseSpec,
 )
 from .responses import Usage
+from .templates import TemplateRenderer, render_template
 from .tools.callback import ToolCallback, ToolCallbackProvider
 from .tools.resolve import ToolLike, aresolve_providers, check_unique, resolve_providers, split_tools
 from .usage import UsageTotals, UsageTracker, usage_minus
@@ -182,15 +183,35 @@ class ChatClientRequestSpec:
     resume_state: tuple[PendingToolCalls | StoredPendingToolCalls, ToolCallDecisions] | None = None
     extension_list: tuple[ToolLoopExtension, ...] = ()
     observer_set: Observers = NO_OBSERVERS
+    system_params: Mapping[str, Any] | None = None
+    """Set when ``system_text`` is a template (``system(text, params=...)``), rendered when the request is built."""
+    user_params: Mapping[str, Any] | None = None
+    renderer: TemplateRenderer | None = None
+    """Renders the templates (Spring's ``{name}`` syntax when unset)."""
 
     # ------------------------------------------------------------------ fluent methods
 
-    def system(self, text: str) -> ChatClientRequestSpec:
-        return self._copy(system_text=text)
+    def system(self, text: str, *, params: Mapping[str, Any] | None = None) -> ChatClientRequestSpec:
+        """The system text; with ``params`` it is a template (``"You are {role}"``, see :mod:`chatclient.templates`)."""
+        if params is None and self.system_params is None:
+            return self._copy(system_text=text)
+        return self._copy(system_text=text, system_params=_params(params, "system"))
 
-    def user(self, text: str, *, media: Sequence[MediaPart] = ()) -> ChatClientRequestSpec:
-        """The user's text, with any images and documents to send with it (``ImagePart``, ``FilePart``)."""
-        return self._copy(user_text=text, user_media=tuple(media) if media else ())
+    def user(
+        self, text: str, *, params: Mapping[str, Any] | None = None, media: Sequence[MediaPart] = ()
+    ) -> ChatClientRequestSpec:
+        """The user's text, with any images and documents to send with it (``ImagePart``, ``FilePart``).
+        With ``params`` the text is a template (``"Tell me about {topic}"``), rendered when the request is
+        built: a parameter missing from ``params``, or one it does not use, is a ``ConfigurationError`` then."""
+        if params is None and self.user_params is None:
+            return self._copy(user_text=text, user_media=tuple(media) if media else ())
+        return self._copy(user_text=text, user_media=tuple(media) if media else (), user_params=_params(params, "user"))
+
+    def template_renderer(self, renderer: TemplateRenderer) -> ChatClientRequestSpec:
+        """How this request's templates are rendered (e.g. ``JinjaRenderer()``); Spring's ``{name}`` by default."""
+        if not isinstance(renderer, TemplateRenderer):
+            raise TypeError(f"template_renderer() takes an object with render(template, params), got {renderer!r}")
+        return replace(self, renderer=renderer)
 
     def _copy(self, **changes: Any) -> ChatClientRequestSpec:
         """``dataclasses.replace`` for the methods every request calls (``client.prompt("...")`` is
@@ -417,9 +438,14 @@ class ChatClientRequestSpec:
     def _messages(self) -> list[Message]:
         messages: list[Message] = []
         if self.system_text is not None:
-            messages.append(SystemMessage(self.system_text))
+            system = self.system_text
+            if self.system_params is not None:
+                system = _rendered(system, self.system_params, self.renderer, "system")
+            messages.append(SystemMessage(system))
         messages.extend(self.message_list)
         text = self.user_text
+        if self.user_params is not None and text is not None:
+            text = _rendered(text, self.user_params, self.renderer, "user")
         if text is not None:
             if type(text) is str and not self.user_media:  # the usual case: nothing to validate but the type
                 messages.append(built.user_message(role="user", text=text, metadata={}, media=()))
@@ -473,6 +499,22 @@ class ChatClientRequestSpec:
         context = {**self.default_tool_context, **options_context, **self.tool_context_map}
         tools = ToolCallingChatOptions(tool_callbacks=callbacks, tool_context=context)
         return tools.merged_over(options)
+
+
+def _params(params: Mapping[str, Any] | None, role: str) -> Mapping[str, Any] | None:
+    """``params`` as given (copied), checked to be a mapping of names; rendering waits for the build."""
+    if params is None:
+        return None
+    if not isinstance(params, Mapping) or not all(isinstance(key, str) for key in params):
+        raise TypeError(f"{role}(params=...) takes a mapping of parameter names to values, got {params!r}")
+    return dict(params)
+
+
+def _rendered(template: str, params: Mapping[str, Any], renderer: TemplateRenderer | None, role: str) -> str:
+    try:
+        return render_template(template, params, renderer)
+    except ConfigurationError as exc:
+        raise ConfigurationError(f"The {role} text: {exc}") from exc
 
 
 class ChatClient:
@@ -604,12 +646,18 @@ class ChatClientBuilder:
         self._tool_calling_advisor: ToolCallingAdvisor | None = None
         self._usage_tracker: UsageTracker | None = None
 
-    def default_system(self, text: str) -> Self:
-        self._spec = self._spec.system(text)
+    def default_system(self, text: str, *, params: Mapping[str, Any] | None = None) -> Self:
+        """The system text of every request; with ``params``, a template (see :meth:`ChatClientRequestSpec.system`)."""
+        self._spec = self._spec.system(text, params=params)
         return self
 
-    def default_user(self, text: str) -> Self:
-        self._spec = self._spec.user(text)
+    def default_user(self, text: str, *, params: Mapping[str, Any] | None = None) -> Self:
+        self._spec = self._spec.user(text, params=params)
+        return self
+
+    def template_renderer(self, renderer: TemplateRenderer) -> Self:
+        """How every request's templates are rendered (e.g. ``JinjaRenderer()``); Spring's ``{name}`` by default."""
+        self._spec = self._spec.template_renderer(renderer)
         return self
 
     def default_tools(self, *tools: ToolLike) -> Self:

@@ -33,6 +33,7 @@ LAYERS: dict[str, int] = {
     "chatclient._keys": 1,
     "chatclient._context_keys": 1,  # plain strings: any layer may read a context
     "chatclient._layout": 1,
+    "chatclient.templates": 1,  # prompt templates and their renderers
     "chatclient.messages": 1,
     "chatclient.responses": 1,
     # 2. the tool SPI: callbacks, definitions, @tool functions and their resolution

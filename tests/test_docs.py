@@ -193,6 +193,7 @@ API_MODULES = [
     "chatclient.tools",
     "chatclient.memory",
     "chatclient.mcp",
+    "chatclient.templates",
     "chatclient.testing",
     "chatclient.testing.conformance",
     "providers",
