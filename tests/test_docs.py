@@ -191,6 +191,7 @@ API_MODULES = [
     "chatclient.tools",
     "chatclient.memory",
     "chatclient.mcp",
+    "chatclient.retrieval",
     "chatclient.testing",
     "chatclient.testing.conformance",
     "providers",
