@@ -68,6 +68,7 @@ LAYERS: dict[str, int] = {
     "chatclient.tools._old_paths": 8,  # deprecated paths of the pending stores
     "chatclient.mcp": 8,
     "chatclient.tracing": 8,
+    "chatclient.retrieval": 8,  # documents, embedding SPI, vector stores (their drivers load lazily)
     "advisors": 8,
     "providers": 8,
     # 9. the client

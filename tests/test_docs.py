@@ -194,6 +194,7 @@ API_MODULES = [
     "chatclient.memory",
     "chatclient.mcp",
     "chatclient.templates",
+    "chatclient.retrieval",
     "chatclient.testing",
     "chatclient.testing.conformance",
     "providers",
