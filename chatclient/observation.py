@@ -51,6 +51,7 @@ __all__ = [
     "DecisionRecord",
     "ModelCallInfo",
     "Observers",
+    "RetrievalInfo",
     "RetryInfo",
     "ToolInvocationInfo",
     "notify_retry",
@@ -111,6 +112,18 @@ class ToolInvocationInfo:
     @property
     def name(self) -> str:
         return self.call.name
+
+
+@dataclass(frozen=True, slots=True)
+class RetrievalInfo:
+    """One search of a store by a retrieval advisor (or a retriever tool): the query it ran, how many
+    documents it asked for, and the store's name (its class)."""
+
+    query: str
+    top_k: int
+    store: str
+    source: str = ""
+    """What searched: the advisor's or the tool's name."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -238,6 +251,15 @@ class ChatObserver:
     def retry(self, info: RetryInfo) -> None:
         pass
 
+    def retrieval_started(self, info: RetrievalInfo) -> Any:
+        """A store is searched (once per query: a multi-query expansion searches several times)."""
+        return None
+
+    def retrieval_finished(
+        self, token: Any, info: RetrievalInfo, documents: Sequence[Any] | None, error: BaseException | None
+    ) -> None:
+        """The search returned ``documents`` (``chatclient.retrieval.Document``, best first) or raised."""
+
     def turn_paused(self, pending: PendingToolCalls) -> Mapping[str, str] | None:
         """The turn paused for confirmation. What this returns is added to ``pending.metadata`` and
         travels with the pending state (e.g. a trace context, to link the resume to the pause)."""
@@ -355,6 +377,14 @@ class Observers:
     def retry(self, info: RetryInfo) -> None:
         if not _quiet.get():
             self._each("retry", info)
+
+    def retrieval_started(self, info: RetrievalInfo) -> list[Any]:
+        return [] if _quiet.get() else self._each("retrieval_started", info)
+
+    def retrieval_finished(
+        self, tokens: Sequence[Any], info: RetrievalInfo, documents: Sequence[Any] | None, error: BaseException | None
+    ) -> None:
+        self._finish("retrieval_finished", tokens, info, documents, error)
 
     def turn_paused(self, pending: PendingToolCalls) -> PendingToolCalls:
         """Tell every observer; the pending state comes back with what they added to its metadata."""

@@ -199,7 +199,11 @@ class PromptTemplate:
         that misses one or adds another is an error when the advisor is built, not at its first call."""
         renderer = self.renderer
         if renderer is None or isinstance(renderer, BraceRenderer):
-            check_params(DEFAULT_RENDERER.names(self.template), dict.fromkeys(names), self.template)
+            try:
+                check_params(DEFAULT_RENDERER.names(self.template), dict.fromkeys(names), self.template)
+            except ConfigurationError as exc:
+                expected = ", ".join("{" + name + "}" for name in names)
+                raise ConfigurationError(f"This template is given exactly {expected} by its advisor. {exc}") from exc
         return self
 
     @classmethod
