@@ -20,11 +20,14 @@ if _typing.TYPE_CHECKING:
     from .errors import EmbeddingError, RetrievalError, VectorStoreError
     from .filters import And, Comparison, Filter, Key, Not, Or, matches
     from .memory import AsyncInMemoryVectorStore, InMemoryVectorStore
-    from .store import AsyncVectorStore, SearchRequest, ThreadedVectorStore, VectorStore
+    from .sqlite import AsyncSqliteVectorStore, SqliteVectorStore
+    from .store import AsyncVectorStore, SearchRequest, VectorStore
+    from .threaded import ThreadedVectorStore
 
 __all__ = [
     "And",
     "AsyncInMemoryVectorStore",
+    "AsyncSqliteVectorStore",
     "AsyncVectorStore",
     "Comparison",
     "Document",
@@ -39,6 +42,7 @@ __all__ = [
     "Or",
     "RetrievalError",
     "SearchRequest",
+    "SqliteVectorStore",
     "ThreadedVectorStore",
     "VectorStore",
     "VectorStoreError",
@@ -53,6 +57,8 @@ __getattr__, __dir__ = _lazy_exports(
         ".errors": ["EmbeddingError", "RetrievalError", "VectorStoreError"],
         ".filters": ["And", "Comparison", "Filter", "Key", "Not", "Or", "matches"],
         ".memory": ["AsyncInMemoryVectorStore", "InMemoryVectorStore"],
-        ".store": ["AsyncVectorStore", "SearchRequest", "ThreadedVectorStore", "VectorStore"],
+        ".sqlite": ["AsyncSqliteVectorStore", "SqliteVectorStore"],
+        ".store": ["AsyncVectorStore", "SearchRequest", "VectorStore"],
+        ".threaded": ["ThreadedVectorStore"],
     },
 )
