@@ -20,6 +20,7 @@ if _typing.TYPE_CHECKING:
     from .errors import EmbeddingError, RetrievalError, VectorStoreError
     from .filters import And, Comparison, Filter, Key, Not, Or, matches
     from .memory import AsyncInMemoryVectorStore, InMemoryVectorStore
+    from .postgres import AsyncPgVectorStore, PgVectorStore
     from .sqlite import AsyncSqliteVectorStore, SqliteVectorStore
     from .store import AsyncVectorStore, SearchRequest, VectorStore
     from .threaded import ThreadedVectorStore
@@ -27,6 +28,7 @@ if _typing.TYPE_CHECKING:
 __all__ = [
     "And",
     "AsyncInMemoryVectorStore",
+    "AsyncPgVectorStore",
     "AsyncSqliteVectorStore",
     "AsyncVectorStore",
     "Comparison",
@@ -40,6 +42,7 @@ __all__ = [
     "MetadataValue",
     "Not",
     "Or",
+    "PgVectorStore",
     "RetrievalError",
     "SearchRequest",
     "SqliteVectorStore",
@@ -58,6 +61,7 @@ __getattr__, __dir__ = _lazy_exports(
         ".filters": ["And", "Comparison", "Filter", "Key", "Not", "Or", "matches"],
         ".memory": ["AsyncInMemoryVectorStore", "InMemoryVectorStore"],
         ".sqlite": ["AsyncSqliteVectorStore", "SqliteVectorStore"],
+        ".postgres": ["AsyncPgVectorStore", "PgVectorStore"],
         ".store": ["AsyncVectorStore", "SearchRequest", "VectorStore"],
         ".threaded": ["ThreadedVectorStore"],
     },
