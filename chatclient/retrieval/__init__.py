@@ -20,11 +20,16 @@ if _typing.TYPE_CHECKING:
     from .errors import EmbeddingError, RetrievalError, VectorStoreError
     from .filters import And, Comparison, Filter, Key, Not, Or, matches
     from .memory import AsyncInMemoryVectorStore, InMemoryVectorStore
-    from .store import AsyncVectorStore, SearchRequest, ThreadedVectorStore, VectorStore
+    from .postgres import AsyncPgVectorStore, PgVectorStore
+    from .sqlite import AsyncSqliteVectorStore, SqliteVectorStore
+    from .store import AsyncVectorStore, SearchRequest, VectorStore
+    from .threaded import ThreadedVectorStore
 
 __all__ = [
     "And",
     "AsyncInMemoryVectorStore",
+    "AsyncPgVectorStore",
+    "AsyncSqliteVectorStore",
     "AsyncVectorStore",
     "Comparison",
     "Document",
@@ -37,8 +42,10 @@ __all__ = [
     "MetadataValue",
     "Not",
     "Or",
+    "PgVectorStore",
     "RetrievalError",
     "SearchRequest",
+    "SqliteVectorStore",
     "ThreadedVectorStore",
     "VectorStore",
     "VectorStoreError",
@@ -53,6 +60,9 @@ __getattr__, __dir__ = _lazy_exports(
         ".errors": ["EmbeddingError", "RetrievalError", "VectorStoreError"],
         ".filters": ["And", "Comparison", "Filter", "Key", "Not", "Or", "matches"],
         ".memory": ["AsyncInMemoryVectorStore", "InMemoryVectorStore"],
-        ".store": ["AsyncVectorStore", "SearchRequest", "ThreadedVectorStore", "VectorStore"],
+        ".sqlite": ["AsyncSqliteVectorStore", "SqliteVectorStore"],
+        ".postgres": ["AsyncPgVectorStore", "PgVectorStore"],
+        ".store": ["AsyncVectorStore", "SearchRequest", "VectorStore"],
+        ".threaded": ["ThreadedVectorStore"],
     },
 )

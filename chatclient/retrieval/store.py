@@ -14,7 +14,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from .._storage.threads import in_thread
 from ..errors import ConfigurationError
 from .document import Document
 from .embedding import Embedding, EmbeddingModel
@@ -24,7 +23,6 @@ from .filters import And, Comparison, Filter, Not, Or
 __all__ = [
     "AsyncVectorStore",
     "SearchRequest",
-    "ThreadedVectorStore",
     "VectorStore",
     "avectors_for",
     "aquery_vector",
@@ -101,26 +99,6 @@ class AsyncVectorStore(Protocol):
     async def delete_where(self, filter: Filter) -> int: ...
 
     async def search(self, request: SearchRequest | str) -> list[Document]: ...
-
-
-class ThreadedVectorStore:
-    """A sync store seen through the async protocol, each call in a worker thread (so a blocking
-    store never blocks the event loop)."""
-
-    def __init__(self, sync: VectorStore) -> None:
-        self.sync = sync
-
-    async def add(self, documents: Sequence[Document], embeddings: Sequence[Sequence[float]] | None = None) -> None:
-        await in_thread(lambda: self.sync.add(documents, embeddings))
-
-    async def delete(self, ids: Sequence[str]) -> int:
-        return await in_thread(lambda: self.sync.delete(ids))
-
-    async def delete_where(self, filter: Filter) -> int:
-        return await in_thread(lambda: self.sync.delete_where(filter))
-
-    async def search(self, request: SearchRequest | str) -> list[Document]:
-        return await in_thread(lambda: self.sync.search(request))
 
 
 def check_vector(vector: Sequence[float], dimensions: int | None = None) -> list[float]:
