@@ -6,6 +6,8 @@
 - :class:`VectorStore` / :class:`AsyncVectorStore` (same method names): ``add`` (an upsert),
   ``delete``, ``delete_where``, ``search(SearchRequest)`` with ``top_k``, ``score_threshold`` and a
   portable metadata :data:`Filter` built from :class:`Key`.
+- :class:`TokenTextSplitter` cuts documents into chunks of a token budget; :class:`TextReader` and
+  :class:`MarkdownReader` read files, and :func:`register_reader` plugs in other formats.
 - Stores: in memory here; SQLite (``chatclient[sqlite-vec]``) and PostgreSQL with pgvector
   (``chatclient[pgvector]``), whose drivers load only when such a store is made.
 """
@@ -21,6 +23,8 @@ if _typing.TYPE_CHECKING:
     from .filters import And, Comparison, Filter, Key, Not, Or, matches
     from .memory import AsyncInMemoryVectorStore, InMemoryVectorStore
     from .postgres import AsyncPgVectorStore, PgVectorStore
+    from .readers import DocumentReader, MarkdownReader, TextReader, read_documents, register_reader
+    from .splitter import TokenTextSplitter
     from .sqlite import AsyncSqliteVectorStore, SqliteVectorStore
     from .store import AsyncVectorStore, SearchRequest, VectorStore
     from .threaded import ThreadedVectorStore
@@ -33,12 +37,14 @@ __all__ = [
     "AsyncVectorStore",
     "Comparison",
     "Document",
+    "DocumentReader",
     "Embedding",
     "EmbeddingError",
     "EmbeddingModel",
     "Filter",
     "InMemoryVectorStore",
     "Key",
+    "MarkdownReader",
     "MetadataValue",
     "Not",
     "Or",
@@ -46,10 +52,14 @@ __all__ = [
     "RetrievalError",
     "SearchRequest",
     "SqliteVectorStore",
+    "TextReader",
     "ThreadedVectorStore",
+    "TokenTextSplitter",
     "VectorStore",
     "VectorStoreError",
     "matches",
+    "read_documents",
+    "register_reader",
 ]
 
 __getattr__, __dir__ = _lazy_exports(
@@ -62,6 +72,8 @@ __getattr__, __dir__ = _lazy_exports(
         ".memory": ["AsyncInMemoryVectorStore", "InMemoryVectorStore"],
         ".sqlite": ["AsyncSqliteVectorStore", "SqliteVectorStore"],
         ".postgres": ["AsyncPgVectorStore", "PgVectorStore"],
+        ".readers": ["DocumentReader", "MarkdownReader", "TextReader", "read_documents", "register_reader"],
+        ".splitter": ["TokenTextSplitter"],
         ".store": ["AsyncVectorStore", "SearchRequest", "VectorStore"],
         ".threaded": ["ThreadedVectorStore"],
     },
