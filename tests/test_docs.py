@@ -18,8 +18,9 @@ Conventions (the docs stay readable on a code host; the test reads the raw Markd
   variables are set to dummy keys, so building a provider model works offline. A tool that fails
   inside a snippet fails its test (the loop would otherwise tell the scripted model and go on).
 - Each page runs in a fresh temporary directory (files such as ``chat.db`` land there). Snippets
-  that need Redis or PostgreSQL read the usual ``REDIS_URL`` / ``DATABASE_URL``; the test sets them
-  from the CI services' ``CHATCLIENT_TEST_REDIS_URL`` / ``CHATCLIENT_TEST_POSTGRES_URL`` and skips
+  that need Redis or PostgreSQL read the usual ``REDIS_URL`` / ``DATABASE_URL`` (``PGVECTOR_URL`` for
+  pgvector); the test sets them from the CI services' ``CHATCLIENT_TEST_REDIS_URL`` /
+  ``CHATCLIENT_TEST_POSTGRES_URL`` / ``CHATCLIENT_TEST_PGVECTOR_URL`` and skips
   such a snippet (and the later ones of its page) when those are unset, outside CI only, like the
   other tests of those backends.
 """
@@ -50,7 +51,11 @@ FENCE = re.compile(
     re.DOTALL | re.MULTILINE,
 )
 DUMMY_KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")
-SERVICES = {"REDIS_URL": "CHATCLIENT_TEST_REDIS_URL", "DATABASE_URL": "CHATCLIENT_TEST_POSTGRES_URL"}
+SERVICES = {
+    "REDIS_URL": "CHATCLIENT_TEST_REDIS_URL",
+    "DATABASE_URL": "CHATCLIENT_TEST_POSTGRES_URL",
+    "PGVECTOR_URL": "CHATCLIENT_TEST_PGVECTOR_URL",
+}
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ collation, PostgreSQL's ``COLLATE "C"``. Keys and values are parameters; nothing
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,6 +33,8 @@ class _Sqlite(Dialect):
         k = kind(value)
         if k == "bool":
             return f"json_type({column}, ?) = ?", [path, "true" if value else "false"]
+        if k == "str" and op == "=":  # a JSON number or boolean comes out of json_extract as no TEXT
+            return f"json_extract({column}, ?) = ?", [path, value]
         types = "('integer', 'real')" if k == "number" else "('text')"
         return f"(json_type({column}, ?) IN {types} AND json_extract({column}, ?) {op} ?)", [path, path, value]
 
@@ -39,8 +42,8 @@ class _Sqlite(Dialect):
 class _Postgres(Dialect):
     def atom(self, column: str, key: str, op: str, value: Scalar) -> tuple[str, list[Any]]:
         k = kind(value)
-        if k == "bool":
-            return f"({column} -> %s) = %s::jsonb", [key, "true" if value else "false"]
+        if op == "=":  # jsonb containment of one key: equal value of the same JSON kind (1 is not true)
+            return f"{column} @> %s::jsonb", [json.dumps({key: value})]
         if k == "number":
             return (
                 f"CASE WHEN jsonb_typeof({column} -> %s) = 'number' "
