@@ -21,3 +21,15 @@ def test_the_in_memory_store_loads_no_driver_and_no_asyncio() -> None:
     result = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=60, check=False)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
+
+
+def test_the_store_modules_load_their_drivers_only_when_a_store_is_made() -> None:
+    code = (
+        "import sys\n"
+        "import chatclient.retrieval.sqlite, chatclient.retrieval.postgres, providers.openai, providers.ollama\n"
+        "print([m for m in ('sqlite_vec', 'pysqlite3', 'psycopg', 'psycopg_pool', 'providers.openai.embedding',"
+        " 'providers.ollama.embedding') if m in sys.modules])\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
