@@ -26,6 +26,7 @@ $(VENV)/.stamp-demo: pyproject.toml | $(BIN)/python
 demo: $(VENV)/.stamp-demo
 	$(BIN)/python examples/flight_booking.py
 	$(BIN)/python examples/tools.py
+	$(BIN)/python examples/retrieval.py
 
 lint: $(VENV)/.stamp-dev
 	$(BIN)/ruff check .

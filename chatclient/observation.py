@@ -52,6 +52,7 @@ __all__ = [
     "FallbackInfo",
     "ModelCallInfo",
     "Observers",
+    "RetrievalInfo",
     "RetryInfo",
     "ToolInvocationInfo",
     "notify_fallback",
@@ -113,6 +114,18 @@ class ToolInvocationInfo:
     @property
     def name(self) -> str:
         return self.call.name
+
+
+@dataclass(frozen=True, slots=True)
+class RetrievalInfo:
+    """One search of a store by a retrieval advisor (or a retriever tool): the query it ran, how many
+    documents it asked for, and the store's name (its class)."""
+
+    query: str
+    top_k: int
+    store: str
+    source: str = ""
+    """What searched: the advisor's or the tool's name."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -254,6 +267,14 @@ class ChatObserver:
     def fallback(self, info: FallbackInfo) -> None:
         """A model of a ``FallbackChatModel`` failed and the next one is asked; the response's
         ``metadata.extra["fallback.model"]`` says which answered."""
+    def retrieval_started(self, info: RetrievalInfo) -> Any:
+        """A store is searched (once per query: a multi-query expansion searches several times)."""
+        return None
+
+    def retrieval_finished(
+        self, token: Any, info: RetrievalInfo, documents: Sequence[Any] | None, error: BaseException | None
+    ) -> None:
+        """The search returned ``documents`` (``chatclient.retrieval.Document``, best first) or raised."""
 
     def turn_paused(self, pending: PendingToolCalls) -> Mapping[str, str] | None:
         """The turn paused for confirmation. What this returns is added to ``pending.metadata`` and
@@ -376,6 +397,13 @@ class Observers:
     def fallback(self, info: FallbackInfo) -> None:
         if not _quiet.get():
             self._each("fallback", info)
+    def retrieval_started(self, info: RetrievalInfo) -> list[Any]:
+        return [] if _quiet.get() else self._each("retrieval_started", info)
+
+    def retrieval_finished(
+        self, tokens: Sequence[Any], info: RetrievalInfo, documents: Sequence[Any] | None, error: BaseException | None
+    ) -> None:
+        self._finish("retrieval_finished", tokens, info, documents, error)
 
     def turn_paused(self, pending: PendingToolCalls) -> PendingToolCalls:
         """Tell every observer; the pending state comes back with what they added to its metadata."""

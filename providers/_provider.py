@@ -20,7 +20,7 @@ model beside it keeps the wire mapping. A vendor's provider is a few lines of da
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, TypedDict
 from urllib.parse import urlsplit
 
@@ -34,6 +34,7 @@ from ._secrets import Secret
 from ._transport import ProviderHttp, check_base_url
 
 if TYPE_CHECKING:
+    from ._errors import ErrorDetails
     from ._wire import WireMapping
 
 __all__ = ["Provider", "ProviderArgs"]
@@ -138,18 +139,7 @@ class Provider:
     def open(self, wire: WireMapping, headers: Mapping[str, str] | None = None) -> tuple[ProviderHttp, ProviderHttp]:
         """A transport for one model of ``wire``: ``(httpx2 transport, the one requests go through)``,
         the second being the SDK's when a client was given. ``headers``: the model's own (a version)."""
-        plain = {**(headers or {}), **self.plain_headers}
-        http = ProviderHttp(
-            provider=wire.provider,
-            base_url=self.base_url,
-            headers={"accept": wire.accept, **plain} if wire.accept else plain,
-            secret_headers=self.secret_headers,
-            error_details=wire.error_details,
-            http_client=self.http_client,
-            async_http_client=self.async_http_client,
-            timeout=self.timeout,
-            retry=self.retry,
-        )
+        http = self.open_http(wire.provider, wire.error_details, accept=wire.accept, headers=headers)
         if not self.via_sdk:
             return http, http
         from ._sdk import SdkTransport
@@ -162,6 +152,29 @@ class Provider:
             retry=self.retry,
         )
         return http, sdk
+
+    def open_http(
+        self,
+        name: str,
+        error_details: Callable[[Any], ErrorDetails | None],
+        *,
+        accept: str | None = "application/json",
+        headers: Mapping[str, str] | None = None,
+    ) -> ProviderHttp:
+        """The httpx2 transport alone, for an API that is not a chat wire (embeddings): the same
+        key, headers, clients, timeout and retries. ``name`` is the provider in its errors."""
+        plain = {**(headers or {}), **self.plain_headers}
+        return ProviderHttp(
+            provider=name,
+            base_url=self.base_url,
+            headers={"accept": accept, **plain} if accept else plain,
+            secret_headers=self.secret_headers,
+            error_details=error_details,
+            http_client=self.http_client,
+            async_http_client=self.async_http_client,
+            timeout=self.timeout,
+            retry=self.retry,
+        )
 
     def _env_key(self, base_url: str | None) -> str | None:
         if self.key_env is None:

@@ -10,15 +10,17 @@ Conventions (the docs stay readable on a code host; the test reads the raw Markd
 - An HTML comment directly above a fence, ``<!-- test-setup ... -->``, holds Python run just before
   that snippet in the same namespace. Code hosts do not render it; it scripts the model's replies
   or defines inputs the prose takes as given (a PNG, a catalogue of tools).
-- No snippet reaches a provider: ``providers.create(...)`` returns a ``ScriptedChatModel``. By
+- No snippet reaches a provider: ``providers.create(...)`` and ``ChatClient.create("provider:model")``
+  return a ``ScriptedChatModel``. By
   default it answers every request with a short text; a setup comment calls ``script(...)`` (the
   same arguments as ``ScriptedChatModel``) to choose the replies of the next model created, and
   ``calling(name, arguments, id=...)`` is a reply asking for one tool call. The providers' API-key
   variables are set to dummy keys, so building a provider model works offline. A tool that fails
   inside a snippet fails its test (the loop would otherwise tell the scripted model and go on).
 - Each page runs in a fresh temporary directory (files such as ``chat.db`` land there). Snippets
-  that need Redis or PostgreSQL read the usual ``REDIS_URL`` / ``DATABASE_URL``; the test sets them
-  from the CI services' ``CHATCLIENT_TEST_REDIS_URL`` / ``CHATCLIENT_TEST_POSTGRES_URL`` and skips
+  that need Redis or PostgreSQL read the usual ``REDIS_URL`` / ``DATABASE_URL`` (``PGVECTOR_URL`` for
+  pgvector); the test sets them from the CI services' ``CHATCLIENT_TEST_REDIS_URL`` /
+  ``CHATCLIENT_TEST_POSTGRES_URL`` / ``CHATCLIENT_TEST_PGVECTOR_URL`` and skips
   such a snippet (and the later ones of its page) when those are unset, outside CI only, like the
   other tests of those backends.
 """
@@ -49,7 +51,11 @@ FENCE = re.compile(
     re.DOTALL | re.MULTILINE,
 )
 DUMMY_KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")
-SERVICES = {"REDIS_URL": "CHATCLIENT_TEST_REDIS_URL", "DATABASE_URL": "CHATCLIENT_TEST_POSTGRES_URL"}
+SERVICES = {
+    "REDIS_URL": "CHATCLIENT_TEST_REDIS_URL",
+    "DATABASE_URL": "CHATCLIENT_TEST_POSTGRES_URL",
+    "PGVECTOR_URL": "CHATCLIENT_TEST_PGVECTOR_URL",
+}
 
 
 @dataclass(frozen=True)
@@ -148,6 +154,7 @@ def _run(snippet: Snippet, namespace: dict[str, Any]) -> None:
 def docs_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[DocsModels]:
     models = DocsModels()
     monkeypatch.setattr(providers, "create", models.create)
+    monkeypatch.setattr(providers._registry, "create", models.create)  # ChatClient.create("openai:...")
     for key in DUMMY_KEYS:
         monkeypatch.setenv(key, "sk-docs-test-key")
     monkeypatch.chdir(tmp_path)
@@ -191,6 +198,8 @@ API_MODULES = [
     "chatclient.tools",
     "chatclient.memory",
     "chatclient.mcp",
+    "chatclient.templates",
+    "chatclient.retrieval",
     "chatclient.testing",
     "chatclient.testing.conformance",
     "chatclient.ui",

@@ -159,10 +159,10 @@ def open_pool(
         with pool.connection() as conn:
             run_on(conn, schema)
     except Exception as exc:
+        if own:  # whatever failed (the server, or the schema refusing, e.g. a missing extension)
+            pool.close()
         if not is_driver_error(exc):
             raise
-        if own:
-            pool.close()
         raise failed(unreachable(name, url, pool, connect_timeout, exc)) from exc
     return pool
 
@@ -200,12 +200,12 @@ class AsyncPool:
             async with self.pool.connection() as conn:
                 await arun_on(conn, self._schema())
         except Exception as exc:
-            if not is_driver_error(exc):
-                raise
             message = unreachable(self._name, self._url, self.pool, self._connect_timeout, exc)
             if self.own:  # closed and forgotten: a later open() starts afresh
                 pool, self.pool = self.pool, None
                 await pool.close()
+            if not is_driver_error(exc):
+                raise
             raise self._failed(message) from exc
 
     def connection(self) -> AbstractAsyncContextManager[AsyncConnection[Any]]:

