@@ -267,6 +267,7 @@ class ChatObserver:
     def fallback(self, info: FallbackInfo) -> None:
         """A model of a ``FallbackChatModel`` failed and the next one is asked; the response's
         ``metadata.extra["fallback.model"]`` says which answered."""
+
     def retrieval_started(self, info: RetrievalInfo) -> Any:
         """A store is searched (once per query: a multi-query expansion searches several times)."""
         return None
@@ -397,6 +398,7 @@ class Observers:
     def fallback(self, info: FallbackInfo) -> None:
         if not _quiet.get():
             self._each("fallback", info)
+
     def retrieval_started(self, info: RetrievalInfo) -> list[Any]:
         return [] if _quiet.get() else self._each("retrieval_started", info)
 
