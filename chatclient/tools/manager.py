@@ -46,6 +46,7 @@ from ._execution import Invocation, Outcome, arun_all, run_all, tool_execution_e
 from ._limits import ToolCallLimitPolicy, ToolCallLimits, canonical_arguments
 from ._processor import DefaultToolExceptionProcessor, ToolExceptionProcessor
 from ._results import normalize_arguments
+from ._retry import RETRY_KEY, ToolRetriesExceededError, ToolRetry, retries_in_turn, retry_text
 from .approval import DecisionRequest, Rule, ToolCallAuthorizer, approver_id
 from .callback import ToolCallback
 from .confirmation import (
@@ -502,6 +503,8 @@ class ToolCallingManager:
         outcomes = iter(ran)
         responses: list[ToolResponse] = []
         return_direct = True
+        limit_exceeded = plan.limit_exceeded
+        retried: dict[str, int] | None = None  # the turn's retries per tool, counted at the first retry
         for step in plan.steps:
             call, target = step.call, step.target
             metadata = dict(step.record) if step.record else {}
@@ -515,7 +518,13 @@ class ToolCallingManager:
                 return_direct = False
                 continue
             outcome = next(outcomes)
-            if isinstance(outcome, Exception):
+            if isinstance(outcome, ToolRetry):
+                retried = retried if retried is not None else retries_in_turn(prompt.messages)
+                response, breach = self._retry_response(call, target, outcome, metadata, retried)
+                responses.append(response)
+                limit_exceeded = limit_exceeded or breach
+                return_direct = False
+            elif isinstance(outcome, Exception):
                 text = self._error_text(call, outcome)
                 responses.append(
                     ToolResponse(id=call.id, name=call.name, response_data=text, is_error=True, metadata=metadata)
@@ -527,7 +536,34 @@ class ToolCallingManager:
                 return_direct = return_direct and not response.is_error and target.metadata.return_direct
         results = built.tool_response_message(role="tool", responses=tuple(responses), metadata={})
         history = (*prompt.messages, plan.message, results)
-        return ToolExecutionResult(history, return_direct, plan.limit_exceeded)
+        return ToolExecutionResult(history, return_direct, limit_exceeded)
+
+    def _retry_response(
+        self,
+        call: ToolCall,
+        tool: ToolCallback,
+        retry: ToolRetry,
+        metadata: dict[str, JsonValue],
+        retried: dict[str, int],
+    ) -> tuple[ToolResponse, str | None]:
+        """The model is told what to fix, as a response marked as a retry request; past the tool's
+        ``max_retries`` the breach instead (raised under ``RAISE``), and its text for the loop."""
+        retry.tool_name, retry.call_id = retry.tool_name or call.name, call.id
+        limit = tool.metadata.max_retries
+        limit = self._limits.max_tool_retries if limit is None else limit
+        so_far = retried.get(call.name, 0)
+        if so_far >= limit:
+            breach = ToolRetriesExceededError(retry, tool_name=call.name, limit=limit)
+            if self._limits.policy is ToolCallLimitPolicy.RAISE:
+                raise breach
+            _log.warning("%s", breach)
+            text = str(breach)
+            return ToolResponse(id=call.id, name=call.name, response_data=text, is_error=True, metadata=metadata), text
+        retried[call.name] = so_far + 1
+        _log.info("Tool %r (call %s) asks for a corrected call: %s", call.name, call.id, retry)
+        marked = {**metadata, RETRY_KEY: so_far + 1}
+        return ToolResponse(id=call.id, name=call.name, response_data=retry_text(retry), is_error=True,
+                            metadata=marked), None  # fmt: skip
 
     def _error_text(self, call: ToolCall, error: Exception) -> str:
         if isinstance(error, ToolCallLimitExceededError):
@@ -579,6 +615,12 @@ class ToolCallingManagerBuilder:
     def max_total_tool_calls(self, limit: int) -> Self:
         """Calls allowed per turn over all tools (default 150)."""
         self._limits = replace(self._limits, max_total_tool_calls=limit)
+        return self
+
+    def max_tool_retries(self, retries: int) -> Self:
+        """How often per turn a tool may raise ``ToolRetry`` unless it sets its own ``max_retries``
+        (default 1)."""
+        self._limits = replace(self._limits, max_tool_retries=retries)
         return self
 
     def max_identical_calls(self, limit: int) -> Self:
