@@ -17,6 +17,7 @@ Example counts are kept small so the file runs in well under a minute.
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -44,7 +45,9 @@ from .stream_fuzz import (
     with_multibyte_text,
 )
 
-FUZZ = settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None)
+EXAMPLES = int(os.environ.get("CHATCLIENT_FUZZ_EXAMPLES", "12"))
+"""Examples per stream and property: 12 keeps the file well under a minute; raise it for a long hunt."""
+FUZZ = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None)
 by_stream = pytest.mark.parametrize("stream", STREAMS, ids=[s.id for s in STREAMS])
 by_tool_stream = pytest.mark.parametrize("stream", TOOL_STREAMS, ids=[s.id for s in TOOL_STREAMS])
 
