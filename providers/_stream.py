@@ -15,15 +15,20 @@ from __future__ import annotations
 
 import codecs
 from collections.abc import AsyncIterator, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx2
 
-from chatclient.errors import MalformedResponseError, StreamIncompleteError
+from chatclient.errors import ChatClientError, MalformedResponseError, StreamIncompleteError
 
 from ._errors import parse_json
 
-__all__ = ["SseEvent", "SseStream", "aiter_ndjson", "aiter_sse", "iter_ndjson", "iter_sse"]
+if TYPE_CHECKING:
+    from chatclient.events import ModelEvent
+
+    from ._wire import StreamDecoder
+
+__all__ = ["SseEvent", "SseStream", "aiter_ndjson", "aiter_sse", "fed", "iter_ndjson", "iter_sse"]
 
 SseEvent = tuple[str, Any]
 """An SSE event name and its parsed JSON data."""
@@ -116,7 +121,7 @@ class SseStream:
         text, sse = _Utf8(self._provider), _SseDecoder()
         for chunk in self._response.iter_bytes():
             yield from self._events(sse.feed(text(chunk), self._provider))
-        text(b"", final=True)
+        text.end()
 
     async def __aiter__(self) -> AsyncIterator[SseEvent]:
         self._check_content_type()
@@ -124,12 +129,12 @@ class SseStream:
         async for chunk in self._response.aiter_bytes():
             for event in self._events(sse.feed(text(chunk), self._provider)):
                 yield event
-        text(b"", final=True)
+        text.end()
 
 
 class _Utf8:
     """Strict incremental UTF-8: a character split between two pieces is joined, a byte that is not
-    UTF-8 (or a body that ends inside a character) is a ``MalformedResponseError``."""
+    UTF-8 is a ``MalformedResponseError``, a body that ends inside a character a cut one."""
 
     __slots__ = ("_decoder", "_provider")
 
@@ -137,9 +142,17 @@ class _Utf8:
         self._decoder = codecs.getincrementaldecoder("utf-8")("strict")
         self._provider = provider
 
-    def __call__(self, data: bytes, final: bool = False) -> str:
+    def end(self) -> None:
+        """The body ended: inside a character, it was cut (``StreamIncompleteError``)."""
+        left = self._decoder.getstate()[0]
+        if left:
+            raise StreamIncompleteError(
+                f"The stream ended inside a UTF-8 character ({left!r})", provider=self._provider
+            )
+
+    def __call__(self, data: bytes) -> str:
         try:
-            return self._decoder.decode(data, final)
+            return self._decoder.decode(data)
         except UnicodeDecodeError as exc:
             raise MalformedResponseError(
                 f"The stream is not valid UTF-8 ({exc.reason} at byte {exc.start} of a piece)", provider=self._provider
@@ -206,3 +219,45 @@ async def aiter_ndjson(response: httpx2.Response, *, provider: str) -> AsyncIter
             yield parse_json(line, provider=provider)
     for line in lines.end():
         yield parse_json(line, provider=provider)
+
+
+_FAULTS = (KeyError, TypeError, AttributeError, ValueError, IndexError, RecursionError)
+"""What a parser raises on an event of an unexpected shape when it does not check it itself."""
+
+
+def fed(decoder: StreamDecoder, item: Any, provider: str) -> list[ModelEvent]:
+    """``decoder.feed(item)``, with every event's fields checked: whatever shape the wire sends, the
+    caller gets model events it can fold, or a ``MalformedResponseError``, never another exception
+    (a parser that trips over a field of the wrong type, or an event carrying one, which would only
+    fail later, in whoever folds the events)."""
+    try:
+        events = decoder.feed(item)
+        if type(events) is not list:
+            events = list(events)
+    except ChatClientError:
+        raise
+    except _FAULTS as exc:
+        raise MalformedResponseError(
+            f"Unexpected stream event ({type(exc).__name__}: {exc}): {item!r:.200}", provider=provider
+        ) from exc
+    for event in events:
+        if not _well_typed(event):
+            raise MalformedResponseError(
+                f"A stream event has a field of the wrong type: {item!r:.200}", provider=provider
+            )
+    return events
+
+
+def _well_typed(event: Any) -> bool:
+    """The fields a delta event's consumers index and join are what they say (the events are plain
+    dataclasses, not validated when made: one per delta)."""
+    fields = getattr(event, "__dataclass_fields__", None)
+    if fields is None:  # a ``ChatResponse`` chunk: a validated model
+        return True
+    if type(getattr(event, "index", 0)) is not int:
+        return False
+    for name in ("text", "id", "name", "type", "arguments"):
+        if name in fields and type(getattr(event, name)) is not str:
+            return False
+    wire_id = getattr(event, "wire_id", None)
+    return wire_id is None or type(wire_id) is str

@@ -47,8 +47,9 @@ def _ollama_compat(host: str | None, **kwargs: Any) -> ChatModel:
 
 
 def _anthropic(host: str | None, **kwargs: Any) -> ChatModel:
-    where = {"base_url": host} if host else {}
-    return AnthropicChatModel("claude-sonnet-4-5", api_key="k", retry=NO_RETRY, **where, **kwargs)
+    if host:
+        kwargs["base_url"] = host
+    return AnthropicChatModel("claude-sonnet-4-5", api_key="k", retry=NO_RETRY, **kwargs)
 
 
 def _responses(host: str | None, **kwargs: Any) -> ChatModel:
@@ -190,17 +191,25 @@ def comparable(response: ChatResponse) -> Any:
 _MULTIBYTE = str.maketrans({"o": "ö", "i": "ï", "c": "ç", "d": "\U0001d4b9"})
 """Letters that appear in no JSON literal (``true``, ``false``, ``null``, exponents), each to a
 character of 2, 3 or 4 bytes in UTF-8."""
-_TEXT_KEYS = frozenset({"content", "text", "delta", "arguments", "partial_json", "thinking", "refusal"})
+_PROSE = str.maketrans({**{ord(c): m for c, m in zip("0123456789", "٠١٢٣٤٥٦٧٨٩", strict=True)}, ord("e"): "é"})
+"""For prose only (never JSON text): digits and ``e`` too (one recorded answer is all digits)."""
+_PROSE_KEYS = frozenset({"content", "text"})
+_TEXT_KEYS = frozenset({"delta", "arguments", "partial_json", "thinking", "refusal"})
+
+
+def _widened(key: str, value: Any) -> Any:
+    if isinstance(value, str) and key in _PROSE_KEYS:
+        return value.translate(_MULTIBYTE).translate(_PROSE)
+    if isinstance(value, str) and key in _TEXT_KEYS:
+        return value.translate(_MULTIBYTE)
+    return _widen(value)
 
 
 def _widen(value: Any) -> Any:
     if isinstance(value, dict):
-        return {
-            k: (v.translate(_MULTIBYTE) if k in _TEXT_KEYS and isinstance(v, str) else _widen(v))
-            for k, v in value.items()
-        }
+        return {key: _widened(key, item) for key, item in value.items()}
     if isinstance(value, list):
-        return [_widen(v) for v in value]
+        return [_widen(item) for item in value]
     return value
 
 

@@ -27,7 +27,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from chatclient import ChatClient
-from chatclient.errors import APITimeoutError, ChatClientError, StreamIncompleteError
+from chatclient.errors import APITimeoutError, ChatClientError, MalformedResponseError, StreamIncompleteError
 from chatclient.messages import ToolCall
 from chatclient.tools import FunctionToolCallback
 from chatclient.tools._limits import canonical_arguments
@@ -183,17 +183,18 @@ def damaged(draw: st.DrawFn, stream: Stream) -> tuple[str, bytes]:
     if kind == "invalid utf-8":
         at = draw(st.integers(0, len(body)))
         return kind, body[:at] + draw(st.sampled_from(INVALID_UTF8)) + body[at:]
+    if kind == "deep arguments":  # every event: the call's arguments as a whole are deep
+        for start, end in reversed(events):
+            body = body[:start] + json.dumps(_deepen_arguments(json.loads(body[start:end]))).encode() + body[end:]
+        return kind, body
     start, end = draw(st.sampled_from(events))
     if kind == "mangled":  # one event's JSON cut short: never valid JSON
         cut = draw(st.integers(start + 1, end - 1))
         return kind, body[:cut] + body[end:]
     event = json.loads(body[start:end])
-    if kind == "wrong type":
-        path = draw(st.sampled_from(list(_paths(event)) or [("x",)]))
-        original = _get(event, path)
-        _set(event, path, draw(st.sampled_from([v for v in WRONG_VALUES if type(v) is not type(original)])))
-    else:
-        event = _deepen_arguments(event)
+    path = draw(st.sampled_from(list(_paths(event)) or [("x",)]))
+    original = _get(event, path)
+    _set(event, path, draw(st.sampled_from([v for v in WRONG_VALUES if type(v) is not type(original)])))
     return kind, body[:start] + json.dumps(event, separators=(",", ":")).encode() + body[end:]
 
 
@@ -272,20 +273,24 @@ def _run_async(factory: Callable[[], Any]) -> Any:
     return run_sync(factory)
 
 
-def test_the_deep_arguments_reach_the_tool_loop_whole_and_the_tool_never_runs() -> None:
+@by_tool_stream
+def test_deep_arguments_reach_the_tool_loop_and_the_tool_never_runs(stream: Stream) -> None:
     """One fixed case of the property above: the recorded reply, every argument fragment made a
     10,000-deep JSON; the loop tells the model the arguments are bad and no tool runs."""
-    (stream,) = [s for s in TOOL_STREAMS if s.provider == "openai-chat"]
     body = stream.body
     for start, end in reversed(_events(body, stream.ndjson)):
         body = body[:start] + json.dumps(_deepen_arguments(json.loads(body[start:end]))).encode() + body[end:]
     runs: list[tuple[str, str]] = []
     server = Server(stream, [body])
     client = ChatClient.builder(server.model()).default_tools(*typed_tools(runs)).build()
-    "".join(client.prompt("hi").stream().content())
+    try:
+        "".join(client.prompt("hi").stream().content())
+    except StreamIncompleteError:
+        assert stream.follow_up is None  # no answer recorded after the tool results: the round after fails
     assert runs == []
-    results = [m for m in server.sent[1]["messages"] if m["role"] == "tool"]
-    assert results and all("not valid JSON" in m["content"] or "arguments" in m["content"] for m in results), results
+    assert len(server.sent) >= 2, "the loop went on to tell the model"
+    told = json.dumps(server.sent[1])
+    assert "are not valid JSON" in told or "Invalid arguments" in told
 
 
 # ------------------------------------------------------------------------------ keep-alive
@@ -318,3 +323,47 @@ def _prompt() -> Any:
     from chatclient.prompt import Prompt
 
     return Prompt("hi")
+
+
+# ------------------------------------------------------------------------------ what the fuzzing found
+
+CHAT = "openai-chat/d_stream_text_with_usage"
+FC_ID = b'"id":"fc_0c3b09d20eedf2d30068f966bad8b88190af96d232f504ef1f",'
+FINDINGS = [
+    # A byte that is not UTF-8 was read as U+FFFD (httpx2 decodes with errors="replace"): the reply's
+    # id (or a text, or a tool call's arguments) changed without a word.
+    (CHAT, b'"id":"chatcmpl-', b'"id":"\xffchatcmpl-', MalformedResponseError),
+    ("ollama/native_d_stream_ndjson", b'"content":"', b'"content":"\xc3(', MalformedResponseError),
+    # A choice index that is not an int came out in the events and failed whoever folded them
+    # (a TypeError in the accumulator).
+    (CHAT, b'{"index":0,"delta":{"content":', b'{"index":"0","delta":{"content":', MalformedResponseError),
+    (CHAT, b'{"index":0,"delta":{"content":', b'{"index":1.5,"delta":{"content":', MalformedResponseError),
+    # A tool call's type that is not a string failed later, building the ``ToolCall`` (pydantic's
+    # ValidationError, not a ChatClientError).
+    ("openai-chat/d_stream_parallel_tool_call_deltas", b'"type":"function"', b'"type":7', MalformedResponseError),
+    # An item type that is a list raised TypeError (unhashable) out of the Responses parser.
+    ("openai-responses/d_stream_parallel_function_call_deltas",
+     b'"output_index":0,"item":{' + FC_ID + b'"type":"function_call","status":"completed"',
+     b'"output_index":0,"item":{' + FC_ID + b'"type":["function_call"],"status":"completed"',
+     MalformedResponseError),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("stream_id", "old", "new", "error"), FINDINGS)
+def test_each_finding_stays_fixed(stream_id: str, old: bytes, new: bytes, error: type[Exception]) -> None:
+    (stream,) = [s for s in STREAMS if s.id == stream_id]
+    assert old in stream.body
+    with pytest.raises(error):
+        streamed_reply(stream, [stream.body.replace(old, new, 1)])
+
+
+def test_a_body_cut_inside_a_character_or_an_ndjson_line_is_incomplete() -> None:
+    """Found too: both were a ``MalformedResponseError`` ("not valid JSON") instead of a cut stream."""
+    (ollama,) = [s for s in STREAMS if s.ndjson]
+    with pytest.raises(StreamIncompleteError, match="in the middle of a line"):
+        streamed_reply(ollama, [ollama.body[: ollama.body.index(b"\n") - 3]])
+    (chat,) = [s for s in STREAMS if s.id == CHAT]
+    body = with_multibyte_text(chat.body, ndjson=False)
+    inside = next(i for i, byte in enumerate(body) if 0x80 <= byte < 0xC0)
+    with pytest.raises(StreamIncompleteError, match="inside a UTF-8 character"):
+        streamed_reply(chat, [body[:inside]])
