@@ -10,7 +10,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+import time
 from collections.abc import Iterator
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -194,11 +196,17 @@ async def test_each_call_is_abandoned_at_its_own_deadline_and_a_tools_timeout_re
 
 
 def test_a_sync_result_that_came_after_its_deadline_is_discarded_though_the_runner_looked_later(
-    pool: ToolThreadPool, discards: _Discards
+    pool: ToolThreadPool, discards: _Discards, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """On the sync path the batch's async tools run first; a sync call that finished after its own
-    deadline meanwhile is reported as timed out, not used."""
+    deadline meanwhile is reported as timed out, not used. The runner's clock is moved past the
+    deadline by the test (no waiting on a real one)."""
     release, finished = threading.Event(), threading.Event()
+    moved = [0.0]
+    real = time.monotonic
+    monkeypatch.setattr(
+        _execution, "time", SimpleNamespace(monotonic=lambda: real() + moved[0], perf_counter=time.perf_counter)
+    )
 
     @tool(timeout=0.2)
     def quickish() -> str:
@@ -209,8 +217,8 @@ def test_a_sync_result_that_came_after_its_deadline_is_discarded_though_the_runn
 
     @tool(timeout=GUARD)
     async def waiter() -> str:
-        """Lets the other call's deadline pass, then lets it finish."""
-        await asyncio.sleep(0.3)  # past ``quickish``'s deadline (a lower bound, never measured)
+        """Moves the clock past the other call's deadline, then lets it finish."""
+        moved[0] = 1.0
         release.set()
         await asyncio.to_thread(finished.wait, GUARD)
         return "waited"
