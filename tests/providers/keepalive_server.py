@@ -7,14 +7,13 @@ keep-alives sent) is what a test asserts, not a clock.
 
 from __future__ import annotations
 
-import contextlib
 import threading
-from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from chatclient.model import ChatModel
-from chatclient.testing.fault_server import wait_for_hang_up
+from chatclient.testing.fault_server import serving, wait_for_hang_up
 
 from .stream_fuzz import Stream
 
@@ -75,13 +74,6 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
 
-@contextlib.contextmanager
-def keepalive_server(first: bytes, *, ndjson: bool) -> Iterator[KeepaliveServer]:
-    server = KeepaliveServer(first, ndjson)
-    thread = threading.Thread(target=server.serve_forever, name="keepalive-server", daemon=True)
-    thread.start()
-    try:
-        yield server
-    finally:
-        server.shutdown()
-        server.server_close()
+def keepalive_server(first: bytes, *, ndjson: bool) -> AbstractContextManager[KeepaliveServer]:
+    """Serves ``first`` and then keep-alives on a random loopback port until the block ends."""
+    return serving(KeepaliveServer(first, ndjson))

@@ -6,7 +6,6 @@ against the loop's limits, and a tool may be retried at most ``max_retries`` tim
 
 from __future__ import annotations
 
-import asyncio
 import json
 from typing import Any
 
@@ -28,7 +27,7 @@ from chatclient.tools import (
     rethrowing_exception_processor,
 )
 
-from .helpers import call, prompt, reply
+from .helpers import ask, call, prompt, reply
 
 MODES = ["call", "stream", "acall", "astream"]
 
@@ -73,14 +72,7 @@ def _client(booking: _Booking, manager: ToolCallingManager | None = None) -> Cha
 
 
 async def _ask(client: ChatClient, mode: str, tools: list[Any]) -> str:
-    spec = client.prompt("book a table").tools(*tools)
-    if mode == "call":
-        return await asyncio.to_thread(lambda: spec.call().content() or "")
-    if mode == "stream":
-        return await asyncio.to_thread(lambda: "".join(spec.stream().content()))
-    if mode == "acall":
-        return await spec.acall().content() or ""
-    return "".join([chunk async for chunk in spec.astream().content()])
+    return await ask(client.prompt("book a table").tools(*tools), mode)
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -8,7 +8,6 @@ at the end; no test measures a duration.
 from __future__ import annotations
 
 import asyncio
-import logging
 import threading
 import time
 from collections.abc import Iterator
@@ -23,31 +22,11 @@ from chatclient.testing import ScriptedChatModel, tool_call
 from chatclient.tools import FunctionToolCallback, ToolCallingManager, _execution
 from chatclient.tools._pool import ToolThreadPool
 
-from .helpers import call, prompt, reply
-from .test_hung_tools import GUARD, _Discards
-
-
-@pytest.fixture
-def discards() -> Iterator[_Discards]:
-    handler = _Discards()
-    logger = logging.getLogger("chatclient.tools")
-    logger.addHandler(handler)
-    try:
-        yield handler
-    finally:
-        logger.removeHandler(handler)
-
+from .helpers import GUARD, ask, call, prompt, reply
+from .helpers import Discards as _Discards
 
 OWN = "the timeout of this tool; it was abandoned and a result it gives later is discarded"
 REQUEST = "the deadline of this request's tool calls; it was abandoned and a result it gives later is discarded"
-
-
-@pytest.fixture
-def pool(monkeypatch: pytest.MonkeyPatch) -> Iterator[ToolThreadPool]:
-    fresh = ToolThreadPool(_execution._POOL_WORKERS, _execution._MAX_ABANDONED, "test-timeout")
-    monkeypatch.setattr(_execution, "_pool", fresh)
-    yield fresh
-    fresh.shutdown()
 
 
 class _Blocked:
@@ -98,15 +77,7 @@ def _script(p: Prompt) -> Any:
 
 async def _ask(text: str, mode: str, tools: list[Any], timeout: float | None = None) -> str:
     spec = ChatClient.create(ScriptedChatModel(_script)).prompt(text).tools(*tools)
-    if timeout is not None:
-        spec = spec.timeout(timeout)
-    if mode == "call":
-        return await asyncio.to_thread(lambda: spec.call().content() or "")
-    if mode == "stream":
-        return await asyncio.to_thread(lambda: "".join(spec.stream().content()))
-    if mode == "acall":
-        return await spec.acall().content() or ""
-    return "".join([chunk async for chunk in spec.astream().content()])
+    return await ask(spec if timeout is None else spec.timeout(timeout), mode)
 
 
 @pytest.mark.parametrize("mode", ["call", "stream", "acall", "astream"])
