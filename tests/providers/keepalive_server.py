@@ -56,7 +56,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         keepalive = b"\n" if server.ndjson else b": keep-alive\n\n"
         try:
-            self._chunk(server.first)
+            if server.first:  # an empty chunk would be chunked encoding's end of body
+                self._chunk(server.first)
             for _ in range(int(SEND_FOR / KEEPALIVE_EVERY)):
                 self._chunk(keepalive)
                 server.keepalives += 1

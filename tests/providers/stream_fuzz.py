@@ -22,6 +22,7 @@ from chatclient.prompt import Prompt
 from chatclient.responses import ChatResponse
 from providers._retry import RetryPolicy
 from providers.anthropic import AnthropicChatModel
+from providers.gemini import GeminiChatModel
 from providers.ollama import OllamaChatModel
 from providers.openai import OpenAIChatModel
 from providers.openai_responses import OpenAIResponsesChatModel
@@ -59,6 +60,12 @@ def _responses(host: str | None, **kwargs: Any) -> ChatModel:
 
 def _ollama(host: str | None, **kwargs: Any) -> ChatModel:
     return OllamaChatModel("llama3.1", base_url=host or "http://localhost:11434", retry=NO_RETRY, **kwargs)
+
+
+def _gemini(host: str | None, **kwargs: Any) -> ChatModel:
+    if host:
+        kwargs["base_url"] = host
+    return GeminiChatModel("gemini-2.5-flash", api_key="k", retry=NO_RETRY, **kwargs)
 
 
 @dataclass(frozen=True)
@@ -115,6 +122,9 @@ STREAMS: list[Stream] = [
     Stream("openai-responses", "d_stream_parallel_function_call_deltas", _responses, r"event: response\.completed"),
     Stream("ollama", "native_d_stream_ndjson", _ollama, r'"done":\s*true'),
     Stream("ollama", "openai_compat_d_stream_tool_call", _ollama_compat, r'"finish_reason":\s*"'),
+    Stream("gemini", "d_stream_text", _gemini, r'"finishReason":\s*"'),
+    Stream("gemini", "d_stream_parallel_function_calls_roundtrip", _gemini, r'"finishReason":\s*"'),
+    Stream("gemini", "h_thinking_stream", _gemini, r'"finishReason":\s*"'),
 ]
 """Every recorded stream, one line each: a new provider's parser is one more line here."""
 
