@@ -61,6 +61,7 @@ __all__ = [
     "AsyncPendingToolCallStore",
     "InMemoryNonceLedger",
     "InMemoryPendingToolCallStore",
+    "JournaledStore",
     "NonceLedger",
     "PendingToolCallStore",
     "SqlitePendingToolCallStore",
@@ -109,6 +110,23 @@ class AsyncPendingToolCallStore(Protocol):
     async def peek(self, state_id: str) -> PendingToolCalls: ...
 
 
+@runtime_checkable
+class JournaledStore(Protocol):
+    """A pending store that also keeps each state's journal: the progress of the turn resumed from it
+    (a :class:`~chatclient.durable.JournalEntry` as text), moved by compare-and-set, so a resume that
+    failed after its tools ran is continued by the next one and of concurrent ones exactly one wins.
+    Every built-in store is one (async faces: the same methods, awaited)."""
+
+    def progress(self, state_id: str) -> tuple[int, str | None]:
+        """``(version, entry)``: ``(0, None)`` when no resume has begun."""
+        ...
+
+    def record_progress(self, state_id: str, version: int, entry: str) -> bool:
+        """Store ``entry`` as version ``version + 1`` if the journal is still at ``version``; ``False``
+        (nothing changed) when another writer moved it first."""
+        ...
+
+
 @dataclass(frozen=True)
 class StoredPendingToolCalls:
     """A paused state still in its store, for ``spec.resume_from``: the resume peeks at it, checks
@@ -122,6 +140,27 @@ class StoredPendingToolCalls:
 
     store: PendingToolCallStore | AsyncPendingToolCallStore
     state_id: str
+    after_crash: bool = False
+    """Take over a turn whose tools a process that is gone had started (``resume_from(after_crash=True)``)."""
+
+    @property
+    def journaled(self) -> bool:
+        """The store keeps a journal of the turn's progress (:class:`JournaledStore`)."""
+        return callable(getattr(self.store, "record_progress", None))
+
+    def progress(self) -> tuple[int, str | None]:
+        return self._sync().progress(self.state_id)  # type: ignore[attr-defined,no-any-return]
+
+    def record_progress(self, version: int, entry: str) -> bool:
+        return self._sync().record_progress(self.state_id, version, entry)  # type: ignore[attr-defined,no-any-return]
+
+    async def aprogress(self) -> tuple[int, str | None]:
+        found = self.store.progress(self.state_id)  # type: ignore[union-attr]
+        return await found if isinstance(found, Awaitable) else found  # type: ignore[no-any-return]
+
+    async def arecord_progress(self, version: int, entry: str) -> bool:
+        done = self.store.record_progress(self.state_id, version, entry)  # type: ignore[union-attr]
+        return await done if isinstance(done, Awaitable) else done  # type: ignore[no-any-return]
 
     @property
     def is_async(self) -> bool:
@@ -255,6 +294,7 @@ class InMemoryPendingToolCallStore:
         self._ttl = ttl
         self._secret = check_secret(secret)
         self._states: dict[str, tuple[str, float | None]] = {}
+        self._journal: dict[str, tuple[int, str]] = {}
         self._lock = threading.Lock()
 
     def save(self, pending: PendingToolCalls) -> str:
@@ -272,10 +312,27 @@ class InMemoryPendingToolCallStore:
         check_state_id(state_id)
         with self._lock:
             entry = self._states.pop(state_id, None)
+            self._journal.pop(state_id, None)
         if entry is None:
             raise PendingStateNotFoundError("No pending tool calls under this id (unknown, or already resumed)")
         _check_expiry(entry[1])
         return load_state(entry[0], state_id, self._secret)
+
+    def progress(self, state_id: str) -> tuple[int, str | None]:
+        """The journal of the turn resumed from this state (see :class:`JournaledStore`)."""
+        check_state_id(state_id)
+        with self._lock:
+            return self._journal.get(state_id, (0, None))
+
+    def record_progress(self, state_id: str, version: int, entry: str) -> bool:
+        check_state_id(state_id)
+        with self._lock:
+            if state_id not in self._states:
+                return False
+            if self._journal.get(state_id, (0, None))[0] != version:
+                return False
+            self._journal[state_id] = (version + 1, entry)
+            return True
 
     def peek(self, state_id: str) -> PendingToolCalls:
         check_state_id(state_id)
@@ -309,6 +366,7 @@ class InMemoryPendingToolCallStore:
         expired = [k for k, (_, deadline) in self._states.items() if deadline is not None and now > deadline]
         for key in expired:
             del self._states[key]
+            self._journal.pop(key, None)
         return len(expired)
 
 
@@ -327,6 +385,12 @@ class AsyncInMemoryPendingToolCallStore:
 
     async def peek(self, state_id: str) -> PendingToolCalls:
         return await _in_thread(lambda: self.sync.peek(state_id))
+
+    async def progress(self, state_id: str) -> tuple[int, str | None]:
+        return await _in_thread(lambda: self.sync.progress(state_id))
+
+    async def record_progress(self, state_id: str, version: int, entry: str) -> bool:
+        return await _in_thread(lambda: self.sync.record_progress(state_id, version, entry))
 
     async def discard(self, state_id: str) -> bool:
         return await _in_thread(lambda: self.sync.discard(state_id))

@@ -31,6 +31,7 @@ def tool(
     description: str | None = None,
     return_direct: bool = False,
     requires_confirmation: Confirmation = False,
+    idempotent: bool = False,
 ) -> Callable[[F], F]: ...
 
 
@@ -42,6 +43,7 @@ def tool(
     description: str | None = None,
     return_direct: bool = False,
     requires_confirmation: Confirmation = False,
+    idempotent: bool = False,
 ) -> F | Callable[[F], F]:
     """Mark a function (sync or ``async def``, plain or a method) as a tool.
 
@@ -50,7 +52,8 @@ def tool(
     schema is built from the type hints on first use. Methods become tools of each instance: pass the
     instance to ``tools=``. ``requires_confirmation`` gates each call for a person's decision: ``True``
     (anyone may decide), a role name (``"manager"``: only an approver holding it may), or a predicate
-    over the ``DecisionRequest``.
+    over the ``DecisionRequest``. ``idempotent=True``: a call a crash left "outcome unknown" may run
+    again (see docs/durable.md).
     """
 
     def decorate(fn: F) -> F:
@@ -63,7 +66,9 @@ def tool(
             fn,
             name=name,
             description=description,
-            metadata=ToolMetadata.of(return_direct=return_direct, requires_confirmation=requires_confirmation),
+            metadata=ToolMetadata.of(
+                return_direct=return_direct, requires_confirmation=requires_confirmation, idempotent=idempotent
+            ),
             skip_self=True,
         )
         setattr(fn, _SPEC_ATTRIBUTE, spec)

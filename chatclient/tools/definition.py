@@ -39,14 +39,23 @@ class ToolMetadata(BaseModel):
     approved_by: str | Callable[[Any], bool] | None = None
     """Who may decide on a call: a role the approver must hold, or a predicate over the
     ``DecisionRequest``; ``None`` lets anyone decide (see ``ToolCallAuthorizer``)."""
+    idempotent: bool = False
+    """Running a call twice does no more than running it once: after a crash left a call "started,
+    outcome unknown", it may simply run again (any other is reported to the model as unknown)."""
     aliases: tuple[str, ...] = ()
     """Other names of the tool that a gate by name also matches (``by_tool_names``, the
     ``CHATCLIENT_TOOL_CONFIRMATION_TOOLS`` setting): a remote tool's own name where the model sees a
     sanitised or prefixed one, so a gate holds whichever name a person configures. Never sent."""
 
     @classmethod
-    def of(cls, *, return_direct: bool = False, requires_confirmation: Confirmation = False) -> ToolMetadata:
+    def of(
+        cls, *, return_direct: bool = False, requires_confirmation: Confirmation = False, idempotent: bool = False
+    ) -> ToolMetadata:
         """Metadata from ``@tool``'s flags: ``requires_confirmation`` may be a role or a predicate."""
+        if idempotent:
+            return cls.of(return_direct=return_direct, requires_confirmation=requires_confirmation).model_copy(
+                update={"idempotent": True}
+            )
         if isinstance(requires_confirmation, bool):
             return cls(return_direct=return_direct, requires_confirmation=requires_confirmation)
         if isinstance(requires_confirmation, str) and not requires_confirmation.strip():
