@@ -97,6 +97,9 @@ class JournalEntry(BaseModel):
     decisions: str
     progress: TurnProgress | None = None
     started: tuple[str, ...] = ()
+    by: str = ""
+    """The writing resume's random token: two resumes never write the same text, so a store that
+    resends a write whose reply was lost recognises its own."""
 
     def dump(self) -> str:
         return self.model_dump_json()

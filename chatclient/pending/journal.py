@@ -10,8 +10,9 @@ of one state exactly one goes on; the other is refused before it runs anything.
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Awaitable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..durable import JournalEntry, TurnProgress, decisions_digest
 from ..errors import ToolCallDecisionError, TurnInProgressError
@@ -51,6 +52,7 @@ class TurnJournal:
     decisions: ToolCallDecisions
     digest: str
     version: int
+    token: str = field(default_factory=lambda: secrets.token_hex(8))
 
     def write(self, entry: JournalEntry) -> bool | Awaitable[bool]:
         """Compare-and-set at :attr:`version`; pass the answer to :meth:`landed`."""
@@ -71,10 +73,10 @@ class TurnJournal:
         self.version += 1
 
     def running(self, call_ids: tuple[str, ...]) -> JournalEntry:
-        return JournalEntry(status="running", decisions=self.digest, started=call_ids)
+        return JournalEntry(status="running", decisions=self.digest, started=call_ids, by=self.token)
 
     def recorded(self, progress: TurnProgress) -> JournalEntry:
-        return JournalEntry(status="recorded", decisions=self.digest, progress=progress)
+        return JournalEntry(status="recorded", decisions=self.digest, progress=progress, by=self.token)
 
     def completed(self) -> JournalEntry:
-        return JournalEntry(status="completed", decisions=self.digest)
+        return JournalEntry(status="completed", decisions=self.digest, by=self.token)

@@ -422,12 +422,17 @@ class SqlitePendingToolCallStore:
 
         self._secret = check_secret(secret)
         self._table = f"{check_prefix(prefix)}pending_tool_calls"
+        self._journal = f"{check_prefix(prefix)}pending_journal"
         self._ttl = ttl
         self._db = SqliteDatabase(path)
         with self._connect() as db:
             db.execute(
                 f"CREATE TABLE IF NOT EXISTS {self._table} ("
                 "id TEXT PRIMARY KEY, state TEXT NOT NULL, expires_at REAL, created_at REAL NOT NULL)"
+            )
+            db.execute(
+                f"CREATE TABLE IF NOT EXISTS {self._journal} ("
+                "id TEXT PRIMARY KEY, version INTEGER NOT NULL, entry TEXT NOT NULL, expires_at REAL)"
             )
 
     def _connect(self) -> sqlite3.Connection:
@@ -453,7 +458,9 @@ class SqlitePendingToolCallStore:
         check_state_id(state_id)
         with store_call(self, "take"):
             sql = f"DELETE FROM {self._table} WHERE id = ? RETURNING state, expires_at"
-            row = self._connect().execute(sql, (state_id,)).fetchone()
+            db = self._connect()
+            row = db.execute(sql, (state_id,)).fetchone()
+            db.execute(f"DELETE FROM {self._journal} WHERE id = ?", (state_id,))
         if row is None:
             raise PendingStateNotFoundError("No pending tool calls under this id (unknown, or already resumed)")
         _check_expiry(row[1])
@@ -469,6 +476,33 @@ class SqlitePendingToolCallStore:
         _check_expiry(row[1])
         return load_state(row[0], state_id, self._secret)
 
+    def progress(self, state_id: str) -> tuple[int, str | None]:
+        """The journal of the turn resumed from this state (see :class:`JournaledStore`)."""
+        check_state_id(state_id)
+        with store_call(self, "progress"):
+            sql = f"SELECT version, entry FROM {self._journal} WHERE id = ?"
+            row = self._connect().execute(sql, (state_id,)).fetchone()
+        return (0, None) if row is None else (int(row[0]), str(row[1]))
+
+    def record_progress(self, state_id: str, version: int, entry: str) -> bool:
+        """Compare-and-set in one statement (SQLite serialises writers), while the state waits."""
+        check_state_id(state_id)
+        j = self._journal
+        if version == 0:
+            sql = (
+                f"INSERT INTO {j} (id, version, entry, expires_at) SELECT id, 1, ?, expires_at FROM {self._table}"
+                " WHERE id = ? ON CONFLICT (id) DO NOTHING RETURNING 1"
+            )
+            args: tuple[object, ...] = (entry, state_id)
+        else:
+            sql = (
+                f"UPDATE {j} SET version = ?, entry = ? WHERE id = ? AND version = ?"
+                f" AND EXISTS (SELECT 1 FROM {self._table} WHERE id = ?) RETURNING 1"
+            )
+            args = (version + 1, entry, state_id, version, state_id)
+        with store_call(self, "record_progress"):
+            return self._connect().execute(sql, args).fetchone() is not None
+
     def discard(self, state_id: str) -> bool:
         """Drop a state nobody will resume; ``True`` when a live one was there (expired: ``False``)."""
         check_state_id(state_id)
@@ -480,7 +514,9 @@ class SqlitePendingToolCallStore:
     def purge_expired(self) -> int:
         """Remove the expired states now; the number removed."""
         with store_call(self, "purge_expired"):
-            return self._connect().execute(f"DELETE FROM {self._table} WHERE expires_at < ?", (time.time(),)).rowcount
+            db, now = self._connect(), time.time()
+            db.execute(f"DELETE FROM {self._journal} WHERE expires_at < ?", (now,))
+            return db.execute(f"DELETE FROM {self._table} WHERE expires_at < ?", (now,)).rowcount
 
     def close(self) -> None:
         """Close the connections of every thread that used the store (the async face's workers

@@ -1,0 +1,130 @@
+"""Every pending store keeps a turn's journal by compare-and-set: a resume that failed after its tools
+ran is continued by a retry, no tool runs twice, and of concurrent retries one wins (real servers)."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from pathlib import Path
+from typing import Any, cast
+
+import pytest
+
+from chatclient import AssistantMessage, ChatClient, ToolCallDecision, ToolCallDecisions, tool
+from chatclient.durable import JournalEntry
+from chatclient.errors import ServerError, TurnInProgressError
+from chatclient.pending.state import JournaledStore
+from chatclient.testing import ScriptedChatModel, tool_call
+from chatclient.testing.pending import sample_pending
+from tests.memory.test_pending_contract import BACKENDS, aclose, close, make_async_store, make_store
+
+
+class Hotel:
+    def __init__(self) -> None:
+        self.booked: list[str] = []
+
+    @tool(requires_confirmation=True)
+    def book(self, hotel: str) -> str:
+        """Book a hotel."""
+        self.booked.append(hotel)
+        return f"booked {hotel}"
+
+
+ALLOW = ToolCallDecisions.of(ToolCallDecision.allow("b1", approver="ann"))
+BOOK = AssistantMessage(None, tool_calls=[tool_call("book", {"hotel": "Ritz"}, id="b1")])
+
+
+def _entry(status: str, by: str = "a") -> str:
+    return JournalEntry(status=status, decisions="d", by=by).dump()  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_journal_moves_by_compare_and_set_while_the_state_waits(backend: str, tmp_path: Path, prefix: str) -> None:
+    store = make_store(backend, tmp_path, prefix, 3600.0)
+    try:
+        assert isinstance(cast(object, store), JournaledStore), "every built-in store keeps a journal"
+        state_id = store.save(sample_pending())
+        assert store.progress(state_id) == (0, None)
+        assert store.record_progress(state_id, 0, _entry("running"))
+        assert not store.record_progress(state_id, 0, _entry("running", "b")), "a second writer at version 0 loses"
+        assert store.record_progress(state_id, 1, _entry("recorded"))
+        assert not store.record_progress(state_id, 1, _entry("completed", "b"))
+        assert store.progress(state_id) == (2, _entry("recorded"))
+        assert not store.record_progress("no-such-state", 0, _entry("running")), "no journal without its state"
+        store.take(state_id)
+        assert not store.record_progress(state_id, 2, _entry("completed")), "a taken state's journal is closed"
+    finally:
+        close(store)
+
+
+class BarrierStore:
+    """Both retries read the journal before either writes: the race the claim settles."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner, self.barrier = inner, threading.Barrier(2)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def progress(self, state_id: str) -> tuple[int, str | None]:
+        found: tuple[int, str | None] = self.inner.progress(state_id)
+        self.barrier.wait(timeout=20)
+        return found
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_failed_resume_is_retried_to_the_end_and_of_two_concurrent_retries_one_wins(
+    backend: str, tmp_path: Path, prefix: str
+) -> None:
+    hotel, store = Hotel(), make_store(backend, tmp_path, prefix, 3600.0)
+    try:
+        model = ScriptedChatModel([BOOK, ServerError("503"), "Booked.", "Booked."])
+        client = ChatClient.builder(model).build()
+        paused = client.prompt("Book the Ritz").tools(hotel).call().chat_client_response()
+        state_id = store.save(paused.context["chatclient.tool_loop.pending"])
+        with pytest.raises(ServerError):
+            client.prompt().tools(hotel).resume_from(store, state_id, ALLOW).call().content()
+        racing = BarrierStore(store)
+        outcomes: list[object] = []
+
+        def retry() -> None:
+            try:
+                outcomes.append(client.prompt().tools(hotel).resume_from(racing, state_id, ALLOW).call().content())
+            except Exception as exc:
+                outcomes.append(exc)
+
+        threads = [threading.Thread(target=retry) for _ in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert sorted(type(o).__name__ for o in outcomes) == ["TurnInProgressError", "str"]
+        assert hotel.booked == ["Ritz"]
+        with pytest.raises(Exception, match="No pending tool calls"):
+            store.peek(state_id)
+    finally:
+        close(store)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_an_async_store_continues_a_failed_resume(backend: str, tmp_path: Path, prefix: str) -> None:
+    async def scenario() -> None:
+        hotel, store = Hotel(), await make_async_store(backend, tmp_path, prefix, 3600.0)
+        try:
+            model = ScriptedChatModel([BOOK, ServerError("503"), "Booked."])
+            client = ChatClient.builder(model).build()
+            paused = await client.prompt("Book the Ritz").tools(hotel).acall().chat_client_response()
+            state_id = await store.save(paused.context["chatclient.tool_loop.pending"])
+            with pytest.raises(ServerError) as raised:
+                await client.prompt().tools(hotel).resume_from(store, state_id, ALLOW).acall().content()
+            _, text = await store.progress(state_id)
+            assert JournalEntry.load(text).status == "recorded"
+            spec = client.prompt().tools(hotel).continue_turn(raised.value.continuation)
+            assert await spec.acall().content() == "Booked."
+            assert hotel.booked == ["Ritz"]
+            with pytest.raises(TurnInProgressError.__mro__[2]):  # PendingStateError: the state is gone
+                await store.peek(state_id)
+        finally:
+            await aclose(store)
+
+    asyncio.run(scenario())
