@@ -81,7 +81,7 @@ def assert_names_the_store(error: PendingStoreError, store: Any, operation: str)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_a_store_down_at_the_claim_runs_nothing_and_the_same_resume_runs_once_it_is_back(
+def test_a_store_down_at_the_claim_runs_nothing_and_the_same_resume_runs_when_back(
     backend: str, prefix: str
 ) -> None:
     client, tools = client_and_tools()
