@@ -81,9 +81,7 @@ def assert_names_the_store(error: PendingStoreError, store: Any, operation: str)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_a_store_down_at_the_claim_runs_nothing_and_the_same_resume_runs_when_back(
-    backend: str, prefix: str
-) -> None:
+def test_a_store_down_at_the_claim_runs_nothing_and_the_same_resume_runs_when_back(backend: str, prefix: str) -> None:
     client, tools = client_and_tools()
     url = server_url(REDIS_URL if backend == "redis" else POSTGRES_URL)
     with cuttable(url) as (proxy, through):
