@@ -49,7 +49,10 @@ from .errors import (
     ToolCallUnauthorizedError,
     ToolError,
     ToolExecutionError,
+    TurnInProgressError,
+    TurnInterruptedError,
     UnknownToolError,
+    UsageLimitExceededError,
 )
 
 if _typing.TYPE_CHECKING:
@@ -70,6 +73,7 @@ if _typing.TYPE_CHECKING:
         StreamNext,
     )
     from .client import ChatClient
+    from .durable import TurnContinuation, UsageLimits
     from .messages import (
         AssistantMessage,
         FilePart,
@@ -177,7 +181,12 @@ __all__ = [
     "ToolResult",
     "Turn",
     "turn_messages",
+    "TurnContinuation",
+    "TurnInProgressError",
+    "TurnInterruptedError",
     "UnknownToolError",
+    "UsageLimitExceededError",
+    "UsageLimits",
     "Usage",
     "UserMessage",
 ]
@@ -208,6 +217,7 @@ __getattr__, __dir__ = _lazy_exports(
             "StreamNext",
         ],
         ".client": ["ChatClient"],
+        ".durable": ["TurnContinuation", "UsageLimits"],
         ".messages": [
             "AssistantMessage",
             "FilePart",
