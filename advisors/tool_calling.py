@@ -426,7 +426,10 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
         journal = state.journal
         if entry is not None and entry.status == "recorded":  # the tools ran: go on from their results
             assert journal is not None and entry.progress is not None
-            yield from _write(journal, entry, "claiming it")  # of concurrent retries, one goes on
+            claim = entry.model_copy(
+                update={"by": journal.token}
+            )  # this resume's own text: of concurrent retries, one goes on
+            yield from _write(journal, claim, "claiming it")
             return (yield from self._continue(request, state, hooks, entry.progress))
         if observers:
             observers.turn_resumed(pending)

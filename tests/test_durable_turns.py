@@ -178,12 +178,14 @@ def test_of_two_concurrent_retries_exactly_one_goes_on() -> None:
         except Exception as exc:
             outcomes.append(exc)
 
+    rounds_before = len(model.prompts)
     threads = [threading.Thread(target=retry) for _ in range(2)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
     assert sorted(type(o).__name__ for o in outcomes) == ["TurnInProgressError", "str"]
+    assert len(model.prompts) == rounds_before + 1, "the loser stopped at its claim, before the model"
     assert tools.booked == ["Ritz"]
 
 
