@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Iterator, Mapping, Sequence
-from contextlib import suppress
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar, Union
 
@@ -50,9 +49,10 @@ from chatclient.durable import (
 from chatclient.errors import (
     AdvisorChainError,
     ChatClientError,
-    PendingStateError,
+    PendingStateNotFoundError,
     PendingStateTamperedError,
     ToolCallDecisionError,
+    TurnInProgressError,
     TurnInterruptedError,
     UsageLimitExceededError,
 )
@@ -554,12 +554,16 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
 
     @staticmethod
     def _completed(response: ChatClientResponse, state: LoopState) -> Generator[_Step, Any, ChatClientResponse]:
-        """End a journaled turn: mark it completed (one resume does), then take its state."""
+        """End a journaled turn by taking its state (the journal goes with it): the store's atomic take
+        is the last compare-and-set, so of two resumes that reached the end, one answers."""
         journal = state.journal
         if journal is not None:
-            yield from _write(journal, journal.completed(), "completing it")
-            with suppress(PendingStateError):  # gone already (expired): the journal says completed
+            try:
                 yield from _take(journal.stored)
+            except PendingStateNotFoundError as exc:
+                raise TurnInProgressError(
+                    "Another resume of this paused turn completed it first; this one's answer is dropped"
+                ) from exc
         return response
 
     @staticmethod

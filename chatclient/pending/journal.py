@@ -3,8 +3,8 @@
 The paused state stays in its store until the turn completes; beside it the store keeps a
 :class:`~chatclient.durable.JournalEntry`, moved by compare-and-set (:class:`JournaledStore`).
 A resume claims the journal before each tool batch (``running``, the batch's call ids named),
-records the batch's results before the next model round (``recorded``), and ends it (``completed``,
-then takes the state). Every write is made at the version the resume last wrote, so of two resumes
+records the batch's results before the next model round (``recorded``), and ends it by taking the
+state (the journal goes with it). Every write is made at the version the resume last wrote, so of two resumes
 of one state exactly one goes on; the other is refused before it runs anything.
 """
 
@@ -77,6 +77,3 @@ class TurnJournal:
 
     def recorded(self, progress: TurnProgress) -> JournalEntry:
         return JournalEntry(status="recorded", decisions=self.digest, progress=progress, by=self.token)
-
-    def completed(self) -> JournalEntry:
-        return JournalEntry(status="completed", decisions=self.digest, by=self.token)
