@@ -412,6 +412,8 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
             version, text = yield from _resolved(read_journal(stored))
             entry = JournalEntry.load(text) if text is not None else None
             check_retry(entry, decisions, stored.after_crash)
+            if entry is not None and entry.status == "released":
+                entry = None  # a resume refused before anything ran: as if none had begun
             state.journal = TurnJournal(stored, decisions, decisions_digest(decisions), version)
         if stored is None:
             yield from self._redeem(pending)
@@ -461,6 +463,8 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
             result: ToolExecutionResult = yield tools
         except ToolCallDecisionError:
             yield from _resolved(self.nonce_ledger.release(pending.nonce))  # nothing ran: resumable again
+            if journal is not None:
+                yield from _write(journal, journal.released(), "releasing it")
             raise
         state.progressed = True
         yield from self._emit_results(result, state)

@@ -83,14 +83,15 @@ class TurnContinuation:
         return cls(TurnProgress.model_validate(data["progress"]), str(data.get("conversation_id") or ""))
 
 
-Status = Literal["running", "recorded", "completed"]
+Status = Literal["running", "recorded", "released", "completed"]
 
 
 class JournalEntry(BaseModel):
     """A paused state's progress in its store. ``running``: a resume claimed it and runs a tool batch
     (``started`` names its calls; a crash leaves them "started, outcome unknown"); ``recorded``: the
     batch's results are in ``progress``, the next model round may be sent; ``completed``: the turn
-    ended (a store may keep this instead of dropping the journal with the state). ``decisions`` is
+    ended (a store may keep this instead of dropping the journal with the state); ``released``: a
+    resume was refused before anything ran, the state may be resumed afresh. ``decisions`` is
     the digest of the decisions it runs under (a retry must bring the same)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")

@@ -29,7 +29,7 @@ def read_journal(stored: StoredPendingToolCalls) -> tuple[int, str | None] | Awa
 
 def check_retry(entry: JournalEntry | None, decisions: ToolCallDecisions, after_crash: bool) -> None:
     """Refuse, before anything runs, a resume that cannot go on from ``entry``."""
-    if entry is None:
+    if entry is None or entry.status == "released":
         return
     if entry.status == "completed":
         raise TurnInProgressError("This paused turn already completed; nothing ran")
@@ -74,6 +74,10 @@ class TurnJournal:
 
     def running(self, call_ids: tuple[str, ...]) -> JournalEntry:
         return JournalEntry(status="running", decisions=self.digest, started=call_ids, by=self.token)
+
+    def released(self) -> JournalEntry:
+        """Nothing ran after all (the decisions were refused): the state may be resumed afresh."""
+        return JournalEntry(status="released", decisions="", by=self.token)
 
     def recorded(self, progress: TurnProgress) -> JournalEntry:
         return JournalEntry(status="recorded", decisions=self.digest, progress=progress, by=self.token)
