@@ -52,6 +52,7 @@ from chatclient.errors import (
     PendingStateNotFoundError,
     PendingStateTamperedError,
     ToolCallDecisionError,
+    ToolCallLimitExceededError,
     TurnInProgressError,
     TurnInterruptedError,
     UsageLimitExceededError,
@@ -534,6 +535,11 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
                 response = yield from self._paused(response, pause, state, round_request)
                 answer = state.pending.reply if state.pending is not None else None
                 break
+            except (ToolCallLimitExceededError, ToolCallDecisionError):
+                if journal is not None:  # refused before any call ran: the claim goes back to the last results
+                    back = journal.recorded(_continuation(state, request).progress)
+                    yield from _write(journal, back, "releasing its tool round")
+                raise
             state.progressed = True
             if streaming:
                 yield from self._emit_results(result, state)

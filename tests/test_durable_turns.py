@@ -283,3 +283,22 @@ def test_a_resume_refused_when_its_calls_were_about_to_run_leaves_the_state_resu
     deny = ToolCallDecisions.of(ToolCallDecision.deny("b1"))  # released: even other decisions may now resume it
     assert client.prompt().tools(tools).resume_from(store, state_id, deny).call().content() == "Booked."
     assert tools.booked == []
+
+
+def test_a_tool_limit_refusal_after_a_resume_leaves_the_results_recorded_not_started() -> None:
+    from advisors.tool_calling import ToolCallingAdvisor
+    from chatclient.errors import ToolCallLimitExceededError
+    from chatclient.tools import ToolCallingManager, ToolCallLimitPolicy
+
+    manager = ToolCallingManager.builder().max_total_tool_calls(1).on_limit_exceeded(ToolCallLimitPolicy.RAISE)
+    tools, store = Booking(), InMemoryPendingToolCallStore()
+    script = [_book_reply(), _weather_reply(), "Booked, no weather."]
+    loop = ToolCallingAdvisor(manager.build())
+    client = ChatClient.builder(ScriptedChatModel(script)).default_advisors(loop).build()
+    state_id = _paused(client, tools, store)
+    with pytest.raises(ToolCallLimitExceededError):
+        client.prompt().tools(tools).resume_from(store, state_id, ALLOW).call().content()
+    _, text = store.progress(state_id)
+    assert text is not None and JournalEntry.load(text).status == "recorded"  # not "running": nothing started
+    assert client.prompt().tools(tools).resume_from(store, state_id, ALLOW).call().content() == "Booked, no weather."
+    assert tools.booked == ["Ritz"]
