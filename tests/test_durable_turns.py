@@ -292,7 +292,7 @@ def test_a_tool_limit_refusal_after_a_resume_leaves_the_results_recorded_not_sta
 
     manager = ToolCallingManager.builder().max_total_tool_calls(1).on_limit_exceeded(ToolCallLimitPolicy.RAISE)
     tools, store = Booking(), InMemoryPendingToolCallStore()
-    script = [_book_reply(), _weather_reply(), "Booked, no weather."]
+    script: list[AssistantMessage | str] = [_book_reply(), _weather_reply(), "Booked, no weather."]
     loop = ToolCallingAdvisor(manager.build())
     client = ChatClient.builder(ScriptedChatModel(script)).default_advisors(loop).build()
     state_id = _paused(client, tools, store)

@@ -109,7 +109,16 @@ def test_a_failed_resume_is_retried_to_the_end_and_of_two_concurrent_retries_one
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_an_async_store_continues_a_failed_resume(backend: str, tmp_path: Path, prefix: str) -> None:
+@pytest.mark.parametrize("mode", ["acall", "astream"])
+def test_an_async_store_continues_a_failed_resume(backend: str, mode: str, tmp_path: Path, prefix: str) -> None:
+    async def run(spec: Any) -> str | None:
+        if mode == "acall":
+            return await spec.acall().content()  # type: ignore[no-any-return]
+        stream = spec.astream()
+        async for _ in stream.events():
+            pass
+        return stream.response.chat_response.text  # type: ignore[no-any-return]
+
     async def scenario() -> None:
         hotel, store = Hotel(), await make_async_store(backend, tmp_path, prefix, 3600.0)
         try:
@@ -118,11 +127,11 @@ def test_an_async_store_continues_a_failed_resume(backend: str, tmp_path: Path, 
             paused = await client.prompt("Book the Ritz").tools(hotel).acall().chat_client_response()
             state_id = await store.save(paused.context["chatclient.tool_loop.pending"])
             with pytest.raises(ServerError) as raised:
-                await client.prompt().tools(hotel).resume_from(store, state_id, ALLOW).acall().content()
+                await run(client.prompt().tools(hotel).resume_from(store, state_id, ALLOW))
             _, text = await store.progress(state_id)
             assert JournalEntry.load(text).status == "recorded"
             spec = client.prompt().tools(hotel).continue_turn(raised.value.continuation)
-            assert await spec.acall().content() == "Booked."
+            assert await run(spec) == "Booked."
             assert hotel.booked == ["Ritz"]
             with pytest.raises(PendingStateError):  # the state is gone
                 await store.peek(state_id)
