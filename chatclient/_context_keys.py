@@ -31,6 +31,11 @@ class ContextKeys:
     RESUME: Final = "chatclient.tool_loop.resume"
     """On the request: ``(PendingToolCalls, ToolCallDecisions)`` set by ``resume(...)``; the loop runs
     the decided calls first, then goes on to the answer."""
+    USAGE_BUDGET: Final = "chatclient.tool_loop.usage_budget"
+    """On the request: the ``UsageBudget`` (``spec.usage_limits(...)``) checked before each model round."""
+    CONVERSATION_USAGE: Final = "chatclient.memory.conversation_usage"
+    """On the request: ``(model requests, Usage)`` of the conversation's stored turns, set by a memory
+    advisor when a per-conversation budget is to be checked."""
     TURN: Final = "chatclient.turn"
     """On the response: the :class:`~chatclient.turn.Turn` (id and messages); read it with
     ``turn_messages(response)``."""

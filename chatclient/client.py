@@ -44,6 +44,7 @@ from .usage import UsageTotals, UsageTracker, usage_minus
 if TYPE_CHECKING:
     from advisors.tool_calling import ToolCallingAdvisor, ToolLoopExtension
 
+    from .durable import TurnContinuation, UsageBudget, UsageLimits
     from .pending.state import AsyncPendingToolCallStore, PendingToolCallStore, StoredPendingToolCalls
     from .response_spec import _AsyncPrepare
     from .tools.confirmation import PendingToolCalls, ToolCallDecisions
@@ -180,7 +181,8 @@ class ChatClientRequestSpec:
     advisor_list: tuple[Advisor, ...] = ()
     advisor_params: Mapping[str, Any] = field(default_factory=dict)
     chat_options: ChatOptions | None = None
-    resume_state: tuple[PendingToolCalls | StoredPendingToolCalls, ToolCallDecisions] | None = None
+    resume_state: tuple[PendingToolCalls | StoredPendingToolCalls | TurnContinuation, ToolCallDecisions] | None = None
+    usage_budget: UsageBudget | None = None
     extension_list: tuple[ToolLoopExtension, ...] = ()
     observer_set: Observers = NO_OBSERVERS
     system_params: Mapping[str, Any] | None = None
@@ -320,7 +322,12 @@ class ChatClientRequestSpec:
         return replace(self, resume_state=(pending, decisions))
 
     def resume_from(
-        self, store: PendingToolCallStore | AsyncPendingToolCallStore, state_id: str, decisions: ToolCallDecisions
+        self,
+        store: PendingToolCallStore | AsyncPendingToolCallStore,
+        state_id: str,
+        decisions: ToolCallDecisions,
+        *,
+        after_crash: bool = False,
     ) -> ChatClientRequestSpec:
         """As :meth:`resume`, for a state saved in ``store`` under ``state_id``: the state is taken
         from the store only after the decisions passed every check — they fit the reply, and each
@@ -330,6 +337,12 @@ class ChatClientRequestSpec:
         ``PendingStateNotFoundError`` and run nothing. An async store (``AsyncPendingToolCallStore``)
         is peeked at and taken with ``await`` on the request's own loop, so resume from it with
         ``acall()``/``astream()``; ``call()``/``stream()`` raise ``ConfigurationError`` before anything runs.
+
+        A store that keeps a journal (every built-in one) records the turn's progress on the state:
+        the state stays until the turn completes, so the same ``resume_from`` after a failure continues
+        the turn (same decisions required; no tool runs again; of concurrent retries one wins).
+        ``after_crash=True`` takes over a state whose tools were started by a process that is gone:
+        those calls are reported to the model as interrupted, outcome unknown (see docs/durable.md).
         """
         if not callable(getattr(store, "peek", None)):
             raise ConfigurationError(
@@ -339,7 +352,34 @@ class ChatClientRequestSpec:
         from .pending.state import StoredPendingToolCalls, check_state_id
 
         check_state_id(state_id)
-        return replace(self, resume_state=(StoredPendingToolCalls(store, state_id), decisions))
+        return replace(self, resume_state=(StoredPendingToolCalls(store, state_id, after_crash), decisions))
+
+    def continue_turn(self, continuation: TurnContinuation) -> ChatClientRequestSpec:
+        """Finish a turn that stopped after tools ran (``err.continuation`` of the error that stopped
+        it): the next model round reads exactly the recorded results and no tool runs again. As with
+        a resume, this request's texts and messages are not added; pass the same tools again."""
+        from .durable import TurnContinuation as _Continuation
+
+        if not isinstance(continuation, _Continuation):
+            raise ConfigurationError(
+                f"continue_turn() takes an error's continuation, not {type(continuation).__name__}"
+            )
+        if continuation.stored is not None:
+            assert continuation.decisions is not None
+            return replace(self, resume_state=(continuation.stored, continuation.decisions))
+        from .tools.confirmation import ToolCallDecisions as _Decisions
+
+        return replace(self, resume_state=(continuation, _Decisions()))
+
+    def usage_limits(
+        self, per_turn: UsageLimits | None = None, *, per_conversation: UsageLimits | None = None
+    ) -> ChatClientRequestSpec:
+        """Budgets checked before each model round of this request's turn; a breach raises
+        ``UsageLimitExceededError`` whose ``continuation`` finishes the turn under a raised budget.
+        ``per_conversation`` counts the conversation's stored usage too (it needs a memory advisor)."""
+        from .durable import UsageBudget as _Budget
+
+        return replace(self, usage_budget=_Budget(per_turn, per_conversation))
 
     # ------------------------------------------------------------------ terminals (lazy)
 
@@ -392,24 +432,35 @@ class ChatClientRequestSpec:
         context = {**self.advisor_params, **(extra_context or {})}
         resumed_usage: Usage | None = None
         if self.resume_state is not None:
+            from .durable import TurnContinuation as _Continuation
             from .pending.state import StoredPendingToolCalls
 
             source = self.resume_state[0]
-            if isinstance(source, StoredPendingToolCalls):
-                pending = peeked if peeked is not None else source.peek()
-            else:
-                pending = source
-            messages: Sequence[Message] = pending.turn_request
-            resumed_usage = pending.usage
             context[ContextKeys.RESUME] = self.resume_state
-            if pending.conversation_id:  # paused under a memory advisor: resumed in that conversation only
-                from .tools.resume import bind_resume
+            messages: Sequence[Message]
+            if isinstance(source, _Continuation):
+                messages, resumed_usage = source.progress.history, source.progress.usage
+                if source.conversation_id:
+                    from .tools.resume import bind_conversation
 
-                bind_resume(context, pending)
+                    bind_conversation(context, source.conversation_id)
+            else:
+                if isinstance(source, StoredPendingToolCalls):
+                    pending = peeked if peeked is not None else source.peek()
+                else:
+                    pending = source
+                messages = pending.turn_request
+                resumed_usage = pending.usage
+                if pending.conversation_id:  # paused under a memory advisor: resumed in that conversation only
+                    from .tools.resume import bind_resume
+
+                    bind_resume(context, pending)
         else:
             messages = self._messages()
         if self.extension_list:
             context[ContextKeys.TOOL_LOOP_EXTENSIONS] = self.extension_list
+        if self.usage_budget is not None:
+            context[ContextKeys.USAGE_BUDGET] = self.usage_budget
         observers = self.observer_set
         if observers:
             context[ContextKeys.OBSERVERS] = observers

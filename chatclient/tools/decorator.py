@@ -33,6 +33,7 @@ def tool(
     requires_confirmation: Confirmation = False,
     timeout: float | None = None,
     max_retries: int | None = None,
+    idempotent: bool = False,
 ) -> Callable[[F], F]: ...
 
 
@@ -46,6 +47,7 @@ def tool(
     requires_confirmation: Confirmation = False,
     timeout: float | None = None,
     max_retries: int | None = None,
+    idempotent: bool = False,
 ) -> F | Callable[[F], F]:
     """Mark a function (sync or ``async def``, plain or a method) as a tool.
 
@@ -57,7 +59,8 @@ def tool(
     over the ``DecisionRequest``. ``timeout`` (seconds) abandons a call still running then, and the
     model is told it timed out (it replaces the manager's default ``tool_timeout``; a request's
     ``timeout`` still caps it). ``max_retries`` bounds how often per turn the tool may raise
-    ``ToolRetry`` (default: ``ToolCallLimits.max_tool_retries``).
+    ``ToolRetry`` (default: ``ToolCallLimits.max_tool_retries``). ``idempotent=True``: a call a crash
+    left "outcome unknown" may run again (see docs/durable.md).
     """
 
     metadata = ToolMetadata.of(  # checked now: a bad value fails at the decorator, not at the first call
@@ -65,6 +68,7 @@ def tool(
         requires_confirmation=requires_confirmation,
         timeout=timeout,
         max_retries=max_retries,
+        idempotent=idempotent,
     )
 
     def decorate(fn: F) -> F:

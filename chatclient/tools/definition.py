@@ -39,6 +39,9 @@ class ToolMetadata(BaseModel):
     approved_by: str | Callable[[Any], bool] | None = None
     """Who may decide on a call: a role the approver must hold, or a predicate over the
     ``DecisionRequest``; ``None`` lets anyone decide (see ``ToolCallAuthorizer``)."""
+    idempotent: bool = False
+    """Running a call twice does no more than running it once: after a crash left a call "started,
+    outcome unknown", it may simply run again (any other is reported to the model as unknown)."""
     aliases: tuple[str, ...] = ()
     """Other names of the tool that a gate by name also matches (``by_tool_names``, the
     ``CHATCLIENT_TOOL_CONFIRMATION_TOOLS`` setting): a remote tool's own name where the model sees a
@@ -58,6 +61,7 @@ class ToolMetadata(BaseModel):
         requires_confirmation: Confirmation = False,
         timeout: float | None = None,
         max_retries: int | None = None,
+        idempotent: bool = False,
     ) -> ToolMetadata:
         """Metadata from ``@tool``'s flags: ``requires_confirmation`` may be a role or a predicate."""
         check_timeout(timeout)
@@ -67,7 +71,7 @@ class ToolMetadata(BaseModel):
             raise ValueError(f"max_retries is a number of retries (0 or more), not {max_retries!r}")
         if isinstance(requires_confirmation, bool):
             return cls(return_direct=return_direct, requires_confirmation=requires_confirmation,
-                       timeout=timeout, max_retries=max_retries)  # fmt: skip
+                       timeout=timeout, max_retries=max_retries, idempotent=idempotent)  # fmt: skip
         if isinstance(requires_confirmation, str) and not requires_confirmation.strip():
             raise ValueError("requires_confirmation names a role: give a non-empty role name")
         if not isinstance(requires_confirmation, str) and not callable(requires_confirmation):
@@ -75,7 +79,7 @@ class ToolMetadata(BaseModel):
                 f"requires_confirmation is True/False, a role name or a predicate, not {requires_confirmation!r}"
             )
         return cls(return_direct=return_direct, requires_confirmation=True, approved_by=requires_confirmation,
-                   timeout=timeout, max_retries=max_retries)  # fmt: skip
+                   timeout=timeout, max_retries=max_retries, idempotent=idempotent)  # fmt: skip
 
 
 def check_timeout(timeout: float | None) -> None:
