@@ -96,7 +96,7 @@ from chatclient.tools.rules import (
     aask_handler,
     ask_handler,
     remembered_rule_id,
-    rule_decisions,
+    rule_candidates,
 )
 from chatclient.turn import Turn, new_turn_id
 
@@ -658,12 +658,7 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
         if approvals.store is not None and isinstance(conversation, str) and conversation:
             stored_rules = yield from _resolved(approvals.store.list(conversation))
             rules = [*rules, *stored_rules]
-        decided = rule_decisions(pending, rules) if rules else {}
-        if decided:
-            refused = self.tool_calling_manager.refusals(
-                _with_messages(request.prompt, state.history), pause.chat_response, decided, observers=state.observers
-            )
-            decided = {call_id: d for call_id, d in decided.items() if call_id not in refused}
+        decided = self._by_rules(rule_candidates(pending, rules), pause, state, request) if rules else {}
         if not set(pending.awaiting_ids) <= decided.keys():
             if approvals.handler is None:
                 return None
@@ -677,6 +672,27 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
         extra = [d for call_id, d in decided.items() if call_id not in {c.id for c in pending.calls}]
         ordered = [decided[c.id] for c in pending.calls if c.id in decided]
         return pending, ToolCallDecisions.of(ordered, extra)  # an unknown id is refused by the manager
+
+    def _by_rules(
+        self,
+        candidates: dict[str, list[ApprovalRule]],
+        pause: ToolCallConfirmationRequired,
+        state: LoopState,
+        request: ChatClientRequest,
+    ) -> dict[str, ToolCallDecision]:
+        """Each call's first matching rule whose author the authorizer lets decide it (every refusal
+        is reported); a call no such rule decides is left out."""
+        prompt = _with_messages(request.prompt, state.history)
+        decided: dict[str, ToolCallDecision] = {}
+        tried = dict.fromkeys(candidates, 0)
+        while tried:
+            trying = {call_id: candidates[call_id][n].decision(call_id) for call_id, n in tried.items()}
+            refused = self.tool_calling_manager.refusals(prompt, pause.chat_response, trying, observers=state.observers)
+            decided.update((call_id, d) for call_id, d in trying.items() if call_id not in refused)
+            tried = {
+                call_id: tried[call_id] + 1 for call_id in refused if tried[call_id] + 1 < len(candidates[call_id])
+            }
+        return decided
 
     @staticmethod
     def _paused(

@@ -42,7 +42,7 @@ __all__ = [
     "ask_handler",
     "failed_decisions",
     "remembered_rule_id",
-    "rule_decisions",
+    "rule_candidates",
 ]
 
 ArgumentsPredicate = Callable[[Mapping[str, Any]], bool]
@@ -111,19 +111,17 @@ class ApprovalRule(BaseModel):
 _MISSING = object()
 
 
-def rule_decisions(pending: PendingToolCalls, rules: Iterable[ApprovalRule]) -> dict[str, ToolCallDecision]:
-    """The gated calls of ``pending`` that a rule decides, by call id. A deny rule wins over an allow
-    rule (of several that match, the first deny, else the first allow)."""
+def rule_candidates(pending: PendingToolCalls, rules: Iterable[ApprovalRule]) -> dict[str, list[ApprovalRule]]:
+    """For each gated call of ``pending`` that some rule matches, the matching rules in the order
+    they are tried: deny rules first (a "never" outweighs an "always"), each kind in the order given."""
     ordered = list(rules)
-    decided: dict[str, ToolCallDecision] = {}
+    found: dict[str, list[ApprovalRule]] = {}
     for call in pending.calls:
-        if not call.requires_confirmation:
-            continue
-        matching = [r for r in ordered if r.matches(call.name, call.arguments)]
-        chosen = next((r for r in matching if not r.allow), None) or next(iter(matching), None)
-        if chosen is not None:
-            decided[call.id] = chosen.decision(call.id)
-    return decided
+        if call.requires_confirmation:
+            matching = [r for r in ordered if r.matches(call.name, call.arguments)]
+            if matching:
+                found[call.id] = [r for r in matching if not r.allow] + [r for r in matching if r.allow]
+    return found
 
 
 def remembered_rule_id(pending: PendingToolCalls, call_id: str) -> str:
