@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Iterator, Mapping, Sequence
-from contextlib import suppress
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar, Union
 
@@ -50,9 +49,10 @@ from chatclient.durable import (
 from chatclient.errors import (
     AdvisorChainError,
     ChatClientError,
-    PendingStateError,
+    PendingStateNotFoundError,
     PendingStateTamperedError,
     ToolCallDecisionError,
+    TurnInProgressError,
     TurnInterruptedError,
     UsageLimitExceededError,
 )
@@ -445,6 +445,8 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
             version, text = yield from _resolved(read_journal(stored))
             entry = JournalEntry.load(text) if text is not None else None
             check_retry(entry, decisions, stored.after_crash)
+            if entry is not None and entry.status == "released":
+                entry = None  # a resume refused before anything ran: as if none had begun
             state.journal = TurnJournal(stored, decisions, decisions_digest(decisions), version)
         if stored is None:
             yield from self._redeem(pending)
@@ -460,7 +462,10 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
         journal = state.journal
         if entry is not None and entry.status == "recorded":  # the tools ran: go on from their results
             assert journal is not None and entry.progress is not None
-            yield from _write(journal, entry, "claiming it")  # of concurrent retries, one goes on
+            claim = entry.model_copy(
+                update={"by": journal.token}
+            )  # this resume's own text: of concurrent retries, one goes on
+            yield from _write(journal, claim, "claiming it")
             return (yield from self._continue(request, state, hooks, entry.progress))
         if inline is not None:
             round_request = inline
@@ -498,6 +503,8 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
             result: ToolExecutionResult = yield tools
         except ToolCallDecisionError:
             yield from _resolved(self.nonce_ledger.release(pending.nonce))  # nothing ran: resumable again
+            if journal is not None:
+                yield from _write(journal, journal.released(), "releasing it")
             raise
         state.progressed = True
         yield from self._emit_results(result, state)
@@ -600,12 +607,16 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
 
     @staticmethod
     def _completed(response: ChatClientResponse, state: LoopState) -> Generator[_Step, Any, ChatClientResponse]:
-        """End a journaled turn: mark it completed (one resume does), then take its state."""
+        """End a journaled turn by taking its state (the journal goes with it): the store's atomic take
+        is the last compare-and-set, so of two resumes that reached the end, one answers."""
         journal = state.journal
         if journal is not None:
-            yield from _write(journal, journal.completed(), "completing it")
-            with suppress(PendingStateError):  # gone already (expired): the journal says completed
+            try:
                 yield from _take(journal.stored)
+            except PendingStateNotFoundError as exc:
+                raise TurnInProgressError(
+                    "Another resume of this paused turn completed it first; this one's answer is dropped"
+                ) from exc
         return response
 
     @staticmethod

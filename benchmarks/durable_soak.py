@@ -62,12 +62,14 @@ def _stores(backend: str, where: str, prefix: str) -> tuple[Any, Any]:
 
 
 class _Worker:
-    def __init__(self, backend: str, where: str, prefix: str, ledger: str) -> None:
+    def __init__(self, backend: str, where: str, prefix: str, ledger: str, journal: bool) -> None:
         from chatclient import ChatClient, tool
         from chatclient.memory import SessionMemoryAdvisor
         from chatclient.testing import ScriptedChatModel
 
         self.store, repository = _stores(backend, where, prefix)
+        if not journal:
+            self.store = _Unjournaled(self.store)
         self.ledger = ledger
         self.task: dict[str, Any] = {}
         worker = self
@@ -135,8 +137,15 @@ class _Worker:
             return {"error": type(exc).__name__, "message": str(exc)[:300]}
 
 
-def _worker_main(backend: str, where: str, prefix: str, ledger: str) -> None:
-    worker = _Worker(backend, where, prefix, ledger)
+class _Unjournaled:
+    """A store seen without its journal: a resume takes the state before its calls run."""
+
+    def __init__(self, store: Any) -> None:
+        self.save, self.peek, self.take = store.save, store.peek, store.take
+
+
+def _worker_main(backend: str, where: str, prefix: str, ledger: str, journal: bool) -> None:
+    worker = _Worker(backend, where, prefix, ledger, journal)
     print(json.dumps({"ready": os.getpid()}), flush=True)
     for line in sys.stdin:
         print(json.dumps(worker.run(json.loads(line))), flush=True)
@@ -196,10 +205,14 @@ class Plan:
     race: bool = False  # the resume is sent to two workers at once
 
 
-def plans(turns: int, prefix: str) -> list[Plan]:
+def plans(turns: int, prefix: str, *, faults: bool = True) -> list[Plan]:
+    """Every eighth turn is denied; with ``faults``, the others die, fail or race by their number."""
     found = []
     for n in range(turns):
         kind = n % 8
+        if not faults:
+            found.append(Plan(f"{prefix}t{n}", allow=kind != 7))
+            continue
         found.append(
             Plan(
                 f"{prefix}t{n}",
@@ -323,12 +336,24 @@ def drive(pool: Pool, plan: Plan, outcome: Outcome) -> None:
     raise AssertionError(f"turn {plan.turn} never completed")
 
 
-def run(backend: str, where: str, *, workers: int = 4, turns: int = 40, prefix: str | None = None) -> Outcome:
-    """Drive ``turns`` turns through ``workers`` processes sharing one store on ``backend``."""
+def run(
+    backend: str,
+    where: str,
+    *,
+    workers: int = 4,
+    turns: int = 40,
+    prefix: str | None = None,
+    faults: bool = True,
+    journal: bool = True,
+) -> Outcome:
+    """Drive ``turns`` turns through ``workers`` processes sharing one store on ``backend``.
+    ``journal=False`` hides the store's journal (resumes take the state up front, as before durable
+    turns): only meaningful without ``faults``, to measure what the journal costs."""
     prefix = prefix or f"soak{os.getpid()}{int(time.time() * 1000) % 100000}_"
     ledger = str(Path(tempfile.mkdtemp(prefix="soak-ledger-")) / "ledger.jsonl")
-    outcome = Outcome(plans(turns, prefix))
-    pool = Pool(workers, ["--backend", backend, "--where", where, "--prefix", prefix, "--ledger", ledger])
+    outcome = Outcome(plans(turns, prefix, faults=faults))
+    args = ["--backend", backend, "--where", where, "--prefix", prefix, "--ledger", ledger]
+    pool = Pool(workers, [*args, "--journal", "on" if journal else "off"])
     try:
         began = time.perf_counter()
         todo: queue.Queue[Plan] = queue.Queue()
@@ -405,14 +430,16 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command")
     worker = sub.add_parser("worker")
-    for name in ("--backend", "--where", "--prefix", "--ledger"):
+    for name in ("--backend", "--where", "--prefix", "--ledger", "--journal"):
         worker.add_argument(name, required=True)
     parser.add_argument("--backend", choices=BACKENDS, action="append")
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--turns", type=int, default=200)
+    parser.add_argument("--no-faults", action="store_true", help="no kills, failures or races")
+    parser.add_argument("--no-journal", action="store_true", help="hide the journal (with --no-faults)")
     args = parser.parse_args(argv)
     if args.command == "worker":
-        _worker_main(args.backend, args.where, args.prefix, args.ledger)
+        _worker_main(args.backend, args.where, args.prefix, args.ledger, args.journal == "on")
         return
     for backend in args.backend or BACKENDS:
         where = (
@@ -420,9 +447,17 @@ def main(argv: list[str] | None = None) -> None:
             if backend == "sqlite"
             else os.environ[f"CHATCLIENT_TEST_{backend.upper()}_URL"]
         )
-        outcome = run(backend, where, workers=args.workers, turns=args.turns)
+        outcome = run(
+            backend,
+            where,
+            workers=args.workers,
+            turns=args.turns,
+            faults=not args.no_faults,
+            journal=not args.no_journal,
+        )
         print(
-            f"{backend}: {len(outcome.plans)} turns, {args.workers} workers, {outcome.kills} SIGKILLs: "
+            f"{backend} (faults {'off' if args.no_faults else 'on'}, journal {'off' if args.no_journal else 'on'}): "
+            f"{len(outcome.plans)} turns, {args.workers} workers, {outcome.kills} SIGKILLs: "
             f"{outcome.turns_per_second:.1f} turns/s, p99 {outcome.p99_ms:.0f} ms"
         )
 

@@ -49,10 +49,7 @@ from .errors import (
     ToolCallUnauthorizedError,
     ToolError,
     ToolExecutionError,
-    TurnInProgressError,
-    TurnInterruptedError,
     UnknownToolError,
-    UsageLimitExceededError,
 )
 
 if _typing.TYPE_CHECKING:
@@ -73,7 +70,6 @@ if _typing.TYPE_CHECKING:
         StreamNext,
     )
     from .client import ChatClient
-    from .durable import TurnContinuation, UsageLimits
     from .messages import (
         AssistantMessage,
         FilePart,
@@ -181,12 +177,7 @@ __all__ = [
     "ToolResult",
     "Turn",
     "turn_messages",
-    "TurnContinuation",
-    "TurnInProgressError",
-    "TurnInterruptedError",
     "UnknownToolError",
-    "UsageLimitExceededError",
-    "UsageLimits",
     "Usage",
     "UserMessage",
 ]
@@ -217,7 +208,6 @@ __getattr__, __dir__ = _lazy_exports(
             "StreamNext",
         ],
         ".client": ["ChatClient"],
-        ".durable": ["TurnContinuation", "UsageLimits"],
         ".messages": [
             "AssistantMessage",
             "FilePart",

@@ -4,8 +4,8 @@ A turn's progress (:class:`TurnProgress`: its messages so far, tool results incl
 usage and id) is recorded after each tool round, before the next model round is sent, where the turn
 lives: on the raised error (:class:`TurnContinuation`, ``err.continuation``) for a turn that lives in
 memory, and in the pending store for a resumed turn (a :class:`JournalEntry` per paused state, moved
-by compare-and-set: ``running`` while its tools run, ``recorded`` once their results are kept,
-``completed`` at the end). Budgets (:class:`UsageLimits`) are checked before each model round.
+by compare-and-set: ``running`` while its tools run, ``recorded`` once their results are kept; the
+state is taken when the turn ends). Budgets (:class:`UsageLimits`) are checked before each model round.
 """
 
 from __future__ import annotations
@@ -83,14 +83,16 @@ class TurnContinuation:
         return cls(TurnProgress.model_validate(data["progress"]), str(data.get("conversation_id") or ""))
 
 
-Status = Literal["running", "recorded", "completed"]
+Status = Literal["running", "recorded", "released", "completed"]
 
 
 class JournalEntry(BaseModel):
     """A paused state's progress in its store. ``running``: a resume claimed it and runs a tool batch
     (``started`` names its calls; a crash leaves them "started, outcome unknown"); ``recorded``: the
     batch's results are in ``progress``, the next model round may be sent; ``completed``: the turn
-    ended. ``decisions`` is the digest of the decisions it runs under (a retry must bring the same)."""
+    ended (a store may keep this instead of dropping the journal with the state); ``released``: a
+    resume was refused before anything ran, the state may be resumed afresh. ``decisions`` is
+    the digest of the decisions it runs under (a retry must bring the same)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
     status: Status

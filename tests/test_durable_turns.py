@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from typing import Any
 
 import pytest
 
@@ -178,12 +179,14 @@ def test_of_two_concurrent_retries_exactly_one_goes_on() -> None:
         except Exception as exc:
             outcomes.append(exc)
 
+    rounds_before = len(model.prompts)
     threads = [threading.Thread(target=retry) for _ in range(2)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
     assert sorted(type(o).__name__ for o in outcomes) == ["TurnInProgressError", "str"]
+    assert len(model.prompts) == rounds_before + 1, "the loser stopped at its claim, before the model"
     assert tools.booked == ["Ritz"]
 
 
@@ -256,3 +259,27 @@ def test_usage_limits_refuse_bad_values() -> None:
 
     with pytest.raises(ConfigurationError):
         UsageLimits(requests=-1)
+
+
+def test_a_resume_refused_when_its_calls_were_about_to_run_leaves_the_state_resumable() -> None:
+    from advisors.tool_calling import ToolCallingAdvisor
+    from chatclient.tools import ToolCallingManager
+
+    class RefusesOnce(ToolCallingManager):
+        refused = False
+
+        def execute_tool_calls(self, *args: Any, **kwargs: Any) -> Any:
+            if args[2] is not None and not self.refused:  # the resume's run (the pause has no decisions)
+                self.refused = True
+                raise ToolCallDecisionError("refused at the last moment; nothing ran")
+            return super().execute_tool_calls(*args, **kwargs)
+
+    tools, store = Booking(), InMemoryPendingToolCallStore()
+    loop = ToolCallingAdvisor(RefusesOnce())
+    client = ChatClient.builder(ScriptedChatModel([_book_reply(), "Booked."])).default_advisors(loop).build()
+    state_id = _paused(client, tools, store)
+    with pytest.raises(ToolCallDecisionError, match="last moment"):
+        client.prompt().tools(tools).resume_from(store, state_id, ALLOW).call().content()
+    deny = ToolCallDecisions.of(ToolCallDecision.deny("b1"))  # released: even other decisions may now resume it
+    assert client.prompt().tools(tools).resume_from(store, state_id, deny).call().content() == "Booked."
+    assert tools.booked == []

@@ -3,8 +3,8 @@
 The paused state stays in its store until the turn completes; beside it the store keeps a
 :class:`~chatclient.durable.JournalEntry`, moved by compare-and-set (:class:`JournaledStore`).
 A resume claims the journal before each tool batch (``running``, the batch's call ids named),
-records the batch's results before the next model round (``recorded``), and ends it (``completed``,
-then takes the state). Every write is made at the version the resume last wrote, so of two resumes
+records the batch's results before the next model round (``recorded``), and ends it by taking the
+state (the journal goes with it). Every write is made at the version the resume last wrote, so of two resumes
 of one state exactly one goes on; the other is refused before it runs anything.
 """
 
@@ -29,7 +29,7 @@ def read_journal(stored: StoredPendingToolCalls) -> tuple[int, str | None] | Awa
 
 def check_retry(entry: JournalEntry | None, decisions: ToolCallDecisions, after_crash: bool) -> None:
     """Refuse, before anything runs, a resume that cannot go on from ``entry``."""
-    if entry is None:
+    if entry is None or entry.status == "released":
         return
     if entry.status == "completed":
         raise TurnInProgressError("This paused turn already completed; nothing ran")
@@ -75,8 +75,9 @@ class TurnJournal:
     def running(self, call_ids: tuple[str, ...]) -> JournalEntry:
         return JournalEntry(status="running", decisions=self.digest, started=call_ids, by=self.token)
 
+    def released(self) -> JournalEntry:
+        """Nothing ran after all (the decisions were refused): the state may be resumed afresh."""
+        return JournalEntry(status="released", decisions="", by=self.token)
+
     def recorded(self, progress: TurnProgress) -> JournalEntry:
         return JournalEntry(status="recorded", decisions=self.digest, progress=progress, by=self.token)
-
-    def completed(self) -> JournalEntry:
-        return JournalEntry(status="completed", decisions=self.digest, by=self.token)

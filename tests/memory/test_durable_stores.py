@@ -93,12 +93,14 @@ def test_a_failed_resume_is_retried_to_the_end_and_of_two_concurrent_retries_one
             except Exception as exc:
                 outcomes.append(exc)
 
+        rounds_before = len(model.prompts)
         threads = [threading.Thread(target=retry) for _ in range(2)]
         for thread in threads:
             thread.start()
         for thread in threads:
             thread.join()
         assert sorted(type(o).__name__ for o in outcomes) == ["TurnInProgressError", "str"]
+        assert len(model.prompts) == rounds_before + 1, "the loser stopped at its claim, before the model"
         assert hotel.booked == ["Ritz"]
         with pytest.raises(Exception, match="No pending tool calls"):
             store.peek(state_id)
