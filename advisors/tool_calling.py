@@ -495,11 +495,11 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
             elif (yield from _take(stored)) != pending:  # of two resumes that passed the checks, the store picks one
                 raise PendingStateTamperedError("The stored pending state changed while it was resumed; nothing ran")
             yield from self._redeem(pending)
-        if remembered:  # kept once the decisions passed every check, before anything runs
-            self.tool_calling_manager.check_decisions(run_prompt, paused, decisions)
-            yield from _remember(request, pending, remembered)
         tools = _RunTools(self.tool_calling_manager, run_prompt, paused, observers, decisions)
         try:
+            if remembered:  # kept once the decisions passed every check, before anything runs
+                self.tool_calling_manager.check_decisions(run_prompt, paused, decisions)
+                yield from _remember(request, pending, remembered)
             result: ToolExecutionResult = yield tools
         except ToolCallDecisionError:
             yield from _resolved(self.nonce_ledger.release(pending.nonce))  # nothing ran: resumable again
