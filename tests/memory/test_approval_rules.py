@@ -206,7 +206,7 @@ def test_remember_without_conversation_rules_is_refused_before_anything_runs(mod
         run_spec(mode, client.prompt().resume_from(store, state_id, remember))
     assert orders.ran == []
     plain = ToolCallDecisions.of(ToolCallDecision.allow("l1"))
-    response, _ = run_spec(mode, client.prompt().resume_from(store, state_id, plain))  # the state is still there
+    run_spec(mode, client.prompt().resume_from(store, state_id, plain))  # the state is still there
     assert orders.ran == ["A1"]
 
 
