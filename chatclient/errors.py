@@ -268,9 +268,10 @@ class PendingStateReusedError(PendingStateError):
     """The pending state was already resumed: its nonce was redeemed (states are single-use)."""
 
 
-class TurnInProgressError(PendingStateReusedError):
+class TurnInProgressError(PendingStateNotFoundError, PendingStateReusedError):
     """Another resume holds this paused turn: it is running its tools, or the process running them
-    stopped before their results were recorded. Nothing ran. If that process is known to be gone,
+    stopped before their results were recorded. Nothing ran. (A ``PendingStateNotFoundError`` too, as
+    the loser of two resumes always was: handlers of it still match.) If that process is known to be gone,
     resume with ``resume_from(..., after_crash=True)``: the calls it started are then reported to the
     model as interrupted with an unknown outcome (an ``idempotent`` tool runs again)."""
 

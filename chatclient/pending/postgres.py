@@ -31,7 +31,7 @@ from .._storage.sql import Statement, check_prefix
 from ..errors import PendingStateExpiredError, PendingStateNotFoundError, PendingStoreError
 from ..tools.confirmation import PendingToolCalls
 from .outage import atwice, store_call, take_mark, twice
-from .state import _expires_at, check_secret, check_state_id, dump_state, load_state
+from .state import _expires_at, check_secret, check_state_id, dump_state, load_state, open_entry, seal_entry
 
 if TYPE_CHECKING:
     from psycopg_pool import AsyncConnectionPool, ConnectionPool
@@ -129,6 +129,7 @@ class _PendingSql:
         """Write ``entry`` as ``version + 1`` if the journal is at ``version`` and the state waits (a
         row comes back); a resent statement whose first reply was lost finds its own entry."""
         j, t = self.journal, self.table
+        entry = seal_entry(self.secret, state_id, version + 1, entry)
         if version == 0:
             sql = (
                 f"INSERT INTO {j} (id, version, entry, expires_at) SELECT id, 1, %s, expires_at FROM {t}"
@@ -142,9 +143,11 @@ class _PendingSql:
         )
         return sql, (version + 1, entry, check_state_id(state_id), version, version + 1, entry, state_id)
 
-    @staticmethod
-    def journal_of(row: Any) -> tuple[int, str | None]:
-        return (0, None) if row is None else (int(row[0]), str(row[1]))
+    def journal_of(self, state_id: str, row: Any) -> tuple[int, str | None]:
+        if row is None:
+            return 0, None
+        version = int(row[0])
+        return version, open_entry(self.secret, state_id, version, str(row[1]))
 
     @staticmethod
     def discarded(row: Any) -> bool:
@@ -276,7 +279,7 @@ class PostgresPendingToolCallStore:
         """The journal of the turn resumed from this state (see ``JournaledStore``)."""
         statement = self._sql.progress(state_id)
         with store_call(self, "progress"):
-            return self._sql.journal_of(twice(_is_lost_connection, lambda: self._one(statement)))
+            return self._sql.journal_of(state_id, twice(_is_lost_connection, lambda: self._one(statement)))
 
     def record_progress(self, state_id: str, version: int, entry: str) -> bool:
         statement = self._sql.record(state_id, version, entry)
@@ -339,7 +342,9 @@ class AsyncPostgresPendingToolCallStore:
     async def progress(self, state_id: str) -> tuple[int, str | None]:
         statement = self._sql.progress(state_id)
         with store_call(self, "progress"):
-            return self._sql.journal_of(await atwice(_is_lost_connection, lambda: self._db.fetchone(statement)))
+            return self._sql.journal_of(
+                state_id, await atwice(_is_lost_connection, lambda: self._db.fetchone(statement))
+            )
 
     async def record_progress(self, state_id: str, version: int, entry: str) -> bool:
         statement = self._sql.record(state_id, version, entry)

@@ -28,7 +28,7 @@ from .._storage.redis import async_redis_client, redis_client
 from ..errors import PendingStateExpiredError, PendingStateNotFoundError
 from ..tools.confirmation import PendingToolCalls
 from .outage import atwice, store_call, take_mark, twice
-from .state import _expires_at, check_secret, check_state_id, dump_state, load_state
+from .state import _expires_at, check_secret, check_state_id, dump_state, load_state, open_entry, seal_entry
 
 if TYPE_CHECKING:
     import redis
@@ -85,12 +85,12 @@ return 1
 """
 
 
-def _journal(raw: bytes | str | None) -> tuple[int, str | None]:
+def _journal(raw: bytes | str | None, state_id: str, secret: bytes | None) -> tuple[int, str | None]:
     if raw is None:
         return 0, None
     text = raw.decode() if isinstance(raw, bytes) else raw
     version, _, entry = text.partition("\n")
-    return int(version), entry
+    return int(version), open_entry(secret, state_id, int(version), entry)
 
 
 def _is_lost_connection(exc: BaseException) -> bool:
@@ -184,10 +184,12 @@ class RedisPendingToolCallStore:
         """The journal of the turn resumed from this state (see ``JournaledStore``)."""
         check_state_id(state_id)
         with store_call(self, "progress"):
-            return _journal(twice(_is_lost_connection, lambda: self._redis.get(self._journal_prefix + state_id)))
+            raw = twice(_is_lost_connection, lambda: self._redis.get(self._journal_prefix + state_id))
+            return _journal(raw, state_id, self._secret)
 
     def record_progress(self, state_id: str, version: int, entry: str) -> bool:
-        keys, args = [self._prefix + check_state_id(state_id), self._journal_prefix + state_id], [version + 1, entry]
+        keys = [self._prefix + check_state_id(state_id), self._journal_prefix + state_id]
+        args = [version + 1, seal_entry(self._secret, state_id, version + 1, entry)]
         with store_call(self, "record_progress"):
             return bool(twice(_is_lost_connection, lambda: self._record(keys=keys, args=args)))
 
@@ -251,10 +253,11 @@ class AsyncRedisPendingToolCallStore:
         check_state_id(state_id)
         with store_call(self, "progress"):
             key = self._journal_prefix + state_id
-            return _journal(await atwice(_is_lost_connection, lambda: self._redis.get(key)))
+            return _journal(await atwice(_is_lost_connection, lambda: self._redis.get(key)), state_id, self._secret)
 
     async def record_progress(self, state_id: str, version: int, entry: str) -> bool:
-        keys, args = [self._prefix + check_state_id(state_id), self._journal_prefix + state_id], [version + 1, entry]
+        keys = [self._prefix + check_state_id(state_id), self._journal_prefix + state_id]
+        args = [version + 1, seal_entry(self._secret, state_id, version + 1, entry)]
         with store_call(self, "record_progress"):
             return bool(await atwice(_is_lost_connection, lambda: self._record(keys=keys, args=args)))
 

@@ -70,8 +70,10 @@ __all__ = [
     "default_nonce_ledger",
     "dump_state",
     "load_state",
+    "open_entry",
     "redeem",
     "seal",
+    "seal_entry",
     "unseal",
 ]
 
@@ -283,6 +285,39 @@ def _store_mac(secret: bytes, state_id: str, until: str, payload: str) -> str:
     return hmac.new(secret, bound, hashlib.sha256).hexdigest()
 
 
+def seal_entry(secret: bytes | None, state_id: str, version: int, entry: str) -> str:
+    """The journal entry a store keeps as ``version`` of ``state_id``'s journal: with a ``secret``, an
+    HMAC over it, the id and the version, so a writer of the storage cannot put results of its own
+    before the model (nor replay an old entry, nor move one to another state)."""
+    if secret is None:
+        return entry
+    return f"{_KEYED}{_journal_mac(secret, state_id, version, entry)}\n{entry}"
+
+
+def open_entry(secret: bytes | None, state_id: str, version: int, text: str) -> str:
+    """The entry :func:`seal_entry` kept; ``PendingStateTamperedError`` when it does not verify."""
+    if text.startswith(_KEYED):
+        header, _, entry = text.partition("\n")
+        if secret is not None and not hmac.compare_digest(
+            header[len(_KEYED) :], _journal_mac(secret, state_id, version, entry)
+        ):
+            raise PendingStateTamperedError("The pending state's journal does not verify (altered); nothing ran")
+        return entry
+    if secret is not None:
+        raise PendingStateTamperedError("The pending state's journal carries no MAC; nothing ran")
+    return text
+
+
+def _journal_mac(secret: bytes, state_id: str, version: int, entry: str) -> str:
+    bound = "\x00".join(("chatclient.pending.journal.v1", state_id, str(version), entry)).encode()
+    return hmac.new(secret, bound, hashlib.sha256).hexdigest()
+
+
+def _opened(secret: bytes | None, state_id: str, found: tuple[int, str | None]) -> tuple[int, str | None]:
+    version, text = found
+    return found if text is None else (version, open_entry(secret, state_id, version, text))
+
+
 class InMemoryPendingToolCallStore:
     """A process-local store; ``ttl`` (seconds) bounds how long a pause may wait for a person.
 
@@ -322,16 +357,18 @@ class InMemoryPendingToolCallStore:
         """The journal of the turn resumed from this state (see :class:`JournaledStore`)."""
         check_state_id(state_id)
         with self._lock:
-            return self._journal.get(state_id, (0, None))
+            found: tuple[int, str | None] = self._journal.get(state_id, (0, None))
+        return _opened(self._secret, state_id, found)
 
     def record_progress(self, state_id: str, version: int, entry: str) -> bool:
         check_state_id(state_id)
+        sealed = seal_entry(self._secret, state_id, version + 1, entry)
         with self._lock:
             if state_id not in self._states:
                 return False
             if self._journal.get(state_id, (0, None))[0] != version:
                 return False
-            self._journal[state_id] = (version + 1, entry)
+            self._journal[state_id] = (version + 1, sealed)
             return True
 
     def peek(self, state_id: str) -> PendingToolCalls:
@@ -482,11 +519,12 @@ class SqlitePendingToolCallStore:
         with store_call(self, "progress"):
             sql = f"SELECT version, entry FROM {self._journal} WHERE id = ?"
             row = self._connect().execute(sql, (state_id,)).fetchone()
-        return (0, None) if row is None else (int(row[0]), str(row[1]))
+        return (0, None) if row is None else _opened(self._secret, state_id, (int(row[0]), str(row[1])))
 
     def record_progress(self, state_id: str, version: int, entry: str) -> bool:
         """Compare-and-set in one statement (SQLite serialises writers), while the state waits."""
         check_state_id(state_id)
+        entry = seal_entry(self._secret, state_id, version + 1, entry)
         j = self._journal
         if version == 0:
             sql = (

@@ -66,8 +66,8 @@ def tool(
             fn,
             name=name,
             description=description,
-            metadata=ToolMetadata.of(
-                return_direct=return_direct, requires_confirmation=requires_confirmation, idempotent=idempotent
+            metadata=_idempotent(
+                ToolMetadata.of(return_direct=return_direct, requires_confirmation=requires_confirmation), idempotent
             ),
             skip_self=True,
         )
@@ -75,6 +75,10 @@ def tool(
         return fn
 
     return decorate if fn is None else decorate(fn)
+
+
+def _idempotent(metadata: ToolMetadata, idempotent: bool) -> ToolMetadata:
+    return metadata.model_copy(update={"idempotent": True}) if idempotent else metadata
 
 
 def spec_of(obj: object) -> ToolSpec | None:

@@ -48,14 +48,8 @@ class ToolMetadata(BaseModel):
     sanitised or prefixed one, so a gate holds whichever name a person configures. Never sent."""
 
     @classmethod
-    def of(
-        cls, *, return_direct: bool = False, requires_confirmation: Confirmation = False, idempotent: bool = False
-    ) -> ToolMetadata:
+    def of(cls, *, return_direct: bool = False, requires_confirmation: Confirmation = False) -> ToolMetadata:
         """Metadata from ``@tool``'s flags: ``requires_confirmation`` may be a role or a predicate."""
-        if idempotent:
-            return cls.of(return_direct=return_direct, requires_confirmation=requires_confirmation).model_copy(
-                update={"idempotent": True}
-            )
         if isinstance(requires_confirmation, bool):
             return cls(return_direct=return_direct, requires_confirmation=requires_confirmation)
         if isinstance(requires_confirmation, str) and not requires_confirmation.strip():

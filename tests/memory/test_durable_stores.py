@@ -12,7 +12,7 @@ import pytest
 
 from chatclient import AssistantMessage, ChatClient, ToolCallDecision, ToolCallDecisions, tool
 from chatclient.durable import JournalEntry
-from chatclient.errors import ServerError, TurnInProgressError
+from chatclient.errors import PendingStateError, ServerError
 from chatclient.pending.state import JournaledStore
 from chatclient.testing import ScriptedChatModel, tool_call
 from chatclient.testing.pending import sample_pending
@@ -124,9 +124,67 @@ def test_an_async_store_continues_a_failed_resume(backend: str, tmp_path: Path, 
             spec = client.prompt().tools(hotel).continue_turn(raised.value.continuation)
             assert await spec.acall().content() == "Booked."
             assert hotel.booked == ["Ritz"]
-            with pytest.raises(TurnInProgressError.__mro__[2]):  # PendingStateError: the state is gone
+            with pytest.raises(PendingStateError):  # the state is gone
                 await store.peek(state_id)
         finally:
             await aclose(store)
 
     asyncio.run(scenario())
+
+
+SECRET = b"0123456789abcdef-journal"
+
+
+def _keyed(backend: str, tmp_path: Path, prefix: str) -> Any:
+    if backend == "memory":
+        from chatclient.pending.state import InMemoryPendingToolCallStore
+
+        return InMemoryPendingToolCallStore(secret=SECRET)
+    if backend == "sqlite":
+        from chatclient.pending.state import SqlitePendingToolCallStore
+
+        return SqlitePendingToolCallStore(tmp_path / "keyed.db", prefix=prefix, secret=SECRET)
+    from chatclient.testing.servers import POSTGRES_URL, REDIS_URL, server_url
+
+    if backend == "redis":
+        from chatclient.pending.redis import RedisPendingToolCallStore
+
+        return RedisPendingToolCallStore(server_url(REDIS_URL), prefix=prefix, secret=SECRET)
+    from chatclient.pending.postgres import PostgresPendingToolCallStore
+
+    return PostgresPendingToolCallStore(server_url(POSTGRES_URL), prefix=prefix, secret=SECRET)
+
+
+def _rewrite_journal(backend: str, store: Any, state_id: str, edit: Any) -> None:
+    """What a writer of the storage without the secret could do: change the kept entry."""
+    if backend == "memory":
+        version, text = store._journal[state_id]
+        store._journal[state_id] = (version, edit(text))
+    elif backend == "sqlite":
+        db = store._connect()
+        (text,) = db.execute(f"SELECT entry FROM {store._journal} WHERE id = ?", (state_id,)).fetchone()
+        db.execute(f"UPDATE {store._journal} SET entry = ? WHERE id = ?", (edit(text), state_id))
+    elif backend == "redis":
+        key = store._journal_prefix + state_id
+        store._redis.set(key, edit(store._redis.get(key).decode()))
+    else:
+        with store._pool.connection() as conn:
+            (text,) = conn.execute(f"SELECT entry FROM {store._sql.journal} WHERE id = %s", (state_id,)).fetchone()
+            conn.execute(f"UPDATE {store._sql.journal} SET entry = %s WHERE id = %s", (edit(text), state_id))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_with_a_secret_a_rewritten_journal_is_refused(backend: str, tmp_path: Path, prefix: str) -> None:
+    from chatclient.errors import PendingStateTamperedError
+
+    store = _keyed(backend, tmp_path, prefix)
+    try:
+        state_id = store.save(sample_pending())
+        entry = JournalEntry(status="recorded", decisions="d", by="a").dump()
+        assert store.record_progress(state_id, 0, entry)
+        assert store.progress(state_id) == (1, entry)
+        _rewrite_journal(backend, store, state_id, lambda text: text.replace('"by":"a"', '"by":"z"'))
+        with pytest.raises(PendingStateTamperedError):
+            store.progress(state_id)
+    finally:
+        close(store)
