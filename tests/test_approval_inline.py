@@ -314,3 +314,23 @@ def test_blank_words_are_refused_before_anything_runs() -> None:
     pending_like = object()
     with pytest.raises(ConfigurationError, match="non-blank"):
         client.prompt().resume(pending_like, ToolCallDecisions(), user="  ")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_later_round_decided_by_a_rule_streams_no_pause_and_keeps_the_whole_turn(mode: str) -> None:
+    from chatclient.events import ToolResultReady, TurnPaused
+
+    travel = Travel()
+    model = ScriptedChatModel([_calls(("status", "VX205", "s1")), BOOK, "On time, and booked."])
+    client = ChatClient.builder(model).always_allow("book", approver="ops").build()
+    response, events = run_spec(mode, client.prompt("Status, then book").tools(travel))
+    assert _content(response) == "On time, and booked." and travel.ran == ["status:VX205", "book:VX205"]
+    assert not any(isinstance(e, TurnPaused) for e in events)
+    if mode in ("stream", "astream"):
+        assert [e.response.response_data for e in events if isinstance(e, ToolResultReady)] == [
+            "on time",
+            "booked VX205",
+        ]
+    turn = turn_of(response)
+    assert turn is not None and turn.rounds == 3
+    assert [m.role for m in turn.messages] == ["user", "assistant", "tool", "assistant", "tool", "assistant"]
