@@ -90,6 +90,15 @@ from chatclient.tools.confirmation import (
 )
 from chatclient.tools.manager import ToolCallingManager, ToolExecutionResult
 from chatclient.tools.resume import check_decided_tools_present
+from chatclient.tools.rules import (
+    ApprovalHandler,
+    ApprovalRule,
+    Approvals,
+    aask_handler,
+    ask_handler,
+    remembered_rule_id,
+    rule_candidates,
+)
 from chatclient.turn import Turn, new_turn_id
 
 __all__ = ["LoopState", "ToolCallingAdvisor", "ToolLoopExtension"]
@@ -244,13 +253,28 @@ class _Await:
 
 
 @dataclass(slots=True)
+class _Ask:
+    """Ask the approval handler for decisions; a failure or a timeout comes back as denials."""
+
+    handler: ApprovalHandler
+    pending: PendingToolCalls
+    timeout: float | None
+
+    def run(self) -> ToolCallDecisions | None:
+        return ask_handler(self.handler, self.pending, self.timeout)
+
+    def arun(self) -> Awaitable[ToolCallDecisions | None]:
+        return aask_handler(self.handler, self.pending, self.timeout)
+
+
+@dataclass(slots=True)
 class _Emit:
     """Pass a stream event on (the flow yields these only when streaming)."""
 
     event: StreamEvent
 
 
-_Step = Union[ChatClientRequest, _RunTools, _Await, _Emit]  # noqa: UP007
+_Step = Union[ChatClientRequest, _RunTools, _Await, _Ask, _Emit]  # noqa: UP007
 _Flow = Generator[_Step, Any, ChatClientResponse]
 
 
@@ -360,7 +384,8 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
         if resume is not None:
             if isinstance(resume[0], TurnContinuation):
                 return (yield from self._continue(request, state, hooks, resume[0].progress))
-            return (yield from self._resume(request, state, hooks, *resume))
+            words = request.context.get(ContextKeys.RESUME_USER)
+            return (yield from self._resume(request, state, hooks, *resume, words=words))
         return (yield from self._new_turn(request, state, hooks))
 
     def _new_turn(
@@ -396,10 +421,15 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
         hooks: _Hooks,
         source: PendingToolCalls | StoredPendingToolCalls,
         decisions: ToolCallDecisions,
+        *,
+        words: str | None = None,
+        inline: ChatClientRequest | None = None,
     ) -> _Flow:
         """Run the decided calls of a paused reply — against the tools its round had — then go on
         as after any tool round. The state is redeemed first, so it runs once; a state still in its
-        store is taken only once the decisions (and who made them) passed every check.
+        store is taken only once the decisions (and who made them) passed every check. ``words``:
+        the person's message, added after the calls' results. ``inline``: the round's request when
+        the calls were decided without a pause (rules, a handler): its hooks ran already.
 
         A journaled store keeps the state until the turn completes and records its progress beside
         it (``chatclient.pending.journal``): a retry after a failure goes on from the recorded
@@ -408,6 +438,9 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
         pending = (yield from _peek(stored)) if stored is not None else source
         assert isinstance(pending, PendingToolCalls)
         pending.verify()
+        remembered = [d for d in decisions.decisions if d.remember is not None]
+        if remembered:
+            _check_rule_store(request)
         entry: JournalEntry | None = None
         if stored is not None and stored.journaled:
             version, text = yield from _resolved(read_journal(stored))
@@ -424,7 +457,8 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
         if pending.usage is not None:
             state.usage, state.saw_usage = pending.usage, True
         state.history = pending.history_before_reply()
-        state.initial_length = len(state.history)
+        if inline is None:
+            state.initial_length = len(state.history)
         observers = state.observers
         journal = state.journal
         if entry is not None and entry.status == "recorded":  # the tools ran: go on from their results
@@ -434,10 +468,13 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
             )  # this resume's own text: of concurrent retries, one goes on
             yield from _write(journal, claim, "claiming it")
             return (yield from self._continue(request, state, hooks, entry.progress))
-        if observers:
-            observers.turn_resumed(pending)
-        paused_round = request.with_prompt(_with_messages(request.prompt, state.history))
-        round_request = yield from _apply(hooks.before_call, paused_round, state)
+        if inline is not None:
+            round_request = inline
+        else:
+            if observers:
+                observers.turn_resumed(pending)
+            paused_round = request.with_prompt(_with_messages(request.prompt, state.history))
+            round_request = yield from _apply(hooks.before_call, paused_round, state)
         paused = pending.paused_response()
         run_prompt = _with_messages(round_request.prompt, state.history)
         try:
@@ -461,6 +498,9 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
             yield from self._redeem(pending)
         tools = _RunTools(self.tool_calling_manager, run_prompt, paused, observers, decisions)
         try:
+            if remembered:  # kept once the decisions passed every check, before anything runs
+                self.tool_calling_manager.check_decisions(run_prompt, paused, decisions)
+                yield from _remember(request, pending, remembered)
             result: ToolExecutionResult = yield tools
         except ToolCallDecisionError:
             yield from _resolved(self.nonce_ledger.release(pending.nonce))  # nothing ran: resumable again
@@ -471,6 +511,10 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
         yield from self._emit_results(result, state)
         response = ChatClientResponse(paused, request.context)
         next_messages = yield from self._after_tools(round_request, result, state, hooks)
+        if words is not None:  # the person's message follows the results, in the same turn
+            said = UserMessage(words)
+            state.history = (*state.history, said)
+            next_messages = state.history if next_messages is None else (*next_messages, said)
         if next_messages is None:
             response = self._direct(response, result)
             response = yield from self._completed(self._stamp(response, state, None), state)
@@ -532,6 +576,11 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
                 tools = _RunTools(manager, _with_messages(round_request.prompt, state.history), chat, state.observers)
                 result: ToolExecutionResult = yield tools
             except ToolCallConfirmationRequired as pause:
+                approvals: Approvals | None = request.context.get(ContextKeys.APPROVALS)
+                if approvals is not None:  # rules or a handler may decide now: then no pause
+                    decided = yield from self._decide_now(pause, state, round_request, approvals)
+                    if decided is not None:
+                        return (yield from self._resume(request, state, hooks, *decided, inline=round_request))
                 response = yield from self._paused(response, pause, state, round_request)
                 answer = state.pending.reply if state.pending is not None else None
                 break
@@ -614,19 +663,60 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
         metadata = chat.metadata if chat is not None else None
         return response.with_chat_response(ChatResponse(result.build_generations(), metadata))
 
+    def _decide_now(
+        self, pause: ToolCallConfirmationRequired, state: LoopState, request: ChatClientRequest, approvals: Approvals
+    ) -> Generator[_Step, Any, tuple[PendingToolCalls, ToolCallDecisions] | None]:
+        """Decisions for a reply that would pause, from standing rules (the client's, then the
+        conversation's), then the approval handler for what they leave; ``None``: pause as usual.
+        A rule whose author the authorizer refuses decides nothing (reported as refused)."""
+        pending = _placed(pause.pending, state, request)
+        rules = list(approvals.rules)
+        conversation = request.context.get(CONVERSATION_ID)
+        if approvals.store is not None and isinstance(conversation, str) and conversation:
+            stored_rules = yield from _resolved(approvals.store.list(conversation))
+            rules = [*rules, *stored_rules]
+        decided = self._by_rules(rule_candidates(pending, rules), pause, state, request) if rules else {}
+        if not set(pending.awaiting_ids) <= decided.keys():
+            if approvals.handler is None:
+                return None
+            answer: ToolCallDecisions | None = yield _Ask(approvals.handler, pending, approvals.timeout)
+            if answer is None:
+                return None
+            decided = {**decided, **answer.by_id}
+        for call in pending.calls:  # calls that needed no person run, as they would have without the gate
+            if not call.requires_confirmation and call.id not in decided:
+                decided[call.id] = ToolCallDecision.allow(call.id, reason="needed no confirmation")
+        extra = [d for call_id, d in decided.items() if call_id not in {c.id for c in pending.calls}]
+        ordered = [decided[c.id] for c in pending.calls if c.id in decided]
+        return pending, ToolCallDecisions.of(ordered, extra)  # an unknown id is refused by the manager
+
+    def _by_rules(
+        self,
+        candidates: dict[str, list[ApprovalRule]],
+        pause: ToolCallConfirmationRequired,
+        state: LoopState,
+        request: ChatClientRequest,
+    ) -> dict[str, ToolCallDecision]:
+        """Each call's first matching rule whose author the authorizer lets decide it (every refusal
+        is reported); a call no such rule decides is left out."""
+        prompt = _with_messages(request.prompt, state.history)
+        decided: dict[str, ToolCallDecision] = {}
+        tried = dict.fromkeys(candidates, 0)
+        while tried:
+            trying = {call_id: candidates[call_id][n].decision(call_id) for call_id, n in tried.items()}
+            refused = self.tool_calling_manager.refusals(prompt, pause.chat_response, trying, observers=state.observers)
+            decided.update((call_id, d) for call_id, d in trying.items() if call_id not in refused)
+            tried = {
+                call_id: tried[call_id] + 1 for call_id in refused if tried[call_id] + 1 < len(candidates[call_id])
+            }
+        return decided
+
     @staticmethod
     def _paused(
         response: ChatClientResponse, pause: ToolCallConfirmationRequired, state: LoopState, request: ChatClientRequest
     ) -> Generator[_Step, Any, ChatClientResponse]:
         """End the turn normally, the pending state (placed in its turn) in the metadata and context."""
-        pending = pause.pending.for_turn(
-            state.turn_id, state.turn_start, state.round, state.usage if state.saw_usage else None
-        )
-        from chatclient.envelope import CONVERSATION_ID
-
-        conversation = request.context.get(CONVERSATION_ID)
-        if isinstance(conversation, str) and conversation:  # bound before observers see it, as it is stored
-            pending = pending.in_conversation(conversation)
+        pending = _placed(pause.pending, state, request)
         if state.observers:
             pending = state.observers.turn_paused(pending)
         state.pending = pending
@@ -818,6 +908,46 @@ def _plain_reply(
     return ChatClientResponse(chat, {**context, ContextKeys.TURN: turn})
 
 
+def _placed(pending: PendingToolCalls, state: LoopState, request: ChatClientRequest) -> PendingToolCalls:
+    """The manager's pending state placed in its turn, bound to the request's conversation."""
+    pending = pending.for_turn(state.turn_id, state.turn_start, state.round, state.usage if state.saw_usage else None)
+    conversation = request.context.get(CONVERSATION_ID)
+    if isinstance(conversation, str) and conversation:  # bound before observers see it, as it is stored
+        pending = pending.in_conversation(conversation)
+    return pending
+
+
+def _check_rule_store(request: ChatClientRequest) -> None:
+    """A ``remember=`` decision needs somewhere to keep the rule: refused before anything runs."""
+    approvals: Approvals | None = request.context.get(ContextKeys.APPROVALS)
+    conversation = request.context.get(CONVERSATION_ID)
+    if approvals is None or approvals.store is None or not conversation:
+        raise ToolCallDecisionError(
+            'A decision with remember="conversation" needs conversation rules and a conversation: configure '
+            "ChatClient.builder().approval_rules(ConversationRules(repository)) and resume in the conversation; "
+            "nothing ran"
+        )
+
+
+def _remember(
+    request: ChatClientRequest, pending: PendingToolCalls, remembered: Sequence[ToolCallDecision]
+) -> Generator[_Step, Any, None]:
+    """Keep each ``remember="conversation"`` decision as a rule of the conversation (its id comes from
+    the state and the call, so a retried resume adds it once)."""
+    approvals: Approvals = request.context[ContextKeys.APPROVALS]
+    conversation = str(request.context[CONVERSATION_ID])
+    names = {call.id: call.name for call in pending.calls}
+    for decision in remembered:
+        rule = ApprovalRule.made_by(
+            names[decision.id],
+            decision.allowed,
+            decision.approver,
+            id=remembered_rule_id(pending, decision.id),
+            message=None if decision.allowed else decision.message,
+        )
+        yield from _resolved(approvals.store.add(conversation, rule))  # idempotent by rule id
+
+
 def _peek(stored: StoredPendingToolCalls) -> Generator[_Step, Any, PendingToolCalls]:
     """The stored state, read without taking it; an async store is awaited on the request's loop
     (a sync run never gets here with one: its prepare refused it)."""
@@ -915,7 +1045,7 @@ def _observers_of(request: ChatClientRequest) -> Observers:
     return observers if observers is not None else NO_OBSERVERS
 
 
-def _work(step: _Step) -> _RunTools | _Await:
+def _work(step: _Step) -> _RunTools | _Await | _Ask:
     """A call's step that is not a model round (a call's flow emits no events)."""
     assert not isinstance(step, (ChatClientRequest, _Emit))
     return step

@@ -45,6 +45,7 @@ LAYERS: dict[str, int] = {
     "chatclient._option_keywords": 3,
     "chatclient.tools.confirmation": 3,
     "chatclient.tools.resume": 3,
+    "chatclient.tools.rules": 3,  # approval rules and the inline handler: values over confirmation
     # 4. the request/response envelope and its context keys, and what reads them
     "chatclient.envelope": 4,
     "chatclient.turn": 4,

@@ -51,8 +51,11 @@ if _typing.TYPE_CHECKING:
     from .function import FunctionToolCallback, FunctionToolCallbackBuilder, ToolSpec
     from .manager import ToolCallingManager, ToolCallingManagerBuilder, ToolExecutionResult
     from .resolve import ToolLike, resolve_tools
+    from .rules import ApprovalHandler, ApprovalRule
 
 __all__ = [
+    "ApprovalHandler",
+    "ApprovalRule",
     "Approver",
     "AsyncInMemoryNonceLedger",
     "AsyncInMemoryPendingToolCallStore",
@@ -151,5 +154,6 @@ __getattr__, __dir__ = _lazy_exports(
             "unseal",
         ],
         ".resolve": ["ToolLike", "resolve_tools"],
+        ".rules": ["ApprovalHandler", "ApprovalRule"],
     },
 )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -345,6 +345,29 @@ class ToolCallingManager:
         valid, each approver may decide) without running anything; refusals are reported to
         ``observers``. Raises ``ToolCallDecisionError`` (``ToolCallUnauthorizedError`` for a refusal)."""
         self._apply_decisions(self._plan(prompt, chat_response), decisions, observers, report_applied=False)
+
+    def refusals(
+        self,
+        prompt: Prompt,
+        chat_response: ChatResponse,
+        decisions: Mapping[str, ToolCallDecision],
+        *,
+        observers: Observers = NO_OBSERVERS,
+    ) -> dict[str, str]:
+        """Which of ``decisions`` (by call id; some calls may have none) the authorizer refuses, and
+        why; each refusal is reported to ``observers``. Nothing else is checked, nothing runs."""
+        refused: dict[str, str] = {}
+        for step in self._plan(prompt, chat_response).steps:
+            decision = decisions.get(step.call.id)
+            if decision is None:
+                continue
+            decided = self._decided(step, decision)
+            why = self._refusal(step, decided, decision)
+            if why is not None:
+                refused[step.call.id] = why
+                if observers:
+                    observers.decision_made(_record(decided, decision, True, "refused", why))
+        return refused
 
     def _decide(
         self, prompt: Prompt, chat_response: ChatResponse, decisions: ToolCallDecisions | None, observers: Observers
@@ -712,6 +735,7 @@ def _record(
         decision=decision if given else None,
         approver=decision.approver,
         refusal=refusal,
+        by_rule=decision.rule,
     )
 
 
