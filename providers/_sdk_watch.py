@@ -1,12 +1,16 @@
-"""The watchdog over a sync official SDK client's exchange: the SDK builds and sends its own request,
-so the watchdog finds it through the SDK's own ``httpx2.Client``, by event hooks.
+"""What a sync official SDK client is sending, found for whoever may have to cut it: the SDK builds
+and sends its own request, so it is found through the SDK's own ``httpx2.Client``, by event hooks.
 
-The hooks are added once to that client (they do nothing unless this thread is in a deadline-bound
-``SdkTransport._send``). The request hook registers the request as the exchange's pending send, so a
-reply whose headers trickle in has its connection shut down at the deadline
-(:class:`~providers._deadline.PendingSend`); the response hook hands the response to the watch and
-puts its body behind a :class:`~providers._deadline.DeadlineStream`, so an error body the SDK reads
-itself (to build its status error) is cut at the deadline too, as is a body we read afterwards.
+The hooks are added once to that client and do nothing unless this thread is in an exchange of
+ours that needs them (:func:`watched_exchange`):
+
+- under a deadline, the request hook registers the request with the watchdog as a pending send, so
+  a reply whose headers trickle in has its connection shut down at the deadline
+  (:class:`~providers._deadline.PendingSend`); the response hook hands the response to the watch and
+  puts its body behind a :class:`~providers._deadline.DeadlineStream`, so an error body the SDK
+  reads itself (to build its status error) is cut at the deadline too, as is a body we read later;
+- in a worker thread of the async bridge (:mod:`providers._bridge`), both hooks tell the bridge's
+  abort what to cut when the async caller is cancelled.
 
 A client of another kind (a legacy ``httpx.Client`` passed to the SDK) gets no hooks: its reads stay
 bounded each by its timeout, cut to the time left.
@@ -21,6 +25,7 @@ from typing import Any
 
 import httpx2
 
+from ._bridge import current_abort
 from ._deadline import Deadline, DeadlineStream, PendingSend
 from ._watchdog import WATCHDOG, Watch
 
@@ -31,13 +36,13 @@ _install_lock = threading.Lock()
 
 
 class SdkExchange:
-    """One deadline-bound exchange through an SDK client, on this thread: the watches it made (one
-    per request the SDK sent: a redirect or an auth round makes another)."""
+    """One exchange through an SDK client, on this thread: the watches it made under a deadline (one
+    per request the SDK sent: a redirect or an auth round makes another), and the bridge's abort."""
 
-    __slots__ = ("client", "deadline", "provider", "watches")
+    __slots__ = ("abort", "client", "deadline", "provider", "watches")
 
-    def __init__(self, client: httpx2.Client, deadline: Deadline, provider: str) -> None:
-        self.client, self.deadline, self.provider = client, deadline, provider
+    def __init__(self, client: httpx2.Client, deadline: Deadline | None, provider: str, abort: Any) -> None:
+        self.client, self.deadline, self.provider, self.abort = client, deadline, provider, abort
         self.watches: list[Watch] = []
 
     @property
@@ -54,26 +59,33 @@ class SdkExchange:
 
 def _on_request(request: httpx2.Request) -> None:
     exchange: SdkExchange | None = getattr(_local, "exchange", None)
-    if exchange is not None:
-        pending = PendingSend(exchange.client, request)
+    if exchange is None:
+        return
+    pending = PendingSend(exchange.client, request)
+    if exchange.deadline is not None:
         exchange.watches.append(WATCHDOG.watch(exchange.deadline.ends, pending=pending))
+    if exchange.abort is not None:
+        exchange.abort.watch_pending(pending)
 
 
 def _on_response(response: httpx2.Response) -> None:
     exchange: SdkExchange | None = getattr(_local, "exchange", None)
-    if exchange is None or not exchange.watches or exchange.watches[-1].response is not None:
+    if exchange is None:
         return
-    watch = exchange.watches[-1]
-    watch.response = response
-    response.stream = DeadlineStream(response, exchange.deadline, exchange.provider, watch)
+    if exchange.abort is not None:
+        exchange.abort.watch(response)
+    deadline, watches = exchange.deadline, exchange.watches
+    if deadline is not None and watches and watches[-1].response is None:
+        watch = watches[-1]
+        watch.response = response
+        response.stream = DeadlineStream(response, deadline, exchange.provider, watch)
 
 
 def _hooked(client: httpx2.Client) -> bool:
     """Add the hooks to ``client`` unless they are there; False for a client they cannot serve."""
     if not isinstance(client, httpx2.Client):
         return False
-    hooks = client.event_hooks
-    if _on_request in hooks.get("request", ()):
+    if _on_request in client.event_hooks.get("request", ()):
         return True
     with _install_lock:
         hooks = client.event_hooks
@@ -86,14 +98,16 @@ def _hooked(client: httpx2.Client) -> bool:
 
 
 @contextmanager
-def watched_exchange(sdk: Any, deadline: Deadline, provider: str) -> Iterator[SdkExchange | None]:
-    """Watch, until the ``with`` block ends, what ``sdk`` (a sync SDK client) sends on this thread;
-    ``None`` when its HTTP client cannot be watched."""
+def watched_exchange(sdk: Any, deadline: Deadline | None, provider: str) -> Iterator[SdkExchange | None]:
+    """Watch what ``sdk`` (a sync SDK client) sends on this thread until the ``with`` block ends, for
+    ``deadline`` and for the bridge's abort if this is a bridge's worker; ``None`` when there is
+    nothing to watch for, or its HTTP client cannot be watched."""
+    abort = current_abort()
     client = getattr(sdk, "_client", None)
-    if client is None or not _hooked(client):
+    if (deadline is None and abort is None) or client is None or not _hooked(client):
         yield None
         return
-    exchange = SdkExchange(client, deadline, provider)
+    exchange = SdkExchange(client, deadline, provider, abort)
     outer = getattr(_local, "exchange", None)
     _local.exchange = exchange
     try:

@@ -193,9 +193,10 @@ class ProviderModel(ModelLifecycle, ChatModel, Generic[OptionsT]):
         """The transport's coroutine itself (``ProviderHttp.apost_parsed``), not one that awaits it.
         The request is built here; an error building it is raised when the call is awaited."""
         if self._async_via_sync:
-            import asyncio
+            from ._bridge import call_in_thread
 
-            return asyncio.to_thread(self.call, prompt)
+            # Only a sync SDK client: called in a worker thread whose exchange a cancel aborts.
+            return call_in_thread(lambda: self.call(prompt))
         try:
             options = self.options_for(prompt)
             body = self.build_body(prompt, options, stream=False)

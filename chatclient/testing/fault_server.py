@@ -86,6 +86,8 @@ class FaultServer(ThreadingHTTPServer):
         self.trickle_for = trickle_for
         self.visits: list[Visit] = []
         self.lock = threading.Lock()
+        self.answering = threading.Event()
+        """Set once the server has begun to answer a request (its first bytes are on the wire)."""
 
     @property
     def url(self) -> str:
@@ -149,6 +151,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._head(200, reply, close=True)
             self.wfile.write(part)
             self.wfile.flush()
+            self.server.answering.set()
             visit.hung_up = wait_for_hang_up(self.connection)
         else:
             self.send_error(404, f"no scenario {visit.scenario!r}")
@@ -164,6 +167,7 @@ class _Handler(BaseHTTPRequestHandler):
             sent += TRICKLE_BYTES
             self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
             self.wfile.flush()
+            self.server.answering.set()
             if wait_for_hang_up(self.connection, TRICKLE_EVERY):
                 visit.hung_up = True
                 return
@@ -179,6 +183,7 @@ class _Handler(BaseHTTPRequestHandler):
         while time.monotonic() < ends:
             self.wfile.write(line)
             self.wfile.flush()
+            self.server.answering.set()
             if wait_for_hang_up(self.connection, TRICKLE_EVERY):
                 visit.hung_up = True
                 return False
