@@ -1,2 +1,3 @@
-"""AWS Bedrock Runtime (``Converse`` / ``ConverseStream``): so far the pieces below the model, the
-event-stream framing its streams come in (:mod:`providers.bedrock._eventstream`)."""
+"""AWS Bedrock Runtime (``Converse`` / ``ConverseStream``), in the making: so far the reading half,
+the event-stream framing its streams come in (:mod:`._eventstream`), a reply and an error body
+(:mod:`._mapping`) and a stream's events (:mod:`._stream_parser`). No model yet."""
