@@ -17,7 +17,7 @@ from providers._secrets import RedactedHeaders
 
 pytest.importorskip("botocore")
 
-from providers.bedrock._signing import SERVICE, SigV4  # noqa: E402
+from providers.bedrock._signing import SERVICE, SigV4
 
 ACCESS, SECRET, TOKEN = "AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", "session-token-example"
 URL = "https://bedrock-runtime.us-east-1.amazonaws.com/model/us.amazon.nova-micro-v1%3A0/converse"
@@ -46,7 +46,7 @@ def _verify(request: httpx2.Request, secret: str, region: str) -> None:
     assert algorithm == "AWS4-HMAC-SHA256"
     parts = dict(part.strip().split("=", 1) for part in fields.split(","))
     access, date, scope_region, service, terminator = parts["Credential"].split("/")
-    assert (scope_region, service, terminator) == (region, SERVICE, "aws4_request")
+    assert (access, scope_region, service, terminator) == (ACCESS, region, SERVICE, "aws4_request")
     signed = parts["SignedHeaders"].split(";")
     assert {"host", "x-amz-date", "content-type"} <= set(signed)
     stamp = request.headers["x-amz-date"]
