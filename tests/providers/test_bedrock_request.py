@@ -8,6 +8,7 @@ import base64
 from typing import Any
 
 import pytest
+from pydantic import JsonValue
 
 from chatclient.errors import ConfigurationError
 from chatclient.messages import (
@@ -64,7 +65,7 @@ def test_the_second_request_of_a_tool_round_is_the_recorded_one() -> None:
 
 
 def test_reasoning_goes_back_first_as_it_came() -> None:
-    block = {"reasoningContent": {"reasoningText": {"text": "Think.", "signature": "c2ln"}}}
+    block: JsonValue = {"reasoningContent": {"reasoningText": {"text": "Think.", "signature": "c2ln"}}}
     assistant = AssistantMessage(
         "Answer.",
         tool_calls=(ToolCall(id="t#2", name="f", arguments='{"a": 1}', wire_id="t"),),
