@@ -20,7 +20,7 @@ model beside it keeps the wire mapping. A vendor's provider is a few lines of da
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, TypedDict
 from urllib.parse import urlsplit
 
@@ -149,6 +149,7 @@ class Provider:
             async_http_client=self.async_http_client,
             timeout=self.timeout,
             retry=self.retry,
+            sign=self.request_signer(),
         )
         if not self.via_sdk:
             return http, http
@@ -162,6 +163,10 @@ class Provider:
             retry=self.retry,
         )
         return http, sdk
+
+    def request_signer(self) -> Callable[[httpx2.Request], None] | None:
+        """What signs each request, for a vendor whose requests are signed (none by default)."""
+        return None
 
     def _env_key(self, base_url: str | None) -> str | None:
         if self.key_env is None:

@@ -198,6 +198,7 @@ API_MODULES = [
     "providers.openai_responses",
     "providers.anthropic",
     "providers.ollama",
+    "providers.bedrock",
     "providers.shell",
     "advisors",
 ]

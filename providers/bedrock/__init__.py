@@ -1,4 +1,11 @@
-"""AWS Bedrock Runtime (``Converse`` / ``ConverseStream``), in the making: so far the reading half,
-the event-stream framing its streams come in (:mod:`._eventstream`), a reply and an error body
-(:mod:`._mapping`) and a stream's events (:mod:`._stream_parser`); and SigV4 signing by botocore's
-signer (:mod:`._signing`, the optional extra ``bedrock``). No model yet."""
+"""AWS Bedrock Runtime: ``Converse`` and ``ConverseStream`` (binary event stream), SigV4-signed.
+
+``BedrockChatModel("us.amazon.nova-micro-v1:0", region="us-east-1")``, or ``bedrock:<model id>``
+in the registry. Signing needs the extra ``bedrock`` (botocore).
+"""
+
+from .model import BedrockChatModel
+from .options import BedrockChatOptions
+from .provider import BedrockProvider
+
+__all__ = ["BedrockChatModel", "BedrockChatOptions", "BedrockProvider"]

@@ -22,7 +22,7 @@ from chatclient.messages import AssistantMessage, CallIds
 from chatclient.responses import ChatResponse, ChatResponseMetadata, Generation
 from providers._errors import error_from_response
 
-from ._eventstream import EventMessage
+from ._eventstream import EventMessage, EventStreamDecoder
 from ._mapping import (
     PROVIDER,
     REASONING_METADATA_KEY,
@@ -32,7 +32,7 @@ from ._mapping import (
     response_extra,
 )
 
-__all__ = ["StreamParser", "exception_error"]
+__all__ = ["EventStreamParser", "StreamParser", "exception_error"]
 
 _EXCEPTION_STATUS = {
     "throttlingException": 429,
@@ -171,3 +171,21 @@ class StreamParser:
         metadata: dict[str, JsonValue] = {REASONING_METADATA_KEY: list(self._reasoning)} if self._reasoning else {}
         generation = Generation(AssistantMessage(None, metadata=metadata), generation_metadata(data.get("stopReason")))
         return ChatResponse((generation,), self._meta)
+
+
+class EventStreamParser:
+    """The body's raw chunks (the shell's ``bytes`` framing) to model events: the event-stream
+    framing decoded (:class:`~._eventstream.EventStreamDecoder`), then each message parsed."""
+
+    __slots__ = ("_frames", "_parser")
+
+    def __init__(self, request_id: str | None = None) -> None:
+        self._frames = EventStreamDecoder(PROVIDER)
+        self._parser = StreamParser(request_id)
+
+    def feed(self, chunk: bytes) -> list[ModelEvent]:
+        return [event for message in self._frames.feed(chunk) for event in self._parser.feed(message)]
+
+    def finish(self, saw_done: bool = False) -> None:
+        self._frames.finish()
+        self._parser.finish()
