@@ -11,7 +11,7 @@ first in that assistant message, exactly as they came (their signature is checke
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pydantic_core
@@ -74,7 +74,17 @@ def build_request(prompt: Prompt, options: ChatOptions | None, *, stream: bool) 
         body["additionalModelRequestFields"] = {"top_k": opts.top_k}
     if isinstance(opts, ToolCallingChatOptions) and opts.tool_callbacks and opts.tool_choice != "none":
         body["toolConfig"] = _tool_config(opts)
+    if opts.output_schema is not None:
+        body["outputConfig"] = _output_config(opts.output_schema)
     return body
+
+
+def _output_config(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """Native structured output: the schema goes as a JSON string, named (the API requires a name)."""
+    title = schema.get("title")
+    name = re.sub(r"[^A-Za-z0-9_-]", "_", title) if isinstance(title, str) and title else "output"
+    structure = {"jsonSchema": {"schema": pydantic_core.to_json(schema).decode(), "name": name[:64]}}
+    return {"textFormat": {"type": "json_schema", "structure": structure}}
 
 
 def _inference(opts: ChatOptions) -> dict[str, Any]:

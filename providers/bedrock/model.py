@@ -36,12 +36,12 @@ class BedrockChatModel(ProviderModel[BedrockChatOptions]):
     Who it talks to is a :class:`~providers.bedrock.provider.BedrockProvider`: pass ``provider=``, or
     its keywords here (``region=``, ``aws_access_key_id=``..., ``api_key=`` for a Bedrock API key).
     Reasoning blocks come back in the message metadata and go back, signed, on the next round of a
-    tool loop; images and documents are sent as bytes.
+    tool loop; images and documents are sent as bytes; ``output_schema`` is Converse's native
+    structured output (``outputConfig``, on the models that support it).
     """
 
     wire = WIRE
     provider_class: ClassVar[type[Provider]] = BedrockProvider
-    supports_output_schema = False
 
     def __init__(
         self,

@@ -5,6 +5,7 @@ assembled from the first (the reply's call goes back under its own id, its resul
 from __future__ import annotations
 
 import base64
+import json
 from typing import Any
 
 import pytest
@@ -126,3 +127,18 @@ def test_the_options_are_the_inference_config() -> None:
 def test_no_model_is_a_clear_error() -> None:
     with pytest.raises(ConfigurationError, match="No Bedrock model"):
         build_request(Prompt("Hi"), ChatOptions(), stream=False)
+
+
+def test_an_output_schema_is_native_structured_output() -> None:
+    """As recorded by pydantic-ai against the real API (``outputConfig.textFormat``, the schema as a string)."""
+    schema: dict[str, JsonValue] = {
+        "title": "City Location",
+        "type": "object",
+        "properties": {"city": {"type": "string"}},
+        "required": ["city"],
+    }
+    body = build_request(Prompt("Where?"), ChatOptions(model="m", output_schema=schema), stream=False)
+    structure = body["outputConfig"]["textFormat"]["structure"]["jsonSchema"]
+    assert body["outputConfig"]["textFormat"]["type"] == "json_schema"
+    assert structure["name"] == "City_Location"
+    assert json.loads(structure["schema"]) == schema
