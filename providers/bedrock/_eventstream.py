@@ -20,7 +20,7 @@ from typing import Any
 
 from chatclient.errors import MalformedResponseError, StreamIncompleteError
 
-__all__ = ["MAX_MESSAGE_BYTES", "EventMessage", "EventStreamDecoder"]
+__all__ = ["MAX_MESSAGE_BYTES", "EventMessage", "EventStreamDecoder", "encode_event"]
 
 MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 """The largest message taken (AWS's own limit): a length past it is a broken stream, not a wait."""
@@ -124,3 +124,18 @@ class EventStreamDecoder:
                 raise IndexError
             return uuid.UUID(bytes=bytes(raw)), at + 16
         raise self._broken(f"a header of unknown type {kind}")
+
+
+def _string_header(name: str, value: str) -> bytes:
+    raw = value.encode()
+    return bytes([len(name)]) + name.encode() + b"\x07" + struct.pack(">H", len(raw)) + raw
+
+
+def encode_event(event_type: str, payload: bytes) -> bytes:
+    """One ``event`` message framed as Bedrock frames it (string headers ``:event-type``,
+    ``:content-type`` and ``:message-type``, both CRCs): for test servers and benchmarks."""
+    headers = _string_header(":event-type", event_type) + _string_header(":content-type", "application/json")
+    headers += _string_header(":message-type", "event")
+    prelude = struct.pack(">II", _MIN_MESSAGE + len(headers) + len(payload), len(headers))
+    message = prelude + struct.pack(">I", zlib.crc32(prelude)) + headers + payload
+    return message + struct.pack(">I", zlib.crc32(message))

@@ -1,13 +1,11 @@
 """The provider conformance suite on the Bedrock Converse wire format: replies shaped like the
 recorded ones (a JSON ``Converse`` reply; a ``ConverseStream`` body framed as the AWS event stream,
-encoded here with its two CRC-32s), over SigV4-signed requests; the loopback checks use a Bedrock
+with its two CRC-32s), over SigV4-signed requests; the loopback checks use a Bedrock
 API key (a Bearer token) so the kit can see it sent."""
 
 from __future__ import annotations
 
 import json
-import struct
-import zlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -18,6 +16,7 @@ from chatclient import ChatModel, ToolCall, Usage
 from chatclient.testing.conformance import ChatModelConformance, WireFormat
 from providers._retry import RetryPolicy
 from providers.bedrock import BedrockChatModel
+from providers.bedrock._eventstream import encode_event
 
 pytest.importorskip("botocore")
 
@@ -26,19 +25,9 @@ _ERROR_TYPES = {400: "ValidationException", 401: "UnrecognizedClientException", 
                 503: "ServiceUnavailableException"}  # fmt: skip
 
 
-def _header(name: str, value: str) -> bytes:
-    raw = value.encode()
-    return bytes([len(name)]) + name.encode() + b"\x07" + struct.pack(">H", len(raw)) + raw
-
-
 def frame(event: str, payload: dict[str, Any]) -> bytes:
-    """One event-stream message as Bedrock frames it: prelude, headers, JSON payload, CRCs."""
-    headers = _header(":event-type", event) + _header(":content-type", "application/json")
-    headers += _header(":message-type", "event")
-    body = json.dumps({**payload, "p": "abcdefgh"}, separators=(",", ":")).encode()
-    prelude = struct.pack(">II", 16 + len(headers) + len(body), len(headers))
-    message = prelude + struct.pack(">I", zlib.crc32(prelude)) + headers + body
-    return message + struct.pack(">I", zlib.crc32(message))
+    """One event-stream message as Bedrock frames it, its JSON padded as the API pads it."""
+    return encode_event(event, json.dumps({**payload, "p": "abcdefgh"}, separators=(",", ":")).encode())
 
 
 def _pieces(text: str, parts: int) -> list[str]:
