@@ -6,6 +6,7 @@ API key (a Bearer token) so the kit can see it sent."""
 from __future__ import annotations
 
 import json
+from importlib.util import find_spec
 from collections.abc import Sequence
 from typing import Any
 
@@ -18,7 +19,8 @@ from providers._retry import RetryPolicy
 from providers.bedrock import BedrockChatModel
 from providers.bedrock._eventstream import encode_event
 
-pytest.importorskip("botocore")
+pytestmark = pytest.mark.skipif(find_spec("botocore") is None, reason="signing needs botocore (chatclient[bedrock])")
+"""A mark, not an import-time skip: ``tests/test_secrets.py`` imports :class:`BedrockWire` from here."""
 
 _ERROR_TYPES = {400: "ValidationException", 401: "UnrecognizedClientException", 403: "AccessDeniedException",
                 404: "ResourceNotFoundException", 429: "ThrottlingException", 500: "InternalServerException",
