@@ -6,8 +6,8 @@ API key (a Bearer token) so the kit can see it sent."""
 from __future__ import annotations
 
 import json
-from importlib.util import find_spec
 from collections.abc import Sequence
+from importlib.util import find_spec
 from typing import Any
 
 import httpx2
