@@ -32,6 +32,7 @@ from chatclient.messages import (
 from chatclient.options import ChatOptions, ToolCallingChatOptions
 from chatclient.prompt import Prompt
 from chatclient.tools.definition import ToolDefinition
+from providers._arguments import arguments_object
 from providers._media import unsupported_media
 from providers._tool_rendering import TOOL_RENDERINGS
 
@@ -151,21 +152,9 @@ def _assistant_blocks(message: AssistantMessage) -> list[dict[str, Any]]:
     if message.text:
         blocks.append({"text": message.text})
     for call in message.tool_calls:
-        use = {"toolUseId": call.provider_id, "name": call.name, "input": _tool_input(call.arguments)}
+        use = {"toolUseId": call.provider_id, "name": call.name, "input": arguments_object(call.arguments)}
         blocks.append({"toolUse": use})
     return blocks
-
-
-def _tool_input(arguments: str) -> Any:
-    """A call's input must be an object: malformed arguments go back as ``{}`` (the tool loop has
-    told the model, in this call's result, that they were malformed)."""
-    if not arguments.strip():
-        return {}
-    try:
-        value = pydantic_core.from_json(arguments)
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}
 
 
 def _tool_result(response: ToolResponse, tool_use_id: str) -> dict[str, Any]:
