@@ -1,4 +1,5 @@
-"""A sync stream read from async code: the bridge for ``astream()`` over a sync official SDK client.
+"""Sync work awaited from async code: the bridge for ``acall()`` and ``astream()`` over a sync
+official SDK client.
 
 One worker thread owns the sync iterator for its whole life: it pulls one event per request from
 the loop (so the thread never reads ahead of the consumer) and is the only thread that ever runs or
@@ -20,12 +21,12 @@ import threading
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ._watchdog import shut_down
+from ._watchdog import Pending, shut_down
 
 if TYPE_CHECKING:
     import asyncio
 
-__all__ = ["iterate_in_thread", "watch_response"]
+__all__ = ["Abandoned", "call_in_thread", "current_abort", "iterate_in_thread", "watch_response"]
 
 T = TypeVar("T")
 
@@ -36,13 +37,15 @@ _log = logging.getLogger("chatclient.providers")
 
 
 class _Abort:
-    """The response the worker thread is reading, and whether the reader has gone away."""
+    """The exchange the worker thread is in (its response, or until that comes its pending send),
+    and whether the reader has gone away."""
 
-    __slots__ = ("_aborted", "_lock", "_response")
+    __slots__ = ("_aborted", "_lock", "_pending", "_response")
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._response: Any = None
+        self._pending: Pending | None = None
         self._aborted = False
 
     def watch(self, response: Any) -> None:
@@ -52,12 +55,33 @@ class _Abort:
         if aborted:  # the reader left while the request was being sent
             shut_down(response)
 
+    def watch_pending(self, pending: Pending) -> None:
+        """A request about to be sent, its response not yet come: what an abort cuts meanwhile.
+        Raises :class:`Abandoned` once the reader has gone: a retry of the SDK's is not sent."""
+        with self._lock:
+            if self._aborted:
+                raise Abandoned("the async caller was cancelled: the request is not sent")
+            self._pending, self._response = pending, None
+
     def abort(self) -> None:
         with self._lock:
             self._aborted = True
-            response = self._response
+            response, pending = self._response, self._pending
         if response is not None:
             shut_down(response)
+        elif pending is not None:
+            pending.abort()
+
+
+class Abandoned(Exception):
+    """Raised in a bridge's worker thread whose async caller has gone: nobody will read the result.
+    Not an HTTP error, so no retry loop (the SDK's or ours) sends the request again."""
+
+
+def current_abort() -> _Abort | None:
+    """The abort of the bridged reader this thread works for, ``None`` outside the bridge."""
+    abort: _Abort | None = getattr(_local, "abort", None)
+    return abort
 
 
 def watch_response(response: Any) -> None:
@@ -140,3 +164,28 @@ async def iterate_in_thread(make: Callable[[], Iterator[T]]) -> AsyncIterator[T]
         if not finished:
             abort.abort()
         requests.put(_STOP)
+
+
+async def call_in_thread(call: Callable[[], T]) -> T:
+    """``call()`` run in a worker thread (the loop's default executor, in the caller's context), as
+    ``asyncio.to_thread`` does; but cancelling the caller also aborts the HTTP exchange the worker is
+    in (registered by the SDK transport, :func:`current_abort`), so the thread ends at once and the
+    connection is closed, rather than both being held until the reply has come in full."""
+    import asyncio
+    import contextvars
+
+    abort = _Abort()
+    context = contextvars.copy_context()
+
+    def work() -> T:
+        _local.abort = abort
+        try:
+            return context.run(call)
+        finally:
+            _local.abort = None
+
+    try:
+        return await asyncio.get_running_loop().run_in_executor(None, work)
+    except asyncio.CancelledError:
+        abort.abort()
+        raise

@@ -174,7 +174,12 @@ class Provider:
             async_http_client=self.async_http_client,
             timeout=self.timeout,
             retry=self.retry,
+            sign=self.request_signer(),
         )
+
+    def request_signer(self) -> Callable[[httpx2.Request], None] | None:
+        """What signs each request, for a vendor whose requests are signed (none by default)."""
+        return None
 
     def _env_key(self, base_url: str | None) -> str | None:
         if self.key_env is None:

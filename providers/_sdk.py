@@ -27,10 +27,11 @@ import httpx2
 
 from chatclient.errors import APIConnectionError, APITimeoutError, ProviderError
 
-from ._bridge import watch_response
-from ._deadline import Deadline, cut_off
+from ._bridge import current_abort, watch_response
+from ._deadline import DEADLINE_EXCEEDED, STILL_READING, Deadline, cut_off
 from ._errors import ErrorDetails, error_from_response, transport_error
 from ._retry import RetryPolicy
+from ._sdk_watch import watched_exchange
 from ._transport import ProviderHttp
 
 T = TypeVar("T")
@@ -152,9 +153,26 @@ class SdkTransport(ProviderHttp):
     def _send(
         self, path: str, body: Any, headers: Mapping[str, str] | None, deadline: Deadline | None, *, stream: bool
     ) -> httpx2.Response:
-        """Under a deadline a whole reply is asked for as a stream and read here, through the same
-        deadline-checked body as ours (the SDK's own read is bounded only per read)."""
+        """Under a deadline (or in the async bridge's worker, which a cancel must be able to cut) the
+        exchange is watched from the moment the SDK sends it
+        (:func:`~providers._sdk_watch.watched_exchange`: headers and an error body the SDK reads), and
+        a whole reply is asked for as a stream and read here, through the same deadline-checked body
+        as ours (the SDK's own read is bounded only per read)."""
         options = self._options(headers, deadline)
+        if deadline is None and current_abort() is None:
+            return self._post(path, body, options, stream=stream)
+        with watched_exchange(self.sdk, deadline, self.provider) as exchange:
+            try:
+                return self._post(path, body, options, stream=stream, deadline=deadline)
+            except ProviderError as error:
+                fired = exchange is not None and exchange.fired
+                if deadline is not None and fired and error.error_type != DEADLINE_EXCEEDED:
+                    raise deadline.exceeded(self.provider, STILL_READING) from error
+                raise
+
+    def _post(
+        self, path: str, body: Any, options: dict[str, Any], *, stream: bool, deadline: Deadline | None = None
+    ) -> httpx2.Response:
         read_here = deadline is not None and not stream
         try:
             response: httpx2.Response = self.sdk.post(

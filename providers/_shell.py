@@ -23,7 +23,7 @@ is one, checked by the conformance kit like the built-in four.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Coroutine, Iterator, Mapping
+from collections.abc import AsyncIterable, AsyncIterator, Coroutine, Iterable, Iterator, Mapping
 from contextlib import AbstractAsyncContextManager, AbstractContextManager
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
@@ -189,8 +189,11 @@ class ProviderModel(ModelLifecycle, ChatModel, Generic[OptionsT]):
                 yield wire.parse_response(parse_json(response.read(), provider=wire.provider), response.headers)
                 return
             decoder = wire.stream_decoder(response.headers)
-            events = iter_sse if wire.framing == "sse" else iter_ndjson
-            source = events(response, provider=wire.provider)
+            source: Iterable[Any]
+            if wire.framing == "bytes":
+                source = response.iter_bytes()
+            else:
+                source = (iter_sse if wire.framing == "sse" else iter_ndjson)(response, provider=wire.provider)
             provider = wire.provider
             for item in source:
                 yield from fed(decoder, item, provider)
@@ -200,9 +203,10 @@ class ProviderModel(ModelLifecycle, ChatModel, Generic[OptionsT]):
         """The transport's coroutine itself (``ProviderHttp.apost_parsed``), not one that awaits it.
         The request is built here; an error building it is raised when the call is awaited."""
         if self._async_via_sync:
-            import asyncio
+            from ._bridge import call_in_thread
 
-            return asyncio.to_thread(self.call, prompt)
+            # Only a sync SDK client: called in a worker thread whose exchange a cancel aborts.
+            return call_in_thread(lambda: self.call(prompt))
         try:
             options = self.options_for(prompt)
             body = self.build_body(prompt, options, stream=False)
@@ -232,13 +236,16 @@ class ProviderModel(ModelLifecycle, ChatModel, Generic[OptionsT]):
                 yield wire.parse_response(data, response.headers)
                 return
             decoder = wire.stream_decoder(response.headers)
-            events = aiter_sse if wire.framing == "sse" else aiter_ndjson
-            source = events(response, provider=wire.provider)
+            asource: AsyncIterable[Any]
+            if wire.framing == "bytes":
+                asource = response.aiter_bytes()
+            else:
+                asource = (aiter_sse if wire.framing == "sse" else aiter_ndjson)(response, provider=wire.provider)
             provider = wire.provider
-            async for item in source:
+            async for item in asource:
                 for model_event in fed(decoder, item, provider):
                     yield model_event
-            decoder.finish(isinstance(source, SseStream) and source.saw_done)
+            decoder.finish(isinstance(asource, SseStream) and asource.saw_done)
 
 
 async def _raising(error: Exception) -> ChatResponse:

@@ -126,8 +126,12 @@ class ProviderHttp(Retrying):
         async_http_client: httpx2.AsyncClient | None = None,
         timeout: float | httpx2.Timeout = 600.0,
         retry: RetryPolicy | None = None,
+        sign: Callable[[httpx2.Request], None] | None = None,
     ) -> None:
+        """``sign``: adds the request's signature headers to each request built (every attempt), for
+        an API that signs its requests (Bedrock's SigV4) rather than sending a fixed key."""
         self.provider = provider
+        self._sign = sign
         self.base_url = check_base_url(base_url, provider=provider)
         self._headers = dict(headers)
         self._secret_headers = {k.lower(): v for k, v in (secret_headers or {}).items()}
@@ -297,6 +301,8 @@ class ProviderHttp(Retrying):
             request = client.build_request("POST", self._url(path), content=pydantic_core.to_json(body))
             put_headers(request.headers, prepared, keys)
         mask_credentials(request.headers, self._secret_names)
+        if self._sign is not None:
+            self._sign(request)
         if deadline is not None:
             # A first attempt starts as its deadline does: only a deadline of (next to) no time is past.
             if (deadline.attempts or deadline.seconds <= TIMER_SLACK) and deadline.left() <= 0:

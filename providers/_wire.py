@@ -32,7 +32,7 @@ class StreamDecoder(Protocol):
     """Turns one streamed reply's events into model events, keeping state across them."""
 
     def feed(self, event: Any) -> Iterable[ModelEvent]:
-        """One event: ``(name, data)`` for SSE, the parsed line for NDJSON."""
+        """One event: ``(name, data)`` for SSE, the parsed line for NDJSON, a chunk for ``bytes``."""
         ...
 
     def finish(self, saw_done: bool = False) -> None:
@@ -56,6 +56,8 @@ class WireMapping(NamedTuple):
     """What an error body says (message, type, code); the status table does the classing."""
     stream_decoder: Callable[[httpx2.Headers], StreamDecoder]
     """A fresh decoder for one streamed reply, given its response headers."""
-    framing: Literal["sse", "ndjson"] = "sse"
+    framing: Literal["sse", "ndjson", "bytes"] = "sse"
+    """How a stream is framed: SSE, NDJSON, or ``bytes`` (the decoder is fed the body's raw chunks
+    and does its own framing: Bedrock's binary event stream)."""
     accept: str | None = "application/json"
     """The ``accept`` header sent with every request (``None``: none)."""

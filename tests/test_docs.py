@@ -212,6 +212,7 @@ API_MODULES = [
     "providers.gemini",
     "providers.ollama",
     "providers.fallback",
+    "providers.bedrock",
     "providers.shell",
     "advisors",
 ]

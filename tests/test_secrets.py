@@ -30,11 +30,13 @@ from providers._retry import RetryPolicy
 from providers._secrets import RedactedHeaders
 from providers._transport import ProviderHttp, check_base_url
 from providers.anthropic import AnthropicChatModel, AnthropicChatOptions
+from providers.bedrock import BedrockChatModel, BedrockChatOptions
 from providers.gemini import GeminiChatModel, GeminiChatOptions
 from providers.ollama import OllamaChatModel, OllamaChatOptions
 from providers.openai import OpenAIChatModel, OpenAIChatOptions
 from providers.openai_responses import OpenAIResponsesChatModel, OpenAIResponsesChatOptions
 from tests.providers.test_anthropic_conformance import AnthropicWire
+from tests.providers.test_bedrock_conformance import BedrockWire
 from tests.providers.test_gemini_conformance import GeminiWire
 from tests.providers.test_ollama_conformance import OllamaWire
 from tests.providers.test_openai_conformance import OpenAIWire
@@ -89,6 +91,7 @@ PROVIDERS: dict[str, Provider] = {
     "anthropic": Provider(AnthropicChatModel, AnthropicChatOptions, AnthropicWire()),
     "ollama": Provider(OllamaChatModel, OllamaChatOptions, OllamaWire()),
     "gemini": Provider(GeminiChatModel, GeminiChatOptions, GeminiWire()),
+    "bedrock": Provider(functools.partial(BedrockChatModel, region="us-east-1"), BedrockChatOptions, BedrockWire()),
 }
 
 
@@ -115,6 +118,9 @@ OBJECTS: dict[str, Callable[[], object]] = {
     **_each_provider("options in a prompt", lambda p: Prompt("hi", secret_options(p.options))),
     **_each_provider("model", Provider.model),
     **_each_provider("model on an httpx2 client", _answering),
+    "bedrock model with AWS keys": lambda: BedrockChatModel(
+        "m", region="us-east-1", aws_access_key_id=MARK, aws_secret_access_key=MARK, aws_session_token=MARK
+    ),
     "openai model with credential headers": lambda: OpenAIChatModel("m", base_url=SECRET_URL, headers=SECRET_HEADERS),
     "provider http": lambda: ProviderHttp(provider="p", base_url=SECRET_URL, headers={}, error_details=lambda _: None),
     "request headers": lambda: RedactedHeaders(httpx2.Headers(SECRET_HEADERS)),

@@ -22,10 +22,12 @@ stream deltas, structured output, usage, error mapping, and a confirmation pause
 The transport guarantees a provider shell gives (``providers._shell``, or your own) are checked
 against a real HTTP server on ``127.0.0.1`` (random port, :mod:`chatclient.testing.fault_server`)
 through ``make_model_at(base_url, api_key)``: a stream cut short (chunked, and close-delimited) is a
-``StreamIncompleteError`` and never a reply; a request's ``timeout`` against a stalled server is an
-``APITimeoutError`` for its deadline and the server sees the client hang up; cancelling ``astream()``
-raises ``CancelledError`` and closes the stream at the server; the key is sent but never shown in
-the repr of the request headers or in an error message. Nothing leaves the machine.
+``StreamIncompleteError`` and never a reply; a request's ``timeout`` against a stalled server, and
+against one that trickles its headers, its body or an error's body (each read quick, the whole
+endless), is an ``APITimeoutError`` for its deadline, within it plus a margin, not retried, and the
+server sees the client hang up; cancelling ``acall()`` while its reply comes, or ``astream()``
+mid-stream, raises ``CancelledError`` and closes the connection at the server; the key is sent but
+never shown in the repr of the request headers or in an error message. Nothing leaves the machine.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ import contextlib
 import functools
 import gc
 import json
+import time
 import weakref
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol
@@ -413,6 +416,67 @@ class ChatModelConformance:
             (visit,) = server.settled()
         assert visit.hung_up, "the server saw the stream closed"
 
+    def _reply_for(self, mode: str) -> httpx2.Response:
+        text = "Hello from a server that takes its time."
+        wire = self.wire()
+        return wire.stream_reply(text, [], USAGE) if "stream" in mode else wire.reply(text, [], USAGE)
+
+    def _check_cut_at_the_deadline(self, reply: httpx2.Response, scenario: str, mode: str) -> None:
+        """``mode`` against a server that trickles ``reply`` (``scenario``) for a minute, under a
+        request ``timeout``: the deadline's error within it plus a margin, one request, hung up on."""
+        with fault_server(reply, trickle_for=_TRICKLE_FOR) as server:
+            model = self.make_model_at(f"{server.url}/{scenario}", _CONFORMANCE_KEY)
+            started = time.monotonic()
+            try:
+                with pytest.raises(APITimeoutError) as raised:
+                    run_spec(mode, ChatClient.create(model).prompt("Hi").timeout(_DEADLINE))
+                took = time.monotonic() - started
+            finally:
+                _close(model)
+            visits = server.settled()
+        assert raised.value.error_type == _DEADLINE_EXCEEDED, f"not the deadline's error: {raised.value!r}"
+        assert len(visits) == 1, "nothing is retried past the deadline"
+        assert visits[0].hung_up and not visits[0].finished, "the client closed the connection mid-reply"
+        assert took < _DEADLINE + _MARGIN, f"{took:.1f} s against a deadline of {_DEADLINE} s"
+
+    @pytest.mark.parametrize("scenario", ["trickle", "trickle-head"])
+    @pytest.mark.parametrize("mode", MODES)
+    def test_a_deadline_bounds_a_trickling_reply(self, mode: str, scenario: str) -> None:
+        """A server that sends its headers (``trickle-head``) or its body (``trickle``) a few bytes
+        every 0.2 s, each read quick and the whole endless: a request's ``timeout`` bounds the whole
+        exchange, not each read."""
+        self._check_cut_at_the_deadline(self._reply_for(mode), scenario, mode)
+
+    @pytest.mark.parametrize("mode", MODES)
+    def test_a_deadline_bounds_a_trickling_error_body(self, mode: str) -> None:
+        """A 500 whose body trickles in: the error's body is read within the deadline too, and the
+        error is not retried once the deadline is spent."""
+        self._check_cut_at_the_deadline(self.wire().error(500, "slow failure", {}), "trickle", mode)
+
+    def test_cancelling_acall_closes_its_connection(self) -> None:
+        """Cancelling a task awaiting ``acall()`` while the reply is coming raises ``CancelledError``
+        in it, and the server sees the connection closed (not held until the reply ends)."""
+        with fault_server(self._reply_for("acall"), trickle_for=_TRICKLE_FOR) as server:
+            model = self.make_model_at(f"{server.url}/trickle", _CONFORMANCE_KEY)
+
+            async def cancel_while_the_reply_comes() -> None:
+                task = asyncio.create_task(model.acall(Prompt("Hi")))
+                answering = await asyncio.to_thread(server.answering.wait, _WAIT)
+                assert answering, "the server never began to answer"
+                task.cancel()
+                with pytest.raises(asyncio.CancelledError):
+                    await task
+                aclose = getattr(model, "aclose", None)
+                if callable(aclose):
+                    await aclose()
+
+            try:
+                asyncio.run(cancel_while_the_reply_comes())
+            finally:
+                _close(model)
+            (visit,) = server.settled()
+        assert visit.hung_up and not visit.finished, "the server saw the connection closed mid-reply"
+
     @pytest.mark.parametrize("mode", ["call", "astream"])
     def test_the_key_is_sent_but_never_shown(self, mode: str) -> None:
         """The credential reaches the server, and is in neither the repr of the request headers nor
@@ -438,6 +502,10 @@ class ChatModelConformance:
 
 _CONFORMANCE_KEY = "conformance-secret-4f1c9a"
 _DEADLINE_EXCEEDED = "deadline_exceeded"
+_DEADLINE = 0.5
+_MARGIN = 5.0
+"""Seconds past the deadline a cut may take (a loaded machine); the server would go on for a minute."""
+_TRICKLE_FOR = 60.0
 _WAIT = 10.0
 """Seconds a check waits for something the server or the model should do at once (bounded)."""
 

@@ -63,19 +63,34 @@ class Visit:
     ended: threading.Event = field(default_factory=threading.Event)
 
 
-def first_events(body: bytes) -> bytes:
+def first_events(body: bytes, content_type: str = "") -> bytes:
     """The first half of a streamed body's events (at least one, never all), cut at an event boundary.
 
-    SSE events end with a blank line (``\r\n\r\n`` in Gemini's streams), NDJSON values with a newline:
-    either way the cut leaves whole events, so what a provider sees is a stream that stopped before its
-    terminal event.
+    SSE events end with a blank line (``\r\n\r\n`` in Gemini's streams), NDJSON values with a newline,
+    and a binary AWS event stream (``application/vnd.amazon.eventstream``) is frames that each start
+    with their length: either way the cut leaves whole events, so what a provider sees is a stream
+    that stopped before its terminal event.
     """
+    if content_type.startswith("application/vnd.amazon.eventstream"):
+        return _first_frames(body)
     separator = next((s for s in (b"\r\n\r\n", b"\n\n") if s in body), b"\n")
     events = [event for event in body.split(separator) if event.strip()]
     if len(events) < 2:
         raise AssertionError("a streamed reply for the cut-stream check needs at least two events")
     kept = events[: max(1, len(events) // 2)]
     return b"".join(event + separator for event in kept)
+
+
+def _first_frames(body: bytes) -> bytes:
+    """The first half of a stream of length-prefixed frames (a 4-byte big-endian total length each)."""
+    ends = []
+    at = 0
+    while at + 4 <= len(body):
+        at += int.from_bytes(body[at : at + 4], "big")
+        ends.append(at)
+    if len(ends) < 2 or at != len(body):
+        raise AssertionError("a framed reply for the cut-stream check needs at least two whole frames")
+    return body[: ends[max(1, len(ends) // 2) - 1]]
 
 
 class FaultServer(ThreadingHTTPServer):
@@ -87,6 +102,8 @@ class FaultServer(ThreadingHTTPServer):
         self.trickle_for = trickle_for
         self.visits: list[Visit] = []
         self.lock = threading.Lock()
+        self.answering = threading.Event()
+        """Set once the server has begun to answer a request (its first bytes are on the wire)."""
 
     @property
     def url(self) -> str:
@@ -138,7 +155,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._head(reply.status_code, reply, length=len(reply.content))
             self.wfile.write(reply.content)
             return
-        part = first_events(reply.content)
+        part = first_events(reply.content, reply.headers.get("content-type", ""))
         self.close_connection = True
         if visit.scenario == "cut-chunked":
             self._head(200, reply, chunked=True)
@@ -150,6 +167,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._head(200, reply, close=True)
             self.wfile.write(part)
             self.wfile.flush()
+            self.server.answering.set()
             visit.hung_up = wait_for_hang_up(self.connection)
         else:
             self.send_error(404, f"no scenario {visit.scenario!r}")
@@ -165,6 +183,7 @@ class _Handler(BaseHTTPRequestHandler):
             sent += TRICKLE_BYTES
             self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
             self.wfile.flush()
+            self.server.answering.set()
             if wait_for_hang_up(self.connection, TRICKLE_EVERY):
                 visit.hung_up = True
                 return
@@ -180,6 +199,7 @@ class _Handler(BaseHTTPRequestHandler):
         while time.monotonic() < ends:
             self.wfile.write(line)
             self.wfile.flush()
+            self.server.answering.set()
             if wait_for_hang_up(self.connection, TRICKLE_EVERY):
                 visit.hung_up = True
                 return False

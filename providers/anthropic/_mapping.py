@@ -37,6 +37,7 @@ from chatclient.responses import (
     shared_generation_metadata,
 )
 from chatclient.tools.definition import ToolDefinition
+from providers._arguments import arguments_object as _tool_input
 from providers._errors import ErrorDetails, error_from_event, event_status, header_value
 from providers._media import unsupported_media
 from providers._per_options import PerOptions
@@ -260,19 +261,6 @@ def _assistant_blocks(message: AssistantMessage) -> list[dict[str, Any]]:
         tool_use = {"type": "tool_use", "id": call.provider_id, "name": call.name, "input": _tool_input(call.arguments)}
         blocks.append(tool_use)
     return blocks
-
-
-def _tool_input(arguments: str) -> Any:
-    """``tool_use.input`` must be a JSON object. Our calls keep the model's raw argument string; empty
-    means ``{}``. Unparsable or non-object arguments are sent as ``{}``: the tool loop has already told
-    the model, in this call's ``tool_result``, that its arguments were malformed."""
-    if not arguments.strip():
-        return {}
-    try:
-        value = pydantic_core.from_json(arguments)
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}
 
 
 def _tool_result(response: ToolResponse, tool_use_id: str) -> dict[str, Any]:

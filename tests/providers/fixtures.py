@@ -10,6 +10,7 @@ the recorded one.
 
 from __future__ import annotations
 
+import base64
 import json
 from dataclasses import dataclass, field
 from functools import cache
@@ -22,7 +23,15 @@ import yaml
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "provider-traffic"
 
-PROVIDER_FOLDERS = ("anthropic", "gemini", "ollama", "openai-chat", "openai-embeddings", "openai-responses")
+PROVIDER_FOLDERS = (
+    "anthropic",
+    "bedrock",
+    "gemini",
+    "ollama",
+    "openai-chat",
+    "openai-embeddings",
+    "openai-responses",
+)
 """Every folder of recordings; ``test_fixture_tree`` fails when another one appears."""
 
 
@@ -62,10 +71,18 @@ def recorded_response(interaction: dict[str, Any]) -> httpx2.Response:
     if "ndjson" in response:
         headers.setdefault("content-type", "application/x-ndjson")
         return httpx2.Response(response["status"], headers=headers, content=response["ndjson"].encode())
+    if "eventstream_base64" in response:  # binary AWS event-stream framing (Bedrock's ConverseStream)
+        headers.setdefault("content-type", "application/vnd.amazon.eventstream")
+        return httpx2.Response(response["status"], headers=headers, content=recorded_eventstream(interaction))
     if "body" in response:
         headers["content-type"] = "application/json"
         return httpx2.Response(response["status"], headers=headers, content=json.dumps(response["body"]).encode())
     return httpx2.Response(response["status"], headers=headers, text=response.get("body_text", ""))
+
+
+def recorded_eventstream(interaction: dict[str, Any]) -> bytes:
+    """The recorded binary event-stream body, byte for byte."""
+    return base64.b64decode(interaction["response"]["eventstream_base64"])
 
 
 @dataclass

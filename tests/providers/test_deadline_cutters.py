@@ -1,5 +1,6 @@
 """The two things that cut an exchange at its deadline, on their own: the sync watchdog thread
-(:mod:`providers._watchdog`) and the event loop's cuts (:mod:`providers._cutoff`).
+(:mod:`providers._watchdog`, and how it finds a sync SDK client's exchange:
+:mod:`providers._sdk_watch`) and the event loop's cuts (:mod:`providers._cutoff`).
 
 Ordered by events, not clocks: a cut that is due fires when its timer runs, and a blocked ``recv`` on
 a real socket pair shows the shutdown (it returns ``b""``); the bounded waits only guard against a hang.
@@ -21,8 +22,9 @@ import httpx2
 import pytest
 
 from providers._cutoff import cancel_at, cut_at
-from providers._deadline import PendingSend
-from providers._watchdog import Watch, Watchdog
+from providers._deadline import Deadline, DeadlineStream, PendingSend
+from providers._sdk_watch import watched_exchange
+from providers._watchdog import WATCHDOG, Watch, Watchdog
 
 GUARD = 10.0
 """Seconds before a wait that should end at once is taken as a hang."""
@@ -248,3 +250,71 @@ def test_a_pending_send_through_a_client_of_another_shape_is_left_alone() -> Non
     PendingSend(SimpleNamespace(), request).abort()  # type: ignore[arg-type]  # no _transport_for_url
     client = httpx2.Client(transport=httpx2.MockTransport(lambda request: httpx2.Response(200)))
     PendingSend(client, client.build_request("POST", "http://t.example/v1/x")).abort()  # a transport with no pool
+
+
+# ------------------------------------------------------------------ a sync SDK client's exchange
+
+
+def _sdk_over(client: httpx2.Client) -> SimpleNamespace:
+    """What :func:`watched_exchange` reads of a sync SDK client: its ``httpx2.Client``."""
+    return SimpleNamespace(_client=client)
+
+
+def test_a_sync_sdk_exchange_is_watched_from_its_request_to_its_body() -> None:
+    """The SDK's own request is the pending send; its response's body is read under the deadline."""
+    seen: list[str] = []
+    client = httpx2.Client(
+        transport=httpx2.MockTransport(lambda request: httpx2.Response(200, content=b"{}")),
+        event_hooks={"request": [lambda request: seen.append("user's hook")]},
+    )
+    deadline = Deadline(3600)
+    with watched_exchange(_sdk_over(client), deadline, "p") as exchange:
+        assert exchange is not None
+        response = client.send(client.build_request("POST", "http://t.example/v1/x"), stream=True)
+        (watch,) = exchange.watches
+        assert isinstance(watch.pending, PendingSend) and watch.response is response
+        assert isinstance(response.stream, DeadlineStream)
+        assert response.read() == b"{}"
+    assert seen == ["user's hook"], "the client's own hooks are kept and run"
+    assert not exchange.fired
+
+
+def test_the_sdk_hooks_are_added_once_and_do_nothing_outside_an_exchange() -> None:
+    client = httpx2.Client(transport=httpx2.MockTransport(lambda request: httpx2.Response(200, content=b"{}")))
+    for _ in range(2):
+        with watched_exchange(_sdk_over(client), Deadline(3600), "p"):
+            pass
+    assert len(client.event_hooks["request"]) == 1 and len(client.event_hooks["response"]) == 1
+    response = client.send(client.build_request("POST", "http://t.example/v1/x"), stream=True)
+    assert not isinstance(response.stream, DeadlineStream), "no deadline here: the body is left as it is"
+    response.close()
+
+
+def test_an_unanswered_sdk_request_is_no_longer_watched_after_its_exchange() -> None:
+    """A send that failed leaves nothing in the watchdog (it would be cut at the deadline, much later)."""
+
+    def refuse(request: httpx2.Request) -> httpx2.Response:
+        raise httpx2.ConnectError("refused", request=request)
+
+    client = httpx2.Client(transport=httpx2.MockTransport(refuse))
+    with (
+        pytest.raises(httpx2.ConnectError),
+        watched_exchange(_sdk_over(client), Deadline(3600), "p") as exchange,
+    ):
+        client.send(client.build_request("POST", "http://t.example/v1/x"))
+    assert exchange is not None
+    (watch,) = exchange.watches
+    assert watch not in WATCHDOG._watched
+
+
+def test_a_client_of_another_kind_is_not_hooked() -> None:
+    """A legacy ``httpx.Client`` (or none): its reads keep their own, cut, timeouts."""
+    httpx = pytest.importorskip("httpx")
+    legacy = httpx.Client()
+    try:
+        for sdk in (_sdk_over(legacy), SimpleNamespace()):
+            with watched_exchange(sdk, Deadline(3600), "p") as exchange:
+                assert exchange is None
+        assert legacy.event_hooks == {"request": [], "response": []}
+    finally:
+        legacy.close()

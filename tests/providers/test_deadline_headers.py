@@ -1,6 +1,7 @@
 """A deadline bounds the headers too: a server that sends its status line and then a header line
 every 0.2 s (each read quick, the whole endless) is cut at the deadline, in all four modes over
-httpx2, and in the async modes over an async SDK client (the exchange's task is cancelled).
+httpx2 and over an official SDK client of either kind (a sync client's pending request is found
+through its own event hooks; an async client's exchange is cancelled).
 
 The server's view proves it, as in :mod:`tests.providers.test_deadline_trickle`: one request, the
 client hung up before the headers ended, the deadline's error.
@@ -30,10 +31,23 @@ def test_trickling_headers_are_cut_at_the_deadline_over_httpx2(
     check_cut_at_the_deadline(server, over_httpx2(provider), mode, scenario="trickle-head")
 
 
-@pytest.mark.parametrize("mode", ["acall", "astream"])
-@pytest.mark.parametrize("provider", ["anthropic", "openai"])
-def test_trickling_headers_are_cut_at_the_deadline_over_an_async_sdk_client(
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("provider", ["anthropic", "openai", "responses"])
+def test_trickling_headers_are_cut_at_the_deadline_over_an_sdk_client(
     trickling: Callable[[httpx2.Response], FaultServer], provider: str, mode: str
 ) -> None:
+    """The SDK client of the mode's kind: a sync one's pending request is found through the SDK
+    client's own event hooks and its connection shut down; an async one's exchange is cancelled."""
     server = trickling(reply_for(provider, mode))
-    check_cut_at_the_deadline(server, over_sdk(provider, use_async=True), mode, scenario="trickle-head")
+    make = over_sdk(provider, use_async=mode.startswith("a"))
+    check_cut_at_the_deadline(server, make, mode, scenario="trickle-head")
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_trickling_headers_are_cut_across_the_sdk_bridges(
+    trickling: Callable[[httpx2.Response], FaultServer], mode: str
+) -> None:
+    """The other kind of client: a sync one serving the async modes, an async one the sync modes."""
+    server = trickling(reply_for("openai", mode))
+    make = over_sdk("openai", use_async=not mode.startswith("a"))
+    check_cut_at_the_deadline(server, make, mode, scenario="trickle-head")

@@ -165,6 +165,18 @@ def test_a_trickling_error_body_is_cut_at_the_deadline(
     check_cut_at_the_deadline(server, over_httpx2("openai"), mode)
 
 
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("provider", ["anthropic", "openai", "responses"])
+def test_a_trickling_error_body_is_cut_at_the_deadline_over_an_sdk_client(
+    trickling: Callable[[httpx2.Response], FaultServer], provider: str, mode: str
+) -> None:
+    """The SDK reads an error's body itself (to build its status error): a sync client's read is
+    watched from the response's arrival (the SDK client's event hooks), an async one's exchange is
+    cancelled at the deadline."""
+    server = trickling(WIRES[provider]().error(500, "slow failure", {}))
+    check_cut_at_the_deadline(server, over_sdk(provider, use_async=mode.startswith("a")), mode)
+
+
 @pytest.mark.parametrize("mode", ["call", "acall"])
 def test_the_shorter_of_the_policy_deadline_and_the_model_timeout_applies(
     trickling: Callable[[httpx2.Response], FaultServer], mode: str

@@ -13,6 +13,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -195,3 +196,36 @@ def test_the_bridge_hands_over_events_and_errors_and_closes_the_iterator_in_its_
     closed.clear()
     assert asyncio.run(left_early()) == [1]
     assert closed.wait(HOLD) and closed_in[-1] != threading.get_ident(), "closed by the worker, not the loop"
+
+
+def test_a_bridged_call_runs_in_the_callers_context_and_hands_back_its_result_or_error() -> None:
+    """As ``asyncio.to_thread``: the caller's context variables are seen in the worker."""
+    import contextvars
+
+    from providers._bridge import call_in_thread
+
+    name: contextvars.ContextVar[str] = contextvars.ContextVar("name")
+
+    def work(fail: bool) -> tuple[str, int]:
+        if fail:
+            raise ValueError("boom")
+        return name.get(), threading.get_ident()
+
+    async def main() -> tuple[str, int]:
+        name.set("caller's")
+        with pytest.raises(ValueError, match="boom"):
+            await call_in_thread(lambda: work(True))
+        return await call_in_thread(lambda: work(False))
+
+    seen, thread = asyncio.run(main())
+    assert seen == "caller's" and thread != threading.get_ident()
+
+
+def test_a_cancelled_bridged_call_sends_no_retry() -> None:
+    """Once its caller is cancelled, the worker's next request (a retry of the SDK's) is not sent."""
+    from providers._bridge import Abandoned, _Abort
+
+    abort = _Abort()
+    abort.abort()
+    with pytest.raises(Abandoned):
+        abort.watch_pending(SimpleNamespace(abort=lambda: None))
