@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test lint typecheck unit clean
+.PHONY: demo test lint typecheck unit clean ui-node
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +26,7 @@ $(VENV)/.stamp-demo: pyproject.toml | $(BIN)/python
 demo: $(VENV)/.stamp-demo
 	$(BIN)/python examples/flight_booking.py
 	$(BIN)/python examples/tools.py
+	$(BIN)/python examples/retrieval.py
 
 lint: $(VENV)/.stamp-dev
 	$(BIN)/ruff check .
@@ -34,13 +35,23 @@ lint: $(VENV)/.stamp-dev
 typecheck: $(VENV)/.stamp-dev
 	$(BIN)/mypy
 
+# The npm `ai` package that tests/ui reads recorded UI message streams with (pinned by its lock file).
+UI_NODE := tests/ui/node
+$(UI_NODE)/node_modules/.stamp: $(UI_NODE)/package.json $(UI_NODE)/package-lock.json
+	npm ci --prefix $(UI_NODE) --no-audit --no-fund --loglevel=error
+	touch $@
+
+ui-node: $(UI_NODE)/node_modules/.stamp
+
+# Without npm the UI stream tests skip (under CI=true they fail instead).
 unit: $(VENV)/.stamp-dev
+	@if command -v npm >/dev/null 2>&1; then $(MAKE) --no-print-directory ui-node; fi
 	$(BIN)/pytest
 
 test: lint typecheck unit
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis $(UI_NODE)/node_modules
 
 # Benchmarks (benchmarks/README.md): their own venv with every library compared; not part of `make test`.
 # BENCH_ARGS passes options, e.g. `make bench-quick BENCH_ARGS="--only S1,S2 --libs raw,chatclient"`.

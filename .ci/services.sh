@@ -4,7 +4,13 @@
 export DEBIAN_FRONTEND=noninteractive
 if [ "${CHATCLIENT_SKIP_APT:-}" != "1" ]; then
   apt-get update -qq
-  apt-get install -y -qq --no-install-recommends redis-server postgresql >/dev/null
+  # chromium + chromium-driver: the browser test of examples/web; nodejs + npm: tests/ui reads the UI
+  # message stream with npm's `ai` package (make ui-node).
+  packages="redis-server postgresql chromium chromium-driver"
+  # Debian's nodejs and npm only where no Node.js is installed: a NodeSource nodejs already carries
+  # npm and conflicts with Debian's npm package.
+  command -v npm >/dev/null 2>&1 || packages="$packages nodejs npm"
+  apt-get install -y -qq --no-install-recommends $packages >/dev/null
 fi
 
 SVC_DIR=$(mktemp -d /tmp/chatclient-services.XXXXXX)

@@ -11,7 +11,10 @@ from typing import Any
 
 import httpx2
 
-from .canned import ANTHROPIC_BASE, JSON_HEADERS, OPENAI_BASE, SSE_HEADERS, route
+from .canned import ANTHROPIC_BASE, GEMINI_BASE, JSON_HEADERS, OPENAI_BASE, SSE_HEADERS, route
+
+_MOCK_BASES = {"openai": OPENAI_BASE, "anthropic": ANTHROPIC_BASE, "gemini": GEMINI_BASE}
+_LOOPBACK_PATHS = {"openai": "/v1", "anthropic": "", "gemini": "/v1beta"}
 
 
 class MockBackend:
@@ -21,7 +24,7 @@ class MockBackend:
 
     def __init__(self, wire: str, *, record: list[bytes] | None = None) -> None:
         self.wire = wire
-        self.base_url = OPENAI_BASE if wire == "openai" else ANTHROPIC_BASE
+        self.base_url = _MOCK_BASES[wire]
         self.record = record
         self.requests = 0
 
@@ -62,7 +65,7 @@ class LoopbackBackend:
     def __init__(self, wire: str, port: int) -> None:
         self.wire = wire
         root = f"http://127.0.0.1:{port}"
-        self.base_url = f"{root}/v1" if wire == "openai" else root
+        self.base_url = f"{root}{_LOOPBACK_PATHS[wire]}"
 
     def sync_client(self) -> httpx2.Client:
         return httpx2.Client(timeout=60.0)

@@ -1,6 +1,6 @@
-"""The canned traffic every library is served: realistic OpenAI Chat Completions and Anthropic Messages
-replies (shapes as recorded from the real services), the tools of each scenario, and one router that
-picks the reply for a request.
+"""The canned traffic every library is served: realistic OpenAI Chat Completions, Anthropic Messages and
+Gemini ``generateContent`` replies (shapes as recorded from the real services), the tools of each
+scenario, and one router that picks the reply for a request.
 
 The router decides from the request body alone, with cheap byte searches, so that it costs every
 library the same few microseconds:
@@ -10,7 +10,7 @@ library the same few microseconds:
   ``lookup`` (S3) → four calls, ``book_flight`` (S7) → one gated call, ``tool_00`` (S7, 50 tools) →
   one call of ``tool_07``;
 - a request without tools gets a plain text reply (S1), streamed when it asks for a stream (S4, 500
-  deltas);
+  deltas; Gemini asks in the URL, ``:streamGenerateContent``, the others in the body);
 - S8: a request offering the catalog (``catalog_000``…, 50 or 200 tools) gets the plain text reply at
   once; one offering the loop tools (``loop_00``…) gets a call of ``loop_00`` for each of its first
   four rounds (counted from the tool results it carries, other arguments each round) and the final
@@ -24,9 +24,11 @@ from typing import Any
 
 OPENAI_MODEL = "gpt-4o-mini"
 ANTHROPIC_MODEL = "claude-haiku-4-5"
-WIRES = ("openai", "anthropic")
+GEMINI_MODEL = "gemini-2.5-flash"
+WIRES = ("openai", "anthropic", "gemini")
 OPENAI_BASE = "https://api.openai.com/v1"
 ANTHROPIC_BASE = "https://api.anthropic.com"
+GEMINI_BASE = "https://generativelanguage.googleapis.com/v1beta"
 API_KEY = "sk-test-not-a-real-key"
 
 PROMPT = "What is the capital of France?"
@@ -192,6 +194,41 @@ def _anthropic_calls(calls: list[tuple[str, str, dict[str, Any]]]) -> dict[str, 
     return _anthropic_message(blocks, "tool_use")
 
 
+# ----------------------------------------------------------------------------------- Gemini replies
+
+_GEMINI_SIGNATURE = (
+    "CtICAdHtim9BiyFrJTR8wDY7/ya4zvN0E7f/NCDBmJdBIPp4X8GlhEBD1aYLPwTQyE6WXqDOxwHUJaTe4J8tCr+CbuSknn8a4rxz5MqcVJ6G"
+    "brPcfpGtaDXmHuR1o10JO5QXhm0sfucL+GM0jXgAgKnu3n7hvCQhDWSmWFN3N3sxcrnjcwVnMKe3aaa48HvL2gmnSU/3Lx2ihqP3EKNilMeuE1"
+)
+"""A ``thoughtSignature`` of the recorded length's order (Gemini 2.5 signs a turn's first function call)."""
+
+
+def _gemini_usage(candidates: int) -> dict[str, Any]:
+    return {"promptTokenCount": 70, "candidatesTokenCount": candidates, "totalTokenCount": 70 + candidates + 76,
+            "promptTokensDetails": [{"modality": "TEXT", "tokenCount": 70}], "thoughtsTokenCount": 76}  # fmt: skip
+
+
+def _gemini_response(parts: list[dict[str, Any]], finish: str | None = "STOP", candidates: int = 15) -> dict[str, Any]:
+    candidate: dict[str, Any] = {"content": {"parts": parts, "role": "model"}, "index": 0}
+    if finish is not None:
+        candidate["finishReason"] = finish
+    return {"candidates": [candidate], "usageMetadata": _gemini_usage(candidates), "modelVersion": GEMINI_MODEL,
+            "responseId": "AJnyaJv6GPulqtsP5Z6fgAs"}  # fmt: skip
+
+
+def _gemini_text(text: str) -> dict[str, Any]:
+    return _gemini_response([{"text": text}])
+
+
+def _gemini_calls(calls: list[tuple[str, str, dict[str, Any]]]) -> dict[str, Any]:
+    """Function calls as Gemini 2.5 sends them: no ids, the first part signed."""
+    parts: list[dict[str, Any]] = [{"functionCall": {"name": name, "args": args}} for _, name, args in calls]
+    parts[0] = {**parts[0], "thoughtSignature": _GEMINI_SIGNATURE}
+    response = _gemini_response(parts)
+    response["candidates"][0]["finishMessage"] = "Model generated function call(s)."
+    return response
+
+
 # ----------------------------------------------------------------------------------- the scripts
 
 
@@ -225,6 +262,11 @@ REPLIES: dict[str, dict[str, bytes]] = {
         "text": _dump(_anthropic_text(TEXT)),
         "final": _dump(_anthropic_text(FINAL)),
         **{name: _dump(_anthropic_calls(calls)) for name, calls in _ANTHROPIC_CALLS.items()},
+    },
+    "gemini": {
+        "text": _dump(_gemini_text(TEXT)),
+        "final": _dump(_gemini_text(FINAL)),
+        **{name: _dump(_gemini_calls(calls)) for name, calls in _calls("").items()},
     },
 }
 
@@ -289,7 +331,16 @@ def anthropic_stream(n: int = STREAM_DELTAS) -> bytes:
     return b"".join(b"event: " + name.encode() + b"\ndata: " + _dump(data) + b"\n\n" for name, data in events)
 
 
-STREAMS: dict[str, bytes] = {"openai": openai_stream(), "anthropic": anthropic_stream()}
+def gemini_stream(n: int = STREAM_DELTAS) -> bytes:
+    """``streamGenerateContent?alt=sse``: every chunk a whole response with its piece and the usage so
+    far, the last with the finish reason (the API separates events with CRLF; LF here, as the
+    loopback server splits events on it, and every SSE reader takes both)."""
+    events = [_gemini_response([{"text": _delta_text(i)}], None, i + 1) for i in range(n)]
+    events[-1] = _gemini_response([{"text": _delta_text(n - 1)}], "STOP", n)
+    return b"".join(b"data: " + _dump(e) + b"\n\n" for e in events)
+
+
+STREAMS: dict[str, bytes] = {"openai": openai_stream(), "anthropic": anthropic_stream(), "gemini": gemini_stream()}
 
 JSON_HEADERS = (
     ("content-type", "application/json"),
@@ -304,7 +355,7 @@ SSE_HEADERS = (
 )
 
 # Markers searched for in request bodies (whitespace-agnostic: only the quoted tokens).
-_TOOL_RESULT = {"openai": b'"tool_call_id"', "anthropic": b'"tool_result"'}
+_TOOL_RESULT = {"openai": b'"tool_call_id"', "anthropic": b'"tool_result"', "gemini": b'"functionResponse"'}
 _SCRIPTS = (
     (b'"get_weather"', "s2"),
     (b'"lookup"', "s3"),
@@ -314,8 +365,13 @@ _SCRIPTS = (
 _STREAM_TRUE = (b'"stream":true', b'"stream": true')
 
 
+_GEMINI_STREAM = ":streamGenerateContent"
+
+
 def wire_of(path: str) -> str:
-    return "anthropic" if path.endswith("/messages") else "openai"
+    if path.endswith("/messages"):
+        return "anthropic"
+    return "gemini" if path.endswith((":generateContent", _GEMINI_STREAM)) else "openai"
 
 
 _CATALOG = b'"catalog_000"'
@@ -336,6 +392,6 @@ def route(path: str, body: bytes) -> tuple[bytes, bool]:
     for marker, script in _SCRIPTS:
         if marker in body:
             return replies[script], False
-    if any(marker in body for marker in _STREAM_TRUE):
+    if path.endswith(_GEMINI_STREAM) or any(marker in body for marker in _STREAM_TRUE):
         return STREAMS[wire], True
     return replies["text"], False

@@ -130,7 +130,7 @@ def build(
                 s = Series(lib, wire, mode)
                 series.append(s)
                 if not libs.supports_wire(lib, wire):
-                    s.na = "n/a (OpenAI wire only)"
+                    s.na = libs.unsupported(lib, wire)
                     continue
                 adapter, _, na = ctx.mock(lib, wire) if loopback is None else loopback(lib, wire)
                 if na is not None:
@@ -392,7 +392,7 @@ def s5(ctx: Context) -> Result:
         runs = [g[key] for g in generations if key in g]
         failed = next((w.error for w in runs if w.error is not None), None)
         if not runs or failed is not None:
-            table.rows.append([wire, label, "n/a (OpenAI wire only)" if not runs else failed or "n/a"])
+            table.rows.append([wire, label, libs.unsupported(lib, wire) if not runs else failed or "n/a"])
             table.rows[-1] += [""] * (len(columns) - 3)
             continue
         rate = medians[key] = median([r[key] for r in rates])

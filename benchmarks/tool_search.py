@@ -36,7 +36,6 @@ from .canned import (
     ANTHROPIC_BASE,
     JSON_HEADERS,
     OPENAI_BASE,
-    WIRES,
     _anthropic_calls,
     _anthropic_text,
     _openai_calls,
@@ -94,6 +93,9 @@ def parse(wire: str, body: dict[str, Any]) -> Parsed:
     results = {b["tool_use_id"] for b in blocks if b.get("type") == "tool_result"}
     return Parsed(offered, calls, results)
 
+
+SEARCH_WIRES = ("openai", "anthropic")
+"""The wires this benchmark's scripted model reads (:func:`parse`)."""
 
 STYLES = ("per-need", "combined", "sequential")
 """How the model searches: one query per need in one reply (the default), one query for every need,
@@ -223,7 +225,7 @@ def savings_table(count: Callable[[str], int]) -> tuple[list[str], list[str]]:
         "|---|---|---|---|---|---|---|---|---|",
     ]
     failures: list[str] = []
-    for wire in WIRES:
+    for wire in SEARCH_WIRES:
         for size in SIZES:
             plain, searched = run_turn(wire, size, False, count), run_turn(wire, size, True, count)
             p, s = turn_tokens(plain, count), turn_tokens(searched, count)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 from typing_extensions import Self
 
@@ -20,6 +20,8 @@ import chatclient._builders as built
 from ._chain import ComposedChains, HandlerT
 from ._context_keys import check_conversation_id
 from ._display import Code, clip, html_code, md_code
+from ._model_ref import chat_model_from
+from ._option_keywords import options_class_of, options_from_keywords
 from .advisor import Advisor, ChatClientRequest, ChatClientResponse, ContextKeys, ToolAdvisor
 from .errors import ConfigurationError
 from .messages import MediaPart, Message, SystemMessage, UserMessage
@@ -34,6 +36,7 @@ from .response_spec import (
     StreamResponseSpec,
 )
 from .responses import Usage
+from .templates import TemplateRenderer, render_template
 from .tools.callback import ToolCallback, ToolCallbackProvider
 from .tools.resolve import ToolLike, aresolve_providers, check_unique, resolve_providers, split_tools
 from .usage import UsageTotals, UsageTracker, usage_minus
@@ -180,15 +183,35 @@ class ChatClientRequestSpec:
     resume_state: tuple[PendingToolCalls | StoredPendingToolCalls, ToolCallDecisions] | None = None
     extension_list: tuple[ToolLoopExtension, ...] = ()
     observer_set: Observers = NO_OBSERVERS
+    system_params: Mapping[str, Any] | None = None
+    """Set when ``system_text`` is a template (``system(text, params=...)``), rendered when the request is built."""
+    user_params: Mapping[str, Any] | None = None
+    renderer: TemplateRenderer | None = None
+    """Renders the templates (Spring's ``{name}`` syntax when unset)."""
 
     # ------------------------------------------------------------------ fluent methods
 
-    def system(self, text: str) -> ChatClientRequestSpec:
-        return self._copy(system_text=text)
+    def system(self, text: str, *, params: Mapping[str, Any] | None = None) -> ChatClientRequestSpec:
+        """The system text; with ``params`` it is a template (``"You are {role}"``, see :mod:`chatclient.templates`)."""
+        if params is None and self.system_params is None:
+            return self._copy(system_text=text)
+        return self._copy(system_text=text, system_params=_params(params, "system"))
 
-    def user(self, text: str, *, media: Sequence[MediaPart] = ()) -> ChatClientRequestSpec:
-        """The user's text, with any images and documents to send with it (``ImagePart``, ``FilePart``)."""
-        return self._copy(user_text=text, user_media=tuple(media) if media else ())
+    def user(
+        self, text: str, *, params: Mapping[str, Any] | None = None, media: Sequence[MediaPart] = ()
+    ) -> ChatClientRequestSpec:
+        """The user's text, with any images and documents to send with it (``ImagePart``, ``FilePart``).
+        With ``params`` the text is a template (``"Tell me about {topic}"``), rendered when the request is
+        built: a parameter missing from ``params``, or one it does not use, is a ``ConfigurationError`` then."""
+        if params is None and self.user_params is None:
+            return self._copy(user_text=text, user_media=tuple(media) if media else ())
+        return self._copy(user_text=text, user_media=tuple(media) if media else (), user_params=_params(params, "user"))
+
+    def template_renderer(self, renderer: TemplateRenderer) -> ChatClientRequestSpec:
+        """How this request's templates are rendered (e.g. ``JinjaRenderer()``); Spring's ``{name}`` by default."""
+        if not isinstance(renderer, TemplateRenderer):
+            raise TypeError(f"template_renderer() takes an object with render(template, params), got {renderer!r}")
+        return replace(self, renderer=renderer)
 
     def _copy(self, **changes: Any) -> ChatClientRequestSpec:
         """``dataclasses.replace`` for the methods every request calls (``client.prompt("...")`` is
@@ -241,8 +264,39 @@ class ChatClientRequestSpec:
         """Observers of this request, after the client's (see :mod:`chatclient.observation`)."""
         return replace(self, observer_set=Observers((*self.observer_set.observers, *observers)))
 
-    def options(self, options: ChatOptions) -> ChatClientRequestSpec:
-        return replace(self, chat_options=options.merged_over(self.chat_options))
+    @overload
+    def options(self, options: ChatOptions, /) -> ChatClientRequestSpec: ...
+
+    @overload
+    def options(
+        self,
+        options: ChatOptions | None = None,
+        /,
+        *,
+        model: str | None = ...,
+        temperature: float | None = ...,
+        max_tokens: int | None = ...,
+        top_p: float | None = ...,
+        top_k: int | None = ...,
+        stop_sequences: Sequence[str] | None = ...,
+        frequency_penalty: float | None = ...,
+        presence_penalty: float | None = ...,
+        timeout: float | None = ...,
+        tool_choice: str | None = ...,
+        tool_context: Mapping[str, Any] = ...,
+        **provider_options: Any,
+    ) -> ChatClientRequestSpec: ...
+
+    def options(self, options: ChatOptions | None = None, /, **keywords: Any) -> ChatClientRequestSpec:
+        """Options merged field by field over the client's: an options object, keywords
+        (``temperature=0.2``, checked against the model's own options class), or both (keywords win)."""
+        merged = self.chat_options
+        if options is not None:
+            merged = options.merged_over(merged)
+        if keywords:
+            options_class = options_class_of(self.client._model.default_options)
+            merged = options_from_keywords(options_class, keywords, "options").merged_over(merged)
+        return replace(self, chat_options=merged)
 
     def timeout(self, seconds: float | None) -> ChatClientRequestSpec:
         """Bound each model round of this request to ``seconds``, retries included, and each batch of its
@@ -384,9 +438,14 @@ class ChatClientRequestSpec:
     def _messages(self) -> list[Message]:
         messages: list[Message] = []
         if self.system_text is not None:
-            messages.append(SystemMessage(self.system_text))
+            system = self.system_text
+            if self.system_params is not None:
+                system = _rendered(system, self.system_params, self.renderer, "system")
+            messages.append(SystemMessage(system))
         messages.extend(self.message_list)
         text = self.user_text
+        if self.user_params is not None and text is not None:
+            text = _rendered(text, self.user_params, self.renderer, "user")
         if text is not None:
             if type(text) is str and not self.user_media:  # the usual case: nothing to validate but the type
                 messages.append(built.user_message(role="user", text=text, metadata={}, media=()))
@@ -442,6 +501,22 @@ class ChatClientRequestSpec:
         return tools.merged_over(options)
 
 
+def _params(params: Mapping[str, Any] | None, role: str) -> Mapping[str, Any] | None:
+    """``params`` as given (copied), checked to be a mapping of names; rendering waits for the build."""
+    if params is None:
+        return None
+    if not isinstance(params, Mapping) or not all(isinstance(key, str) for key in params):
+        raise TypeError(f"{role}(params=...) takes a mapping of parameter names to values, got {params!r}")
+    return dict(params)
+
+
+def _rendered(template: str, params: Mapping[str, Any], renderer: TemplateRenderer | None, role: str) -> str:
+    try:
+        return render_template(template, params, renderer)
+    except ConfigurationError as exc:
+        raise ConfigurationError(f"The {role} text: {exc}") from exc
+
+
 class ChatClient:
     """Entry point. ``ChatClient.create(model)`` or ``ChatClient.builder(model)...build()``.
 
@@ -456,7 +531,7 @@ class ChatClient:
         tool_calling_advisor: ToolCallingAdvisor | None = None,
         usage_tracker: UsageTracker | None = None,
     ) -> None:
-        self._model = model
+        self._model = model if isinstance(model, ChatModel) else chat_model_from(model, {}, "ChatClient")
         spec = defaults or ChatClientRequestSpec(self)
         # The builder's tool context is the client's default; a request's own merges over it.
         self._defaults = replace(
@@ -482,12 +557,15 @@ class ChatClient:
         self._tool_options = ProvidedToolOptions()
 
     @classmethod
-    def create(cls, model: ChatModel) -> ChatClient:
-        return cls(model)
+    def create(cls, model: ChatModel | str, **registry_args: Any) -> ChatClient:
+        """A client on ``model``: a ``ChatModel``, or a registry string such as ``"openai:gpt-4o-mini"``
+        built by ``providers.create`` with ``registry_args`` (``base_url=``, ``api_key=``, ...)."""
+        return cls(chat_model_from(model, registry_args, "ChatClient.create"))
 
     @classmethod
-    def builder(cls, model: ChatModel) -> ChatClientBuilder:
-        return ChatClientBuilder(model)
+    def builder(cls, model: ChatModel | str, **registry_args: Any) -> ChatClientBuilder:
+        """A builder of a client on ``model`` (a ``ChatModel`` or a registry string, as :meth:`create`)."""
+        return ChatClientBuilder(chat_model_from(model, registry_args, "ChatClient.builder"))
 
     @property
     def model(self) -> ChatModel:
@@ -563,17 +641,23 @@ class ChatClientBuilder:
     """Defaults shared by every request of the client being built."""
 
     def __init__(self, model: ChatModel) -> None:
-        self._model = model
+        self._model = chat_model_from(model, {}, "ChatClientBuilder")
         self._spec = ChatClientRequestSpec(_PENDING_CLIENT)
         self._tool_calling_advisor: ToolCallingAdvisor | None = None
         self._usage_tracker: UsageTracker | None = None
 
-    def default_system(self, text: str) -> Self:
-        self._spec = self._spec.system(text)
+    def default_system(self, text: str, *, params: Mapping[str, Any] | None = None) -> Self:
+        """The system text of every request; with ``params``, a template (see :meth:`ChatClientRequestSpec.system`)."""
+        self._spec = self._spec.system(text, params=params)
         return self
 
-    def default_user(self, text: str) -> Self:
-        self._spec = self._spec.user(text)
+    def default_user(self, text: str, *, params: Mapping[str, Any] | None = None) -> Self:
+        self._spec = self._spec.user(text, params=params)
+        return self
+
+    def template_renderer(self, renderer: TemplateRenderer) -> Self:
+        """How every request's templates are rendered (e.g. ``JinjaRenderer()``); Spring's ``{name}`` by default."""
+        self._spec = self._spec.template_renderer(renderer)
         return self
 
     def default_tools(self, *tools: ToolLike) -> Self:
@@ -588,8 +672,39 @@ class ChatClientBuilder:
         self._spec = self._spec.advisors(*advisors, params=params)
         return self
 
-    def default_options(self, options: ChatOptions) -> Self:
-        self._spec = self._spec.options(options)
+    @overload
+    def default_options(self, options: ChatOptions, /) -> Self: ...
+
+    @overload
+    def default_options(
+        self,
+        options: ChatOptions | None = None,
+        /,
+        *,
+        model: str | None = ...,
+        temperature: float | None = ...,
+        max_tokens: int | None = ...,
+        top_p: float | None = ...,
+        top_k: int | None = ...,
+        stop_sequences: Sequence[str] | None = ...,
+        frequency_penalty: float | None = ...,
+        presence_penalty: float | None = ...,
+        timeout: float | None = ...,
+        tool_choice: str | None = ...,
+        tool_context: Mapping[str, Any] = ...,
+        **provider_options: Any,
+    ) -> Self: ...
+
+    def default_options(self, options: ChatOptions | None = None, /, **keywords: Any) -> Self:
+        """Options of every request: an options object, keywords checked against the model's own
+        options class (``temperature=0.2``), or both (keywords win)."""
+        spec = self._spec
+        if options is not None:
+            spec = spec.options(options)
+        if keywords:
+            options_class = options_class_of(self._model.default_options)
+            spec = spec.options(options_from_keywords(options_class, keywords, "default_options"))
+        self._spec = spec
         return self
 
     def default_tool_loop_extensions(self, *extensions: ToolLoopExtension) -> Self:

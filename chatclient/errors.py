@@ -20,6 +20,7 @@
     │   │   └── OverloadedError              529 / 503 overloaded
     │   ├── APIConnectionError               the connection failed
     │   │   └── APITimeoutError              the request timed out
+    │   │       └── DeadlineExceeded         the request's deadline passed (attempts and waits together)
     │   └── MalformedResponseError           the reply could not be understood
     │       └── StreamIncompleteError        a stream ended before its terminal event
     ├── ToolCallConfirmationRequired         a reply holds calls a person must allow (a pause, not a failure)
@@ -53,6 +54,7 @@ __all__ = [
     "ChatClientError",
     "ContextLengthExceededError",
     "ConfigurationError",
+    "DeadlineExceeded",
     "DuplicateToolNameError",
     "MalformedResponseError",
     "NotFoundError",
@@ -215,6 +217,14 @@ class APIConnectionError(ProviderError):
 
 class APITimeoutError(APIConnectionError):
     """The request timed out."""
+
+
+class DeadlineExceeded(APITimeoutError):
+    """The request's deadline passed: its ``timeout`` (or the retry policy's ``deadline``) bounds every
+    attempt and the waits between them together. Its ``error_type`` is ``"deadline_exceeded"``, and it
+    is never retried: the time is gone."""
+
+    default_retryable = False
 
 
 class MalformedResponseError(ProviderError):

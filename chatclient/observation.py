@@ -49,10 +49,13 @@ __all__ = [
     "ChatObserver",
     "DecisionOutcome",
     "DecisionRecord",
+    "FallbackInfo",
     "ModelCallInfo",
     "Observers",
+    "RetrievalInfo",
     "RetryInfo",
     "ToolInvocationInfo",
+    "notify_fallback",
     "notify_retry",
 ]
 
@@ -114,6 +117,18 @@ class ToolInvocationInfo:
 
 
 @dataclass(frozen=True, slots=True)
+class RetrievalInfo:
+    """One search of a store by a retrieval advisor (or a retriever tool): the query it ran, how many
+    documents it asked for, and the store's name (its class)."""
+
+    query: str
+    top_k: int
+    store: str
+    source: str = ""
+    """What searched: the advisor's or the tool's name."""
+
+
+@dataclass(frozen=True, slots=True)
 class RetryInfo:
     """A provider request that failed and will be tried again after ``wait`` seconds."""
 
@@ -121,6 +136,17 @@ class RetryInfo:
     error: BaseException
     wait: float
     provider: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FallbackInfo:
+    """A model of a fallback chain failed with ``error`` and the request goes to ``next`` (the
+    ``position``-th model of the chain, counted from 0)."""
+
+    failed: ChatModel
+    error: BaseException
+    next: ChatModel
+    position: int
 
 
 DecisionOutcome = Literal["allowed", "denied", "refused"]
@@ -237,6 +263,19 @@ class ChatObserver:
 
     def retry(self, info: RetryInfo) -> None:
         pass
+
+    def fallback(self, info: FallbackInfo) -> None:
+        """A model of a ``FallbackChatModel`` failed and the next one is asked; the response's
+        ``metadata.extra["fallback.model"]`` says which answered."""
+
+    def retrieval_started(self, info: RetrievalInfo) -> Any:
+        """A store is searched (once per query: a multi-query expansion searches several times)."""
+        return None
+
+    def retrieval_finished(
+        self, token: Any, info: RetrievalInfo, documents: Sequence[Any] | None, error: BaseException | None
+    ) -> None:
+        """The search returned ``documents`` (``chatclient.retrieval.Document``, best first) or raised."""
 
     def turn_paused(self, pending: PendingToolCalls) -> Mapping[str, str] | None:
         """The turn paused for confirmation. What this returns is added to ``pending.metadata`` and
@@ -356,6 +395,18 @@ class Observers:
         if not _quiet.get():
             self._each("retry", info)
 
+    def fallback(self, info: FallbackInfo) -> None:
+        if not _quiet.get():
+            self._each("fallback", info)
+
+    def retrieval_started(self, info: RetrievalInfo) -> list[Any]:
+        return [] if _quiet.get() else self._each("retrieval_started", info)
+
+    def retrieval_finished(
+        self, tokens: Sequence[Any], info: RetrievalInfo, documents: Sequence[Any] | None, error: BaseException | None
+    ) -> None:
+        self._finish("retrieval_finished", tokens, info, documents, error)
+
     def turn_paused(self, pending: PendingToolCalls) -> PendingToolCalls:
         """Tell every observer; the pending state comes back with what they added to its metadata."""
         if _quiet.get():
@@ -456,3 +507,10 @@ def notify_retry(attempt: int, error: BaseException, wait: float, provider: str 
     observers = _current.get()
     if observers:
         observers.retry(RetryInfo(attempt, error, wait, provider))
+
+
+def notify_fallback(failed: ChatModel, error: BaseException, next_model: ChatModel, position: int) -> None:
+    """Called by ``FallbackChatModel`` before it asks the next model; free when nothing observes."""
+    observers = _current.get()
+    if observers:
+        observers.fallback(FallbackInfo(failed, error, next_model, position))

@@ -26,6 +26,7 @@ from .events import StreamEvent, TurnFinished
 from .messages import Message, UserMessage
 from .prompt import Prompt
 from .responses import ChatResponse, Usage
+from .templates import PromptTemplate
 
 __all__ = [
     "ATTEMPTS_METADATA_KEY",
@@ -103,10 +104,17 @@ def parse_reply(adapter: TypeAdapter[T], chat: ChatResponse | None) -> T:
         ) from exc
 
 
-def reask_prompt(prompt: Prompt, error: str, attempt: int) -> Prompt:
-    """The prompt of the next attempt: what was wrong with the last reply, appended to the last user
-    message (as Spring AI does), so it reaches the model with native structured output too."""
-    fix = f"Attempt {attempt} of your reply was rejected: {error}\nReply again, fixing these errors."
+DEFAULT_REASK_TEMPLATE = PromptTemplate(
+    "Attempt {attempt} of your reply was rejected: {error}\nReply again, fixing these errors."
+)
+"""What a re-ask tells the model; replace it with ``StructuredOutputValidationAdvisor(reask_template=...)``,
+a template of the parameters ``attempt`` and ``error``."""
+
+
+def reask_prompt(prompt: Prompt, error: str, attempt: int, template: PromptTemplate = DEFAULT_REASK_TEMPLATE) -> Prompt:
+    """The prompt of the next attempt: what was wrong with the last reply (``template``), appended to
+    the last user message (as Spring AI does), so it reaches the model with native structured output too."""
+    fix = template.render(attempt=attempt, error=error)
     messages: list[Message] = list(prompt.messages)
     for index in range(len(messages) - 1, -1, -1):
         message = messages[index]
@@ -169,9 +177,18 @@ class StructuredOutputValidationAdvisor:
     model calls per answer). An answer still invalid after that is returned as it is, recorded as
     invalid; ``entity()`` then raises ``StructuredOutputError`` with ``attempts`` set."""
 
-    def __init__(self, output_type: Any, *, max_repeat_attempts: int = 3, order: int = DEFAULT_ORDER) -> None:
+    def __init__(
+        self,
+        output_type: Any,
+        *,
+        max_repeat_attempts: int = 3,
+        order: int = DEFAULT_ORDER,
+        reask_template: PromptTemplate | str = DEFAULT_REASK_TEMPLATE,
+    ) -> None:
         if isinstance(max_repeat_attempts, bool) or not isinstance(max_repeat_attempts, int) or max_repeat_attempts < 0:
             raise ConfigurationError(f"max_repeat_attempts must be an int >= 0, got {max_repeat_attempts!r}")
+        self.reask_template = PromptTemplate.of(reask_template).expecting("attempt", "error")
+        """Tells the model what was wrong (parameters ``attempt`` and ``error``)."""
         self.output_type = output_type
         self.max_repeat_attempts = max_repeat_attempts
         self._adapter = output_adapter(output_type)
@@ -253,7 +270,8 @@ class _Run:
         self.errors.append(error)
         if len(self.errors) > self._max:
             return None
-        return self._request.with_prompt(reask_prompt(self._request.prompt, error, len(self.errors)))
+        template = self._advisor.reask_template
+        return self._request.with_prompt(reask_prompt(self._request.prompt, error, len(self.errors), template))
 
     def finish(self, response: ChatClientResponse) -> ChatClientResponse:
         """The reply with every attempt's usage and, when it was judged, the record."""

@@ -9,7 +9,8 @@ question and tool, so the offline conversations differ a little; the code is the
 Set a provider's credentials to talk to the real service instead, with the Berlin weather question:
 ``OPENAI_API_KEY`` (``openai``, ``openai-responses``), ``ANTHROPIC_API_KEY`` (``anthropic``),
 ``OLLAMA_HOST`` (``ollama``, and Ollama's OpenAI-compatible ``/v1`` through the ``openai``
-provider). ``OPENAI_MODEL``, ``ANTHROPIC_MODEL`` and ``OLLAMA_MODEL`` choose the models.
+provider), ``GEMINI_API_KEY`` (``gemini``). ``OPENAI_MODEL``, ``ANTHROPIC_MODEL``, ``OLLAMA_MODEL`` and
+``GEMINI_MODEL`` choose the models.
 
 Run from the repository root: ``.venv/bin/python examples/provider_tour.py``. (Not named
 ``providers.py``: that would shadow the ``providers`` package and clash with it under mypy.)
@@ -62,6 +63,14 @@ def get_current_weather(city: str) -> str:
 @tool(description="Gets the best language to learn")
 def best_language_to_learn() -> str:
     return _log("best_language_to_learn", "Ruby")
+
+
+SECRETS = {"mellon": "Welcome to Moria!", "radiance": "Life before Death"}
+
+
+@tool(description="A tool that requires a password to retrieve a secret.")
+def secret_retrieval_tool(password: str) -> str:
+    return _log("secret_retrieval_tool", SECRETS.get(password, "no secret"), password=password)
 
 
 @dataclass(frozen=True)
@@ -164,6 +173,23 @@ ROWS = [
         extra={"base_url": "http://localhost:11434/v1"},
         live_extra=lambda: {"base_url": f"{ollama_host()}/v1"},
         note="Ollama's OpenAI-compatible /v1 through the openai provider",
+    ),
+    Row(
+        "gemini",
+        "gemini",
+        "providers.gemini",
+        "gemini-2.5-flash",
+        [
+            ("gemini", "c_parallel_function_calls_roundtrip", 0),
+            ("gemini", "c_parallel_function_calls_roundtrip", 1),
+        ],
+        Conversation(
+            "Please retrieve the secrets associated with each of these passwords: mellon,radiance",
+            [secret_retrieval_tool],
+            "Use parallel tool calling.",
+        ),
+        "GEMINI_API_KEY",
+        lambda: os.environ.get("GEMINI_MODEL", "gemini-2.5-flash"),
     ),
 ]
 

@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 import httpx2
 
-from chatclient.errors import APITimeoutError
+from chatclient.errors import DeadlineExceeded
 
 from ._cutoff import Cut, cancel_at, cut_at
 from ._watchdog import WATCHDOG, Watch, shut_down
@@ -34,7 +34,7 @@ __all__ = [
 _log = logging.getLogger("chatclient.providers")
 
 DEADLINE_EXCEEDED = "deadline_exceeded"
-"""The ``error_type`` of the ``APITimeoutError`` raised when a request's deadline is hit."""
+"""The ``error_type`` of the ``DeadlineExceeded`` (an ``APITimeoutError``) raised when a request's deadline is hit."""
 
 TIMER_SLACK = 0.005
 
@@ -97,12 +97,12 @@ class Deadline:
             return None
         return self.attempt_timeouts(timeout)
 
-    def exceeded(self, provider: str, why: str) -> APITimeoutError:
+    def exceeded(self, provider: str, why: str) -> DeadlineExceeded:
         """The error of a deadline hit, logged at INFO here: the one place every hit passes."""
         runs = f"{self.attempts} attempt{'s' if self.attempts != 1 else ''}"
         message = f"The deadline of {self.seconds:g} s was reached after {runs} ({why})"
         _log.info("%s request: %s", provider, message)
-        return APITimeoutError(message, provider=provider, error_type=DEADLINE_EXCEEDED, retryable=False)
+        return DeadlineExceeded(message, provider=provider, error_type=DEADLINE_EXCEEDED)
 
 
 STILL_READING = "the reply had not come in full"

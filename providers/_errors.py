@@ -50,6 +50,8 @@ class ErrorDetails(NamedTuple):
     request_id: str | None = None
     retryable: bool | None = None
     """Set when the body says more than the status (e.g. a 429 for an exhausted quota is final)."""
+    retry_after: float | None = None
+    """Seconds to wait that the body gives (Google's ``RetryInfo.retryDelay``); a header's wins."""
 
 
 def parse_json(data: bytes | str, *, provider: str) -> Any:
@@ -101,6 +103,9 @@ def _retry_after(headers: httpx2.Headers) -> float | None:
 _FINAL_CODES = frozenset({"insufficient_quota", "billing_hard_limit_reached", "billing_not_active"})
 """Error codes that no amount of waiting fixes, even when the status (429) says otherwise."""
 
+_AUTH_CODES = frozenset({"API_KEY_INVALID"})
+"""Codes of a rejected credential sent with another status than 401 (Google answers a bad key with a 400)."""
+
 _CONTEXT_HINTS = (
     "context_length_exceeded",
     "context length",
@@ -137,7 +142,7 @@ def _classified(provider: str, status: int, headers: httpx2.Headers, parsed: Any
         "status": status,
         "error_type": found.code or found.error_type,
         "request_id": found.request_id or headers.get("x-request-id") or headers.get("request-id"),
-        "retry_after": _retry_after(headers),
+        "retry_after": found.retry_after if (wait := _retry_after(headers)) is None else wait,
         "body": parsed,
     }
     if should_retry in ("true", "false"):
@@ -291,6 +296,8 @@ def _says_invalid_request(found: ErrorDetails) -> bool:
 def _error_class(status: int, found: ErrorDetails) -> type[ProviderError]:
     hint = " ".join(filter(None, (found.message, found.error_type, found.code))).lower()
     if status in (400, 413, 422):
+        if found.code in _AUTH_CODES:
+            return AuthenticationError
         if any(h in hint for h in _CONTEXT_HINTS):
             return ContextLengthExceededError
         return BadRequestError

@@ -33,6 +33,7 @@ ProviderFactory = Callable[..., "ChatModel"]
 
 _BUILTIN: dict[str, tuple[str, str]] = {
     "anthropic": ("providers.anthropic", "AnthropicChatModel"),
+    "gemini": ("providers.gemini", "GeminiChatModel"),
     "ollama": ("providers.ollama", "OllamaChatModel"),
     "openai": ("providers.openai", "OpenAIChatModel"),
     "openai-responses": ("providers.openai_responses", "OpenAIResponsesChatModel"),

@@ -113,13 +113,7 @@ class SdkTransport(ProviderHttp):
         given = client if client is not None else async_client
         policy = retry or RetryPolicy()
         retries = getattr(given, "max_retries", policy.max_retries)
-        policy = RetryPolicy(
-            max_retries=retries if isinstance(retries, int) else policy.max_retries,
-            initial_backoff=policy.initial_backoff,
-            max_backoff=policy.max_backoff,
-            max_retry_after=policy.max_retry_after,
-            deadline=policy.deadline,
-        )
+        policy = policy._replace(max_retries=retries if isinstance(retries, int) else policy.max_retries)
         super().__init__(
             provider=provider,
             base_url=str(given.base_url),
@@ -136,10 +130,10 @@ class SdkTransport(ProviderHttp):
         kind = type(self.sdk if self.sdk is not None else self.async_sdk).__name__
         return f"SdkTransport(provider={self.provider!r}, client={kind})"
 
-    def _next_wait(self, error: ProviderError, attempt: int, deadline: Deadline | None) -> float:
+    def _retries(self, error: ProviderError, deadline: Deadline | None) -> bool:
         if deadline is None:
-            raise error  # the SDK has retried already, by its own rules
-        return super()._next_wait(error, attempt, deadline)
+            return False  # the SDK has retried already, by its own rules
+        return super()._retries(error, deadline)
 
     def _options(self, headers: Mapping[str, str] | None, deadline: Deadline | None) -> dict[str, Any]:
         """The SDK's per-request options: our headers on top of its own; one bounded attempt under a deadline."""

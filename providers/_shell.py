@@ -129,6 +129,11 @@ class ProviderModel(ModelLifecycle, ChatModel, Generic[OptionsT]):
         """Headers of this request on top of the model's own (by default the options' ``extra_headers``)."""
         return extra_headers(options)
 
+    def request_path(self, options: ChatOptions, *, stream: bool) -> str:
+        """Where this request goes, under the base URL: the wire's path, unless the API puts the
+        model or the mode in it (Gemini's ``/models/<model>:streamGenerateContent?alt=sse``)."""
+        return self.wire.path
+
     def no_sync_sdk_client(self) -> None:
         """Called before a sync call when only an async SDK client was given; by default the call
         runs it through the sync bridge. A provider may refuse instead (raise)."""
@@ -146,9 +151,12 @@ class ProviderModel(ModelLifecycle, ChatModel, Generic[OptionsT]):
         self._last_options = (given, self._defaults, merged)  # one tuple: a thread reads all of it or none
         return merged
 
-    def _request(self, prompt: Prompt, *, stream: bool) -> tuple[dict[str, Any], dict[str, str] | None, float | None]:
+    def _request(
+        self, prompt: Prompt, *, stream: bool
+    ) -> tuple[str, dict[str, Any], dict[str, str] | None, float | None]:
         options = self.options_for(prompt)
-        return self.build_body(prompt, options, stream=stream), self.request_headers(options), options.timeout
+        body = self.build_body(prompt, options, stream=stream)
+        return self.request_path(options, stream=stream), body, self.request_headers(options), options.timeout
 
     def _whole_reply(self, response: httpx2.Response) -> bool:
         """A server that ignored ``stream: true`` and answered in one piece (SSE APIs only)."""
@@ -162,8 +170,8 @@ class ProviderModel(ModelLifecycle, ChatModel, Generic[OptionsT]):
             from chatclient._sync import run_sync
 
             return run_sync(lambda: self.acall(prompt))
-        body, headers, timeout = self._request(prompt, stream=False)
-        data, reply_headers = self._transport.post_json(self.wire.path, body, headers, timeout=timeout)
+        path, body, headers, timeout = self._request(prompt, stream=False)
+        data, reply_headers = self._transport.post_json(path, body, headers, timeout=timeout)
         return self.wire.parse_response(data, reply_headers)
 
     def stream(self, prompt: Prompt) -> Iterator[ModelEvent]:
@@ -173,10 +181,8 @@ class ProviderModel(ModelLifecycle, ChatModel, Generic[OptionsT]):
 
             yield from iterate_sync(lambda: self.astream(prompt))
             return
-        body, headers, timeout = self._request(prompt, stream=True)
-        opened: AbstractContextManager[httpx2.Response] = self._transport.stream(
-            self.wire.path, body, headers, timeout=timeout
-        )
+        path, body, headers, timeout = self._request(prompt, stream=True)
+        opened: AbstractContextManager[httpx2.Response] = self._transport.stream(path, body, headers, timeout=timeout)
         wire = self.wire
         with opened as response:
             if self._whole_reply(response):
@@ -200,10 +206,11 @@ class ProviderModel(ModelLifecycle, ChatModel, Generic[OptionsT]):
             options = self.options_for(prompt)
             body = self.build_body(prompt, options, stream=False)
             headers = self.request_headers(options)
+            path = self.request_path(options, stream=False)
         except Exception as exc:
             return _raising(exc)
         wire = self.wire
-        return self._transport.apost_parsed(wire.path, body, headers, wire.parse_response, timeout=options.timeout)
+        return self._transport.apost_parsed(path, body, headers, wire.parse_response, timeout=options.timeout)
 
     async def astream(self, prompt: Prompt) -> AsyncIterator[ModelEvent]:
         if self._async_via_sync:
@@ -213,9 +220,9 @@ class ProviderModel(ModelLifecycle, ChatModel, Generic[OptionsT]):
             async for event in iterate_in_thread(lambda: self.stream(prompt)):
                 yield event
             return
-        body, headers, timeout = self._request(prompt, stream=True)
+        path, body, headers, timeout = self._request(prompt, stream=True)
         opened: AbstractAsyncContextManager[httpx2.Response] = self._transport.astream(
-            self.wire.path, body, headers, timeout=timeout
+            path, body, headers, timeout=timeout
         )
         wire = self.wire
         async with opened as response:

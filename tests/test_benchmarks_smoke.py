@@ -16,11 +16,12 @@ import pytest
 pytest.importorskip("providers.openai", reason="the chatclient OpenAI provider is not written yet")
 
 
-def test_s1_produces_a_table_with_ratios_to_raw_httpx2() -> None:
+@pytest.mark.parametrize("wire", ["openai", "gemini"])
+def test_s1_produces_a_table_with_ratios_to_raw_httpx2(wire: str) -> None:
     scenarios = importlib.import_module("benchmarks.scenarios")
     harness = importlib.import_module("benchmarks.harness")
     started = time.monotonic()
-    ctx = scenarios.Context(scenarios.Config.smoke(), libs=("raw", "chatclient"), wires=("openai",))
+    ctx = scenarios.Context(scenarios.Config.smoke(), libs=("raw", "chatclient"), wires=(wire,))
     try:
         tables, budgets = scenarios.s1(ctx)
     finally:
@@ -45,5 +46,5 @@ def test_s1_produces_a_table_with_ratios_to_raw_httpx2() -> None:
         assert ratio is not None, f"{library} {mode}: ratio cell {row[5]!r}"
         if library == "raw httpx2":
             assert row[5] == "1.00\u00d7"
-    assert {b.what for b in budgets} >= {"one call, openai sync", "one call, openai async"}
+    assert {b.what for b in budgets} >= {f"one call, {wire} sync", f"one call, {wire} async"}
     assert all(b.holds is not None for b in budgets if b.what.startswith("one call"))

@@ -1,4 +1,5 @@
-"""Keeps S8 (the cost per tool) working: both tables and every budget row, a few iterations, in-process.
+"""Keeps S8 (the cost per tool) working: both tables and every budget row on every wire, a few
+iterations, in-process.
 
 Like ``test_benchmarks_smoke.py`` it checks the harness, not the figures: no timing is asserted.
 ``benchmarks`` is imported with ``importlib``: it lies outside the project's type-checked packages.
@@ -13,7 +14,7 @@ import pytest
 pytest.importorskip("providers.anthropic", reason="the chatclient providers are not installed")
 
 
-def test_s8_measures_every_tool_count_and_loop_on_both_wires() -> None:
+def test_s8_measures_every_tool_count_and_loop_on_every_wire() -> None:
     scenarios = importlib.import_module("benchmarks.scenarios")
     harness = importlib.import_module("benchmarks.harness")
     ctx = scenarios.Context(scenarios.Config.smoke(), libs=("raw", "chatclient"))
@@ -24,13 +25,16 @@ def test_s8_measures_every_tool_count_and_loop_on_both_wires() -> None:
 
     assert calls.markdown().startswith("### S8a:") and loops.markdown().startswith("### S8b:")
     assert {(row[0], row[1], row[2]) for row in calls.rows} == {
-        (wire, mode, n) for wire in ("openai", "anthropic") for mode in ("sync", "async") for n in ("0", "50", "200")
+        (wire, mode, n)
+        for wire in ("openai", "anthropic", "gemini")
+        for mode in ("sync", "async")
+        for n in ("0", "50", "200")
     }
-    assert len(loops.rows) == 2 * 2 * 2
+    assert len(loops.rows) == 3 * 2 * 2
     for row in [*calls.rows, *loops.rows]:
         assert not any(cell.startswith("n/a") for cell in row), row
     for row in loops.rows:
         raw_bytes, our_bytes = (float(x.replace(",", "")) for x in row[-1].split(" / "))
         assert our_bytes <= raw_bytes * 1.01, f"chatclient sends no more than the floor: {row}"
-    assert len(budgets) == 2 * 2 * 2 + 2 * 2
+    assert len(budgets) == 3 * 2 * 2 + 3 * 2
     assert all(b.holds is not None for b in budgets), [b.row() for b in budgets if b.holds is None]

@@ -10,7 +10,8 @@ Conventions (the docs stay readable on a code host; the test reads the raw Markd
 - An HTML comment directly above a fence, ``<!-- test-setup ... -->``, holds Python run just before
   that snippet in the same namespace. Code hosts do not render it; it scripts the model's replies
   or defines inputs the prose takes as given (a PNG, a catalogue of tools).
-- No snippet reaches a provider: ``providers.create(...)`` returns a ``ScriptedChatModel``. By
+- No snippet reaches a provider: ``providers.create(...)`` and ``ChatClient.create("provider:model")``
+  return a ``ScriptedChatModel``. By
   default it answers every request with a short text; a setup comment calls ``script(...)`` (the
   same arguments as ``ScriptedChatModel``) to choose the replies of the next model created, and
   ``calling(name, arguments, id=...)`` is a reply asking for one tool call. The providers' API-key
@@ -153,6 +154,7 @@ def _run(snippet: Snippet, namespace: dict[str, Any]) -> None:
 def docs_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[DocsModels]:
     models = DocsModels()
     monkeypatch.setattr(providers, "create", models.create)
+    monkeypatch.setattr(providers._registry, "create", models.create)  # ChatClient.create("openai:...")
     for key in DUMMY_KEYS:
         monkeypatch.setenv(key, "sk-docs-test-key")
     monkeypatch.chdir(tmp_path)
@@ -196,14 +198,19 @@ API_MODULES = [
     "chatclient.tools",
     "chatclient.memory",
     "chatclient.mcp",
+    "chatclient.templates",
     "chatclient.retrieval",
     "chatclient.testing",
     "chatclient.testing.conformance",
+    "chatclient.ui",
+    "chatclient.ui.asgi",
     "providers",
     "providers.openai",
     "providers.openai_responses",
     "providers.anthropic",
+    "providers.gemini",
     "providers.ollama",
+    "providers.fallback",
     "providers.shell",
     "advisors",
 ]

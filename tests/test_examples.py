@@ -11,6 +11,15 @@ import pytest
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 EXPECTED = {
+    "retrieval.py": [
+        "answer: Yes. Machine learning is a subset of artificial intelligence [ml].",
+        "  cited ml (glossary.md) score=1.000",
+        "  cited ollama (tools.md) score=0.458",
+        "the model saw the context: True",
+        "memory keeps: Quick one: is ML part of AI? Answer from my notes.",
+        "agent: Use Ollama to run models locally [ollama].",
+        "the tool found: ['ollama']",
+    ],
     "hello.py": ["call:   Hello! How can I help?", "entity: [City(name='Paris'", "acall:  Async works"],
     "tools.py": ["answer: Beijing is sunny at 28°C; Q3 sales were 1,250,000.", "model rounds: 4, sales queries: 2"],
     "flight_booking.py": [

@@ -30,10 +30,12 @@ from providers._retry import RetryPolicy
 from providers._secrets import RedactedHeaders
 from providers._transport import ProviderHttp, check_base_url
 from providers.anthropic import AnthropicChatModel, AnthropicChatOptions
+from providers.gemini import GeminiChatModel, GeminiChatOptions
 from providers.ollama import OllamaChatModel, OllamaChatOptions
 from providers.openai import OpenAIChatModel, OpenAIChatOptions
 from providers.openai_responses import OpenAIResponsesChatModel, OpenAIResponsesChatOptions
 from tests.providers.test_anthropic_conformance import AnthropicWire
+from tests.providers.test_gemini_conformance import GeminiWire
 from tests.providers.test_ollama_conformance import OllamaWire
 from tests.providers.test_openai_conformance import OpenAIWire
 from tests.providers.test_openai_responses_conformance import ResponsesWire
@@ -86,6 +88,7 @@ PROVIDERS: dict[str, Provider] = {
     "openai-responses": Provider(OpenAIResponsesChatModel, OpenAIResponsesChatOptions, ResponsesWire()),
     "anthropic": Provider(AnthropicChatModel, AnthropicChatOptions, AnthropicWire()),
     "ollama": Provider(OllamaChatModel, OllamaChatOptions, OllamaWire()),
+    "gemini": Provider(GeminiChatModel, GeminiChatOptions, GeminiWire()),
 }
 
 
@@ -126,6 +129,7 @@ OBJECTS: dict[str, Callable[[], object]] = {
     "missing key for a vendor host": lambda: _raised(
         lambda: OpenAIChatModel("m", base_url=f"https://u:{MARK}@api.openai.com/v1", api_key=None)
     ),
+    "vertex model with a token": lambda: GeminiChatModel("m", vertex_project="p", api_key=MARK),
     "transport error quoting the url": lambda: transport_error("p", httpx2.ConnectError(f"no route to {SECRET_URL}")),
     "proxy error quoting the proxy": lambda: transport_error(
         "p", httpx2.ProxyError(f"407 from http://proxy:{MARK}@proxy.example:3128")

@@ -29,7 +29,7 @@ LABELS = {
 
 # The main import of each library for S6, per wire: what a user imports to make one call.
 IMPORTS: dict[str, dict[str, str]] = {
-    "raw": {"openai": "import httpx2", "anthropic": "import httpx2"},
+    "raw": {"openai": "import httpx2", "anthropic": "import httpx2", "gemini": "import httpx2"},
     "sdk": {"openai": "import openai", "anthropic": "import anthropic"},
     "langchain": {
         "openai": "from langchain_openai import ChatOpenAI",
@@ -45,6 +45,7 @@ IMPORTS: dict[str, dict[str, str]] = {
     "chatclient": {
         "openai": "from chatclient import ChatClient; from providers.openai import OpenAIChatModel",
         "anthropic": "from chatclient import ChatClient; from providers.anthropic import AnthropicChatModel",
+        "gemini": "from chatclient import ChatClient; from providers.gemini import GeminiChatModel",
     },
 }
 
@@ -89,6 +90,11 @@ def _factory(lib: str) -> Callable[[str, Backend], Any]:
 
 def supports_wire(lib: str, wire: str) -> bool:
     return wire in IMPORTS[lib]
+
+
+def unsupported(lib: str, wire: str) -> str:
+    """Why a library has no row on a wire."""
+    return "n/a (OpenAI wire only)" if lib == "agents" else f"n/a (not driven on the {wire} wire)"
 
 
 def make(lib: str, wire: str, backend: Backend) -> Any:

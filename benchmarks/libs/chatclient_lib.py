@@ -1,4 +1,5 @@
-"""chatclient: ``ChatClient`` over ``providers.openai.OpenAIChatModel`` / ``providers.anthropic.AnthropicChatModel``
+"""chatclient: ``ChatClient`` over ``providers.openai.OpenAIChatModel`` / ``providers.anthropic.AnthropicChatModel`` /
+``providers.gemini.GeminiChatModel``
 with their defaults, the httpx2 clients injected, tools with ``@tool``; its own tool loop (the
 ``ToolCallingAdvisor``) and its confirmation flow with an ``InMemoryPendingToolCallStore``."""
 
@@ -17,6 +18,7 @@ from ..canned import (
     ANTHROPIC_MODEL,
     API_KEY,
     CATALOG_SIZES,
+    GEMINI_MODEL,
     LOOP_SIZES,
     OPENAI_MODEL,
     PROMPT,
@@ -33,6 +35,12 @@ def make_model(wire: str, backend: Backend) -> Any:
 
         return OpenAIChatModel(
             model=OPENAI_MODEL, api_key=API_KEY, base_url=backend.base_url, http_client=http, async_http_client=ahttp
+        )
+    if wire == "gemini":
+        from providers.gemini import GeminiChatModel
+
+        return GeminiChatModel(
+            model=GEMINI_MODEL, api_key=API_KEY, base_url=backend.base_url, http_client=http, async_http_client=ahttp
         )
     from providers.anthropic import AnthropicChatModel
 

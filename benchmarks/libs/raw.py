@@ -18,6 +18,7 @@ from ..backends import Backend
 from ..canned import (
     ANTHROPIC_MODEL,
     API_KEY,
+    GEMINI_MODEL,
     LOOP_SIZES,
     OPENAI_MODEL,
     PROMPT,
@@ -31,7 +32,7 @@ Call = tuple[str, str, dict[str, Any]]
 
 
 class Wire:
-    """What differs between the two wire formats for a hand-built client."""
+    """What differs between the wire formats for a hand-built client."""
 
     def __init__(self, wire: str, base_url: str) -> None:
         self.openai = wire == "openai"
@@ -42,6 +43,7 @@ class Wire:
         else:
             self.url = f"{base_url}/v1/messages"
             self.headers = {"x-api-key": API_KEY, "anthropic-version": "2023-06-01", "content-type": "application/json"}
+        self.stream_url = self.url
 
     def body(self, messages: list[Any], scenario: str | None = None, *, stream: bool = False) -> bytes:
         if self.openai:
@@ -107,11 +109,60 @@ class Wire:
         return None
 
 
+class GeminiWire(Wire):
+    """Gemini's ``generateContent``: the model and the mode in the URL, ``contents`` of parts, the
+    model's turn sent back as it came (its thought signatures with it)."""
+
+    def __init__(self, base_url: str) -> None:
+        self.openai = False
+        self._tools = {}
+        self.url = f"{base_url}/models/{GEMINI_MODEL}:generateContent"
+        self.stream_url = f"{base_url}/models/{GEMINI_MODEL}:streamGenerateContent?alt=sse"
+        self.headers = {"x-goog-api-key": API_KEY, "content-type": "application/json"}
+
+    def body(self, messages: list[Any], scenario: str | None = None, *, stream: bool = False) -> bytes:
+        request: dict[str, Any] = {"contents": messages}
+        if scenario:
+            request["tools"] = self.tools(scenario)
+        return json.dumps(request, separators=(",", ":")).encode()
+
+    def tools(self, scenario: str) -> list[dict[str, Any]]:
+        tools = self._tools.get(scenario)
+        if tools is None:
+            declarations = [
+                {"name": n, "description": d, "parametersJsonSchema": s} for n, d, s in raw_tool_specs(scenario)
+            ]
+            tools = self._tools[scenario] = [{"functionDeclarations": declarations}]
+        return tools
+
+    def user(self, text: str) -> list[Any]:
+        return [{"role": "user", "parts": [{"text": text}]}]
+
+    def parse(self, data: dict[str, Any]) -> tuple[str | None, list[Call], Any]:
+        content = data["candidates"][0]["content"]
+        parts = content.get("parts") or []
+        text = "".join(p["text"] for p in parts if "text" in p and not p.get("thought")) or None
+        calls = [(str(i), p["functionCall"]["name"], p["functionCall"].get("args") or {})
+                 for i, p in enumerate(parts) if "functionCall" in p]  # fmt: skip
+        return text, calls, content
+
+    def results(self, calls: list[Call], outputs: list[str]) -> list[Any]:
+        parts = [
+            {"functionResponse": {"name": c[1], "response": {"output": out}}}
+            for c, out in zip(calls, outputs, strict=True)
+        ]
+        return [{"role": "user", "parts": parts}]
+
+    def delta(self, event: dict[str, Any]) -> str | None:
+        parts = event["candidates"][0]["content"].get("parts") or ()
+        return "".join(p.get("text", "") for p in parts if not p.get("thought")) or None
+
+
 class RawAdapter:
     label = "raw httpx2"
 
     def __init__(self, wire: str, backend: Backend) -> None:
-        self.w = Wire(wire, backend.base_url)
+        self.w = GeminiWire(backend.base_url) if wire == "gemini" else Wire(wire, backend.base_url)
         self.client = backend.sync_client()
         self.aclient = backend.async_client()
         self.pool = ThreadPoolExecutor(max_workers=8)
@@ -180,7 +231,7 @@ class RawAdapter:
 
     # S4
     def stream(self) -> Iterator[str]:
-        with self.client.stream("POST", self.w.url, content=self.w.body(self.w.user(PROMPT), stream=True),
+        with self.client.stream("POST", self.w.stream_url, content=self.w.body(self.w.user(PROMPT), stream=True),
                                 headers=self.w.headers) as response:  # fmt: skip
             for line in response.iter_lines():
                 if line.startswith("data: "):
@@ -193,7 +244,7 @@ class RawAdapter:
 
     async def astream(self) -> AsyncIterator[str]:
         body = self.w.body(self.w.user(PROMPT), stream=True)
-        async with self.aclient.stream("POST", self.w.url, content=body, headers=self.w.headers) as response:
+        async with self.aclient.stream("POST", self.w.stream_url, content=body, headers=self.w.headers) as response:
             async for line in response.aiter_lines():
                 if line.startswith("data: "):
                     data = line[6:]

@@ -37,6 +37,16 @@ def _parser() -> argparse.ArgumentParser:
         help="tools to offer: a @tool function, a list of tools, or an object (or class) with @tool methods; "
         "repeatable",
     )
+    chat.add_argument(
+        "-o",
+        "--option",
+        dest="options",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a model option, e.g. -o temperature=0.2 -o tool_choice=required; the value is read as JSON "
+        "where it parses, else as text; repeatable",
+    )
     chat.add_argument("--memory-file", metavar="PATH", help="keep the conversation in this SQLite file")
     chat.add_argument(
         "--conversation", default="terminal", help="the conversation id in the memory (default: %(default)s)"
@@ -62,11 +72,16 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    from .chat import ChatSession, build_client
+    from .chat import ChatSession, build_client, parse_options
 
     try:
         client = build_client(
-            args.model, system=args.system, base_url=args.base_url, tools=args.tools, memory_file=args.memory_file
+            args.model,
+            system=args.system,
+            base_url=args.base_url,
+            tools=args.tools,
+            memory_file=args.memory_file,
+            options=parse_options(args.options),
         )
     except UsageError as exc:
         sys.stderr.write(f"chatclient: error: {exc}\n")

@@ -5,7 +5,7 @@ by a ``SessionMemoryAdvisor`` (in memory, or in a SQLite file)."""
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
 from .errors import UsageError
@@ -35,8 +35,12 @@ def build_client(
     base_url: str | None = None,
     tools: Sequence[str] = (),
     memory_file: str | None = None,
+    options: Mapping[str, Any] | None = None,
 ) -> ChatClient:
-    """The client of a chat session; every mistake in the arguments is a :class:`UsageError`."""
+    """The client of a chat session; every mistake in the arguments is a :class:`UsageError`.
+
+    ``options`` are the model's options as keywords (``-o temperature=0.2``), checked against the
+    model's own options class."""
     from chatclient import ChatClient, ConfigurationError
     from chatclient._layout import own_package
     from chatclient.memory import SessionMemoryAdvisor
@@ -55,12 +59,45 @@ def build_client(
     builder = ChatClient.builder(chat_model).default_advisors(SessionMemoryAdvisor(_repository(memory_file)))
     if system:
         builder.default_system(system)
+    if options:
+        try:
+            builder.default_options(**options)
+        except (TypeError, ValueError) as exc:  # an unknown key; a value of the wrong type (pydantic's error)
+            raise UsageError(f"-o/--option: {_one_line_error(exc)}") from exc
     for reference in tools:
         try:
             builder.default_tools(load_object(reference))
         except ConfigurationError as exc:
             raise UsageError(f"--tools {reference!r}: {exc}") from exc
     return builder.build()
+
+
+def _one_line_error(exc: Exception) -> str:
+    """A pydantic error's several lines as one: ``temperature: Input should be a valid number (got 'hot')``."""
+    errors = getattr(exc, "errors", None)
+    if not callable(errors):
+        return str(exc)
+    return "; ".join(
+        f"{'.'.join(map(str, error['loc']))}: {error['msg']} (got {error.get('input')!r})" for error in errors()
+    )
+
+
+def parse_options(pairs: Sequence[str]) -> dict[str, Any]:
+    """``["temperature=0.2", "tool_choice=required"]`` as keywords: a value is JSON where it parses
+    (``0.2``, ``true``, ``["END"]``), else the text as written (``required``)."""
+    import json
+
+    options: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, text = pair.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise UsageError(f"-o/--option {pair!r}: expected KEY=VALUE, e.g. -o temperature=0.2")
+        try:
+            options[key] = json.loads(text)
+        except ValueError:
+            options[key] = text
+    return options
 
 
 def _repository(memory_file: str | None) -> Any:

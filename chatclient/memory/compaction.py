@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from ..errors import ConfigurationError
 from ..messages import AssistantMessage, Message, SystemMessage, UserMessage
+from ..templates import PromptTemplate
 from .log import NewEvent, SessionEvent, decode_message, encode_message
 from .tokens import TokenCounter, default_token_counter, message_text, messages_tokens
 from .window import messages_of, window
@@ -234,6 +235,10 @@ DEFAULT_INSTRUCTIONS = (
     "tool calls with their arguments and results, and open questions. Reply with the summary only."
 )
 
+DEFAULT_TRANSCRIPT_TEMPLATE = PromptTemplate("Previous summary:{previous_summary}\n\nNew turns:\n{turns}")
+"""The summariser's user message; ``previous_summary`` is ``" none"`` or a newline and the summary, ``turns``
+the dropped turns as ``role: text`` lines. Replace it with ``RecursiveSummary(transcript_template=...)``."""
+
 
 class _SummaryReply(Protocol):
     def content(self) -> str | None: ...
@@ -265,9 +270,13 @@ class RecursiveSummary:
     client: SummaryClient
     keep_turns: int = 4
     instructions: str = DEFAULT_INSTRUCTIONS
+    transcript_template: PromptTemplate = DEFAULT_TRANSCRIPT_TEMPLATE
+    """The user message the summariser gets, a template of ``previous_summary`` and ``turns``."""
 
     def __post_init__(self) -> None:
         _positive("RecursiveSummary(keep_turns)", self.keep_turns)
+        template = PromptTemplate.of(self.transcript_template).expecting("previous_summary", "turns")
+        object.__setattr__(self, "transcript_template", template)
 
     def keep_from(self, view: SessionView, counter: TokenCounter) -> int:
         return max(len(view.turns) - self.keep_turns, 0)
@@ -276,10 +285,11 @@ class RecursiveSummary:
         """The summariser's prompt: the instructions, then the previous summary and the dropped
         turns as a transcript (tool calls and results by name, arguments and result)."""
         previous = next((m.text for m in reversed(plan.previous_summary) if isinstance(m, AssistantMessage)), None)
-        lines = [f"Previous summary:\n{previous}\n" if previous else "Previous summary: none\n", "New turns:"]
-        for turn in plan.dropped:
-            lines += [f"{m.role}: {message_text(m)}" for m in turn.messages()]
-        return [SystemMessage(self.instructions), UserMessage("\n".join(lines))]
+        lines = [f"{m.role}: {message_text(m)}" for turn in plan.dropped for m in turn.messages()]
+        transcript = self.transcript_template.render(
+            previous_summary=f"\n{previous}" if previous else " none", turns="\n".join(lines)
+        )
+        return [SystemMessage(self.instructions), UserMessage(transcript)]
 
 
 @dataclass(frozen=True)

@@ -66,10 +66,11 @@ class Visit:
 def first_events(body: bytes) -> bytes:
     """The first half of a streamed body's events (at least one, never all), cut at an event boundary.
 
-    SSE events end with a blank line, NDJSON values with a newline: either way the cut leaves whole
-    events, so what a provider sees is a stream that stopped before its terminal event.
+    SSE events end with a blank line (``\r\n\r\n`` in Gemini's streams), NDJSON values with a newline:
+    either way the cut leaves whole events, so what a provider sees is a stream that stopped before its
+    terminal event.
     """
-    separator = b"\n\n" if b"\n\n" in body else b"\n"
+    separator = next((s for s in (b"\r\n\r\n", b"\n\n") if s in body), b"\n")
     events = [event for event in body.split(separator) if event.strip()]
     if len(events) < 2:
         raise AssertionError("a streamed reply for the cut-stream check needs at least two events")

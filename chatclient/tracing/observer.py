@@ -19,7 +19,7 @@ import hashlib
 import logging
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -35,7 +35,9 @@ from ..observation import (
     CallInfo,
     ChatObserver,
     DecisionRecord,
+    FallbackInfo,
     ModelCallInfo,
+    RetrievalInfo,
     RetryInfo,
     ToolInvocationInfo,
 )
@@ -395,6 +397,19 @@ class OpenTelemetryObserver(ChatObserver):
             {n.RETRY_ATTEMPT: info.attempt, n.ERROR_TYPE: error_type(info.error), n.RETRY_WAIT: info.wait},
         )
 
+    def fallback(self, info: FallbackInfo) -> None:
+        """A fallback chain's model failed: an event on the round's chat span, naming the next model."""
+        op = _MODEL.get()
+        if op is None or op.span is None:
+            return
+        defaults = info.next.default_options
+        name = defaults.model if defaults is not None else None
+        model = f"{type(info.next).__name__}({name})" if name else type(info.next).__name__
+        op.span.add_event(
+            n.FALLBACK_EVENT,
+            {n.ERROR_TYPE: error_type(info.error), n.FALLBACK_POSITION: info.position, n.FALLBACK_MODEL: model},
+        )
+
     # ------------------------------------------------------------------ tools: execute_tool {name}
 
     def tool_started(self, info: ToolInvocationInfo) -> _Op | None:
@@ -434,6 +449,38 @@ class OpenTelemetryObserver(ChatObserver):
             self._fail(span, error)
         elif self.capture_content:
             span.set_attribute(n.TOOL_CALL_RESULT, _content.tool_result(result))
+        self._leave(token.restore)
+        span.end()
+
+    # ------------------------------------------------------------------ retrieval
+
+    def retrieval_started(self, info: RetrievalInfo) -> _Op | None:
+        if not self._recording_parent():
+            return None
+        attrs: dict[str, Any] = {
+            n.OPERATION_NAME: n.OP_RETRIEVAL,
+            n.RETRIEVAL_STORE: info.store,
+            n.RETRIEVAL_TOP_K: info.top_k,
+            **self._agent_attrs,
+        }
+        if info.source:
+            attrs[n.RETRIEVAL_SOURCE] = info.source
+        if self.capture_content:
+            attrs[n.RETRIEVAL_QUERY] = info.query
+        span = self._tracer.start_span(f"{n.OP_RETRIEVAL} {info.store}", kind=self._kinds.INTERNAL, attributes=attrs)
+        return _Op(span, 0.0, self._enter(span))
+
+    def retrieval_finished(
+        self, token: _Op | None, info: RetrievalInfo, documents: Sequence[Any] | None, error: BaseException | None
+    ) -> None:
+        if token is None or token.span is None:
+            return
+        span = token.span
+        if error is not None:
+            self._fail(span, error)
+        elif documents is not None:
+            span.set_attribute(n.RETRIEVAL_DOCUMENT_IDS, [str(getattr(d, "id", "")) for d in documents])
+            span.set_attribute(n.RETRIEVAL_SCORES, [float(getattr(d, "score", None) or 0.0) for d in documents])
         self._leave(token.restore)
         span.end()
 

@@ -184,7 +184,8 @@ class StreamParser:
         self.done = True
         output = self._output
         reason, raw = _finish(response.get("status"), response.get("incomplete_details"), bool(output.calls))
-        message = AssistantMessage(None, metadata=output.metadata())
+        # The text came as deltas; ``""`` says a message was there (an empty one), as a call says it.
+        message = AssistantMessage("" if output.text() is not None else None, metadata=output.metadata())
         metadata = _response_metadata(response, parse_usage(response.get("usage")), self._request_id)
         return [ChatResponse((Generation(message, _generation_meta(reason, raw, bool(output.refusal))),), metadata)]
 

@@ -294,6 +294,11 @@ def test_a_sqlite_memory_file_keeps_the_conversation_for_the_next_session(tmp_pa
         (["nope:model"], "chatclient: error: Unknown provider 'nope'. Known providers: "),
         (["openai:gpt-4o-mini"], "chatclient: error: No OpenAI API key for https://api.openai.com/v1"),
         (
+            ["openai:m", "--base-url", "http://127.0.0.1:9/v1", "-o", "temprature=0.2"],
+            "chatclient: error: -o/--option: default_options() got an unknown option 'temprature' "
+            "for OpenAIChatOptions. Did you mean 'temperature'?",
+        ),
+        (
             ["openai:m", "--base-url", "http://127.0.0.1:9/v1", "--tools", "no_such_module:x"],
             "chatclient: error: --tools 'no_such_module:x': cannot import 'no_such_module': ModuleNotFoundError",
         ),
@@ -315,6 +320,30 @@ def test_a_user_mistake_is_one_line_and_status_2(tmp_path: Path, args: list[str]
     finally:
         term.close()
     assert "Traceback" not in term.seen and shown.startswith("chatclient: error: ")
+
+
+def test_model_options_from_the_command_line_reach_the_wire(tmp_path: Path, server: ChatServer) -> None:
+    term = _start(
+        tmp_path,
+        "openai:cli-model",
+        "--base-url",
+        server.base_url,
+        "--tools",
+        "chat_tools:get_weather",
+        "-o",
+        "tool_choice=required",
+        "--option",
+        "temperature=0.2",
+    )
+    try:
+        term.expect("you> ")
+        term.send("hello there")
+        term.expect("you> ")
+        assert term.finish() == 0
+    finally:
+        term.close()
+    sent = server.requests[0]
+    assert (sent["tool_choice"], sent["temperature"]) == ("required", 0.2)
 
 
 def test_a_failing_turn_is_reported_and_the_chat_goes_on(tmp_path: Path) -> None:

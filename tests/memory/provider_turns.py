@@ -3,7 +3,8 @@ repository contract's lossless test: what a store must keep is what the provider
 
 Recorded (``tests/fixtures/provider-traffic``): OpenAI Chat tool calls, Ollama's OpenAI layer with
 ``reasoning`` and parallel tool calls, Responses with encrypted reasoning, Anthropic tool use (one
-and parallel), Ollama native tool call and answer. No recording exists of DeepSeek's
+and parallel), Ollama native tool call and answer, Gemini's signed parallel calls and thought
+parts. No recording exists of DeepSeek's
 ``reasoning_content``, Anthropic thinking and server-tool blocks, or Responses built-in tool items
 (the fixtures' README lists its gaps), so those replies are written in the shape the providers
 document, and parsed by the same mappings: their metadata is still the providers' own.
@@ -21,6 +22,7 @@ from chatclient import Prompt
 from chatclient.messages import AssistantMessage, Message, ToolResponse, ToolResponseMessage, UserMessage
 from chatclient.testing.memory import ProviderTurn
 from providers.anthropic import AnthropicChatModel
+from providers.gemini import GeminiChatModel
 from providers.ollama import OllamaChatModel
 from providers.openai import OpenAIChatModel
 from providers.openai_responses import OpenAIResponsesChatModel
@@ -97,6 +99,10 @@ def _responses(client: httpx2.Client) -> Any:
 
 def _anthropic(client: httpx2.Client) -> Any:
     return AnthropicChatModel("claude-sonnet-4-0", api_key="k", http_client=client)
+
+
+def _gemini(client: httpx2.Client) -> Any:
+    return GeminiChatModel("gemini-2.5-flash", api_key="k", http_client=client)
 
 
 def _ollama(client: httpx2.Client) -> Any:
@@ -211,4 +217,6 @@ def provider_turns() -> list[ProviderTurn]:
             "Weather?",
         ),
         _recorded("ollama", ["native_b_tool_call", "native_b_tool_result_request"], _ollama, "Weather in Toronto?"),
+        _recorded("gemini", ["c_parallel_function_calls_roundtrip"], _gemini, "Secrets of mellon and radiance?"),
+        _recorded("gemini", ["h_thinking_thought_parts"], _gemini, "Primes with 79?", indices=[0]),
     ]

@@ -8,6 +8,7 @@ import json
 import pytest
 
 from providers.anthropic._mapping import SERVER_BLOCKS_METADATA_KEY, THINKING_METADATA_KEY
+from providers.gemini._mapping import PARTS_METADATA_KEY as GEMINI_PARTS
 from providers.openai._mapping import REASONING_FIELD_KEY
 from providers.openai_responses._mapping import BUILTIN_ITEMS_KEY, REASONING_KEY
 from tests.memory.provider_turns import provider_turns
@@ -25,6 +26,11 @@ EXPECTED = {
     "openai-chat/b_single_tool_call_roundtrip": (set(), ['"tool_calls"', '"tool_call_id"']),
     "anthropic/b_single_tool_use_roundtrip": (set(), ['"tool_use"', '"tool_result"']),
     "anthropic/c_parallel_tool_use_roundtrip": (set(), ['"tool_use"', '"tool_result"']),
+    "gemini/c_parallel_function_calls_roundtrip": (
+        {GEMINI_PARTS},
+        ['"thoughtSignature":"CtICAdHtim9', '"functionResponse"'],
+    ),
+    "gemini/h_thinking_thought_parts": ({GEMINI_PARTS}, ['"thought":true']),
 }
 
 

@@ -22,7 +22,7 @@ import yaml
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "provider-traffic"
 
-PROVIDER_FOLDERS = ("anthropic", "ollama", "openai-chat", "openai-embeddings", "openai-responses")
+PROVIDER_FOLDERS = ("anthropic", "gemini", "ollama", "openai-chat", "openai-embeddings", "openai-responses")
 """Every folder of recordings; ``test_fixture_tree`` fails when another one appears."""
 
 

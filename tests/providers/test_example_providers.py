@@ -12,7 +12,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "provider_tour.py"
-CREDENTIALS = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "OLLAMA_HOST")
+CREDENTIALS = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "OLLAMA_HOST",
+               "GEMINI_API_KEY", "GOOGLE_API_KEY", "GEMINI_BASE_URL")  # fmt: skip
 
 EXPECTED = {
     "openai": (
@@ -47,6 +48,16 @@ EXPECTED = {
             "[openai-responses] replay of openai-responses/b_single_function_call_with_encrypted_reasoning.yaml",
             "tool:   weather(latitude='52.5200', longitude='13.4050')",
             "answer: Current weather in Berlin (52.5200, 13.4050): 15°C",
+        ],
+    ),
+    "gemini": (
+        "providers.gemini",
+        [
+            "[gemini] replay of gemini/c_parallel_function_calls_roundtrip.yaml",
+            "tool:   secret_retrieval_tool(password='mellon') -> Welcome to Moria!",
+            "tool:   secret_retrieval_tool(password='radiance') -> Life before Death",
+            "answer: The secrets have been retrieved.",
+            "usage:  222 in / 153 out (all rounds)",
         ],
     ),
     "ollama": (

@@ -29,4 +29,4 @@ def test_a_deadline_hit_while_a_stream_is_read_is_logged_once_and_traced(
     assert [r.levelno for r in logged] == [logging.INFO]
     [chat] = [s for s in otel.spans() if s.name.startswith("chat")]
     assert chat.status.status_code.name == "ERROR"
-    assert dict(chat.attributes or {})["error.type"] == "chatclient.errors.APITimeoutError"
+    assert dict(chat.attributes or {})["error.type"] == "chatclient.errors.DeadlineExceeded"
