@@ -25,6 +25,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar, Union
 
 import chatclient._builders as built
+from chatclient._context_keys import CONVERSATION_ID
 from chatclient._sync import run_sync
 from chatclient.advisor import (
     AdvisorOrder,
@@ -37,7 +38,25 @@ from chatclient.advisor import (
     StreamNext,
     ToolAdvisor,
 )
-from chatclient.errors import AdvisorChainError, PendingStateTamperedError, ToolCallDecisionError
+from chatclient.durable import (
+    UNKNOWN_OUTCOME_MESSAGE,
+    JournalEntry,
+    TurnContinuation,
+    TurnProgress,
+    UsageBudget,
+    decisions_digest,
+)
+from chatclient.errors import (
+    AdvisorChainError,
+    ChatClientError,
+    PendingStateNotFoundError,
+    PendingStateTamperedError,
+    ToolCallDecisionError,
+    ToolCallLimitExceededError,
+    TurnInProgressError,
+    TurnInterruptedError,
+    UsageLimitExceededError,
+)
 from chatclient.events import (
     RoundFinished,
     StreamEvent,
@@ -49,6 +68,7 @@ from chatclient.events import (
 from chatclient.messages import AssistantMessage, Message, UserMessage
 from chatclient.observation import NO_OBSERVERS, Observers
 from chatclient.options import ToolCallingChatOptions
+from chatclient.pending.journal import TurnJournal, check_retry, read_journal
 from chatclient.pending.state import (
     AsyncNonceLedger,
     NonceLedger,
@@ -65,10 +85,20 @@ from chatclient.tools.confirmation import (
     PENDING_METADATA_KEY,
     PendingToolCalls,
     ToolCallConfirmationRequired,
+    ToolCallDecision,
     ToolCallDecisions,
 )
 from chatclient.tools.manager import ToolCallingManager, ToolExecutionResult
 from chatclient.tools.resume import check_decided_tools_present
+from chatclient.tools.rules import (
+    ApprovalHandler,
+    ApprovalRule,
+    Approvals,
+    aask_handler,
+    ask_handler,
+    remembered_rule_id,
+    rule_candidates,
+)
 from chatclient.turn import Turn, new_turn_id
 
 __all__ = ["LoopState", "ToolCallingAdvisor", "ToolLoopExtension"]
@@ -104,6 +134,13 @@ class LoopState:
     """Set when the turn paused for confirmation: nothing of the paused reply has run."""
     observers: Observers = NO_OBSERVERS
     notes: dict[str, Any] = field(default_factory=dict)
+    progressed: bool = False
+    """Tools of this turn ran (here or before a resume): a failed model round now raises with a
+    continuation instead of leaving the turn to be restarted."""
+    journal: TurnJournal | None = None
+    """A turn resumed from a journaled pending store: where its progress is recorded."""
+    budget: UsageBudget | None = None
+    conversation_usage: tuple[int, Usage] | None = None
 
     @property
     def turn_messages(self) -> tuple[Message, ...]:
@@ -216,13 +253,28 @@ class _Await:
 
 
 @dataclass(slots=True)
+class _Ask:
+    """Ask the approval handler for decisions; a failure or a timeout comes back as denials."""
+
+    handler: ApprovalHandler
+    pending: PendingToolCalls
+    timeout: float | None
+
+    def run(self) -> ToolCallDecisions | None:
+        return ask_handler(self.handler, self.pending, self.timeout)
+
+    def arun(self) -> Awaitable[ToolCallDecisions | None]:
+        return aask_handler(self.handler, self.pending, self.timeout)
+
+
+@dataclass(slots=True)
 class _Emit:
     """Pass a stream event on (the flow yields these only when streaming)."""
 
     event: StreamEvent
 
 
-_Step = Union[ChatClientRequest, _RunTools, _Await, _Emit]  # noqa: UP007
+_Step = Union[ChatClientRequest, _RunTools, _Await, _Ask, _Emit]  # noqa: UP007
 _Flow = Generator[_Step, Any, ChatClientResponse]
 
 
@@ -317,6 +369,10 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
         state = LoopState(streaming)  # positional, observers set only when there are any: no keyword dict
         if observers is not NO_OBSERVERS:
             state.observers = observers
+        budget = context.get(ContextKeys.USAGE_BUDGET)
+        if budget is not None:
+            state.budget = budget
+            state.conversation_usage = context.get(ContextKeys.CONVERSATION_USAGE)
         if hooks.initialize or ContextKeys.RESUME in context:
             return self._flow(request, state, hooks)
         return self._new_turn(request, state, hooks, answered)  # the rounds' own generator: one frame less per step
@@ -326,7 +382,10 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
             request = yield from _apply(hooks.initialize, request, state)
         resume = request.context.get(ContextKeys.RESUME)
         if resume is not None:
-            return (yield from self._resume(request, state, hooks, *resume))
+            if isinstance(resume[0], TurnContinuation):
+                return (yield from self._continue(request, state, hooks, resume[0].progress))
+            words = request.context.get(ContextKeys.RESUME_USER)
+            return (yield from self._resume(request, state, hooks, *resume, words=words))
         return (yield from self._new_turn(request, state, hooks))
 
     def _new_turn(
@@ -348,21 +407,48 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
         else:
             redeem(pending, ledger)  # type: ignore[arg-type]
 
-    def _resume(
+    def _continue(self, request: ChatClientRequest, state: LoopState, hooks: _Hooks, progress: TurnProgress) -> _Flow:
+        """Go on from recorded progress: the next model round reads exactly the recorded results."""
+        _restore(state, progress)
+        if state.limit_exceeded is not None:
+            request = _without_tools(request)
+        return (yield from self._rounds(request, state, hooks, progress.history))
+
+    def _resume(  # noqa: C901 (a journaled resume's three starts read best in one place)
         self,
         request: ChatClientRequest,
         state: LoopState,
         hooks: _Hooks,
         source: PendingToolCalls | StoredPendingToolCalls,
         decisions: ToolCallDecisions,
+        *,
+        words: str | None = None,
+        inline: ChatClientRequest | None = None,
     ) -> _Flow:
         """Run the decided calls of a paused reply — against the tools its round had — then go on
         as after any tool round. The state is redeemed first, so it runs once; a state still in its
-        store is taken only once the decisions (and who made them) passed every check."""
+        store is taken only once the decisions (and who made them) passed every check. ``words``:
+        the person's message, added after the calls' results. ``inline``: the round's request when
+        the calls were decided without a pause (rules, a handler): its hooks ran already.
+
+        A journaled store keeps the state until the turn completes and records its progress beside
+        it (``chatclient.pending.journal``): a retry after a failure goes on from the recorded
+        results, and one whose tools a crashed process had started reports them as unknown."""
         stored = source if isinstance(source, StoredPendingToolCalls) else None
         pending = (yield from _peek(stored)) if stored is not None else source
         assert isinstance(pending, PendingToolCalls)
         pending.verify()
+        remembered = [d for d in decisions.decisions if d.remember is not None]
+        if remembered:
+            _check_rule_store(request)
+        entry: JournalEntry | None = None
+        if stored is not None and stored.journaled:
+            version, text = yield from _resolved(read_journal(stored))
+            entry = JournalEntry.load(text) if text is not None else None
+            check_retry(entry, decisions, stored.after_crash)
+            if entry is not None and entry.status == "released":
+                entry = None  # a resume refused before anything ran: as if none had begun
+            state.journal = TurnJournal(stored, decisions, decisions_digest(decisions), version)
         if stored is None:
             yield from self._redeem(pending)
         state.turn_id = pending.turn_id or new_turn_id()
@@ -371,12 +457,24 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
         if pending.usage is not None:
             state.usage, state.saw_usage = pending.usage, True
         state.history = pending.history_before_reply()
-        state.initial_length = len(state.history)
+        if inline is None:
+            state.initial_length = len(state.history)
         observers = state.observers
-        if observers:
-            observers.turn_resumed(pending)
-        paused_round = request.with_prompt(_with_messages(request.prompt, state.history))
-        round_request = yield from _apply(hooks.before_call, paused_round, state)
+        journal = state.journal
+        if entry is not None and entry.status == "recorded":  # the tools ran: go on from their results
+            assert journal is not None and entry.progress is not None
+            claim = entry.model_copy(
+                update={"by": journal.token}
+            )  # this resume's own text: of concurrent retries, one goes on
+            yield from _write(journal, claim, "claiming it")
+            return (yield from self._continue(request, state, hooks, entry.progress))
+        if inline is not None:
+            round_request = inline
+        else:
+            if observers:
+                observers.turn_resumed(pending)
+            paused_round = request.with_prompt(_with_messages(request.prompt, state.history))
+            round_request = yield from _apply(hooks.before_call, paused_round, state)
         paused = pending.paused_response()
         run_prompt = _with_messages(round_request.prompt, state.history)
         try:
@@ -386,23 +484,43 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
             if stored is None:
                 yield from _resolved(self.nonce_ledger.release(pending.nonce))  # nothing ran: resumable again
             raise
-        if stored is not None:
+        if journal is not None and entry is not None:  # "running" after a crash: nothing it started runs again
+            assert stored is not None and stored.after_crash
+            decisions = _after_crash(decisions, entry.started, round_request.prompt.tool_callbacks, pending)
+            yield from _write(journal, journal.running(entry.started), "taking it over")
+        elif stored is not None:
             self.tool_calling_manager.check_decisions(run_prompt, paused, decisions, observers=observers)
-            if (yield from _take(stored)) != pending:  # of two resumes that passed the checks, the store picks one
+            if journal is not None:  # the claim: of two resumes that passed the checks, one wins
+                started = tuple(c.id for c in pending.calls if (d := decisions.get(c.id)) is None or d.allowed)
+                yield from _write(journal, journal.running(started), "starting it")
+            elif (yield from _take(stored)) != pending:  # of two resumes that passed the checks, the store picks one
                 raise PendingStateTamperedError("The stored pending state changed while it was resumed; nothing ran")
             yield from self._redeem(pending)
         tools = _RunTools(self.tool_calling_manager, run_prompt, paused, observers, decisions)
         try:
+            if remembered:  # kept once the decisions passed every check, before anything runs
+                self.tool_calling_manager.check_decisions(run_prompt, paused, decisions)
+                yield from _remember(request, pending, remembered)
             result: ToolExecutionResult = yield tools
         except ToolCallDecisionError:
             yield from _resolved(self.nonce_ledger.release(pending.nonce))  # nothing ran: resumable again
+            if journal is not None:
+                yield from _write(journal, journal.released(), "releasing it")
             raise
+        state.progressed = True
         yield from self._emit_results(result, state)
         response = ChatClientResponse(paused, request.context)
         next_messages = yield from self._after_tools(round_request, result, state, hooks)
+        if words is not None:  # the person's message follows the results, in the same turn
+            said = UserMessage(words)
+            state.history = (*state.history, said)
+            next_messages = state.history if next_messages is None else (*next_messages, said)
         if next_messages is None:
             response = self._direct(response, result)
-            return (yield from _apply(hooks.finalize, self._stamp(response, state, None), state))
+            response = yield from self._completed(self._stamp(response, state, None), state)
+            return (yield from _apply(hooks.finalize, response, state))
+        if journal is not None:
+            yield from _write(journal, journal.recorded(_progress_of(state)), "recording results")
         if state.limit_exceeded is not None:
             request = _without_tools(request)
         return (yield from self._rounds(request, state, hooks, next_messages))
@@ -424,8 +542,15 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
             round_request = _round_request(request, messages)
             if hooks.before_call:
                 round_request = yield from _apply(hooks.before_call, round_request, state)
+            if state.budget is not None:
+                _check_budget(state, request)
             if answered is None:
-                response: ChatClientResponse = yield round_request
+                try:
+                    response: ChatClientResponse = yield round_request
+                except Exception as exc:
+                    if state.progressed:  # tools ran: the error carries the turn's continuation
+                        raise _interrupted(exc, state, request) from exc
+                    raise
             else:  # the first round was sent as it is (no hooks) and answered already
                 response, answered = answered, None
             if hooks.after_call:
@@ -444,13 +569,27 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
             if streaming:
                 for call in chat.tool_calls:
                     yield _Emit(ToolCallReady(call, state.round))
+            journal = state.journal
+            if journal is not None:  # claimed before any call runs: a crash leaves them "started"
+                yield from _write(journal, journal.running(tuple(c.id for c in chat.tool_calls)), "running tools")
             try:
                 tools = _RunTools(manager, _with_messages(round_request.prompt, state.history), chat, state.observers)
                 result: ToolExecutionResult = yield tools
             except ToolCallConfirmationRequired as pause:
+                approvals: Approvals | None = request.context.get(ContextKeys.APPROVALS)
+                if approvals is not None:  # rules or a handler may decide now: then no pause
+                    decided = yield from self._decide_now(pause, state, round_request, approvals)
+                    if decided is not None:
+                        return (yield from self._resume(request, state, hooks, *decided, inline=round_request))
                 response = yield from self._paused(response, pause, state, round_request)
                 answer = state.pending.reply if state.pending is not None else None
                 break
+            except (ToolCallLimitExceededError, ToolCallDecisionError):
+                if journal is not None:  # refused before any call ran: the claim goes back to the last results
+                    back = journal.recorded(_continuation(state, request).progress)
+                    yield from _write(journal, back, "releasing its tool round")
+                raise
+            state.progressed = True
             if streaming:
                 yield from self._emit_results(result, state)
             if hooks.next_instructions:
@@ -461,11 +600,29 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
                 response, answer = self._direct(response, result), None  # the results are the answer
                 break
             messages = next_messages
+            if journal is not None:  # the results are kept before the next round is sent
+                yield from _write(journal, journal.recorded(_progress_of(state)), "recording results")
             if state.limit_exceeded is not None:
                 request = _without_tools(request)
         response = self._stamp(response, state, answer)
+        if state.journal is not None:
+            response = yield from self._completed(response, state)
         if hooks.finalize:
             response = yield from _apply(hooks.finalize, response, state)
+        return response
+
+    @staticmethod
+    def _completed(response: ChatClientResponse, state: LoopState) -> Generator[_Step, Any, ChatClientResponse]:
+        """End a journaled turn by taking its state (the journal goes with it): the store's atomic take
+        is the last compare-and-set, so of two resumes that reached the end, one answers."""
+        journal = state.journal
+        if journal is not None:
+            try:
+                yield from _take(journal.stored)
+            except PendingStateNotFoundError as exc:
+                raise TurnInProgressError(
+                    "Another resume of this paused turn completed it first; this one's answer is dropped"
+                ) from exc
         return response
 
     @staticmethod
@@ -506,19 +663,60 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
         metadata = chat.metadata if chat is not None else None
         return response.with_chat_response(ChatResponse(result.build_generations(), metadata))
 
+    def _decide_now(
+        self, pause: ToolCallConfirmationRequired, state: LoopState, request: ChatClientRequest, approvals: Approvals
+    ) -> Generator[_Step, Any, tuple[PendingToolCalls, ToolCallDecisions] | None]:
+        """Decisions for a reply that would pause, from standing rules (the client's, then the
+        conversation's), then the approval handler for what they leave; ``None``: pause as usual.
+        A rule whose author the authorizer refuses decides nothing (reported as refused)."""
+        pending = _placed(pause.pending, state, request)
+        rules = list(approvals.rules)
+        conversation = request.context.get(CONVERSATION_ID)
+        if approvals.store is not None and isinstance(conversation, str) and conversation:
+            stored_rules = yield from _resolved(approvals.store.list(conversation))
+            rules = [*rules, *stored_rules]
+        decided = self._by_rules(rule_candidates(pending, rules), pause, state, request) if rules else {}
+        if not set(pending.awaiting_ids) <= decided.keys():
+            if approvals.handler is None:
+                return None
+            answer: ToolCallDecisions | None = yield _Ask(approvals.handler, pending, approvals.timeout)
+            if answer is None:
+                return None
+            decided = {**decided, **answer.by_id}
+        for call in pending.calls:  # calls that needed no person run, as they would have without the gate
+            if not call.requires_confirmation and call.id not in decided:
+                decided[call.id] = ToolCallDecision.allow(call.id, reason="needed no confirmation")
+        extra = [d for call_id, d in decided.items() if call_id not in {c.id for c in pending.calls}]
+        ordered = [decided[c.id] for c in pending.calls if c.id in decided]
+        return pending, ToolCallDecisions.of(ordered, extra)  # an unknown id is refused by the manager
+
+    def _by_rules(
+        self,
+        candidates: dict[str, list[ApprovalRule]],
+        pause: ToolCallConfirmationRequired,
+        state: LoopState,
+        request: ChatClientRequest,
+    ) -> dict[str, ToolCallDecision]:
+        """Each call's first matching rule whose author the authorizer lets decide it (every refusal
+        is reported); a call no such rule decides is left out."""
+        prompt = _with_messages(request.prompt, state.history)
+        decided: dict[str, ToolCallDecision] = {}
+        tried = dict.fromkeys(candidates, 0)
+        while tried:
+            trying = {call_id: candidates[call_id][n].decision(call_id) for call_id, n in tried.items()}
+            refused = self.tool_calling_manager.refusals(prompt, pause.chat_response, trying, observers=state.observers)
+            decided.update((call_id, d) for call_id, d in trying.items() if call_id not in refused)
+            tried = {
+                call_id: tried[call_id] + 1 for call_id in refused if tried[call_id] + 1 < len(candidates[call_id])
+            }
+        return decided
+
     @staticmethod
     def _paused(
         response: ChatClientResponse, pause: ToolCallConfirmationRequired, state: LoopState, request: ChatClientRequest
     ) -> Generator[_Step, Any, ChatClientResponse]:
         """End the turn normally, the pending state (placed in its turn) in the metadata and context."""
-        pending = pause.pending.for_turn(
-            state.turn_id, state.turn_start, state.round, state.usage if state.saw_usage else None
-        )
-        from chatclient.envelope import CONVERSATION_ID
-
-        conversation = request.context.get(CONVERSATION_ID)
-        if isinstance(conversation, str) and conversation:  # bound before observers see it, as it is stored
-            pending = pending.in_conversation(conversation)
+        pending = _placed(pause.pending, state, request)
         if state.observers:
             pending = state.observers.turn_paused(pending)
         state.pending = pending
@@ -580,7 +778,11 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
         if options.tool_callbacks or not self._hookless:
             return False
         context = request.context
-        return ContextKeys.RESUME not in context and not context.get(ContextKeys.TOOL_LOOP_EXTENSIONS)
+        return (
+            ContextKeys.RESUME not in context
+            and not context.get(ContextKeys.TOOL_LOOP_EXTENSIONS)
+            and ContextKeys.USAGE_BUDGET not in context
+        )
 
     # ------------------------------------------------------------------ drivers
     # Each runs the flow: a model round goes to ``next_``, an event to the stream's consumer, any other
@@ -706,6 +908,46 @@ def _plain_reply(
     return ChatClientResponse(chat, {**context, ContextKeys.TURN: turn})
 
 
+def _placed(pending: PendingToolCalls, state: LoopState, request: ChatClientRequest) -> PendingToolCalls:
+    """The manager's pending state placed in its turn, bound to the request's conversation."""
+    pending = pending.for_turn(state.turn_id, state.turn_start, state.round, state.usage if state.saw_usage else None)
+    conversation = request.context.get(CONVERSATION_ID)
+    if isinstance(conversation, str) and conversation:  # bound before observers see it, as it is stored
+        pending = pending.in_conversation(conversation)
+    return pending
+
+
+def _check_rule_store(request: ChatClientRequest) -> None:
+    """A ``remember=`` decision needs somewhere to keep the rule: refused before anything runs."""
+    approvals: Approvals | None = request.context.get(ContextKeys.APPROVALS)
+    conversation = request.context.get(CONVERSATION_ID)
+    if approvals is None or approvals.store is None or not conversation:
+        raise ToolCallDecisionError(
+            'A decision with remember="conversation" needs conversation rules and a conversation: configure '
+            "ChatClient.builder().approval_rules(ConversationRules(repository)) and resume in the conversation; "
+            "nothing ran"
+        )
+
+
+def _remember(
+    request: ChatClientRequest, pending: PendingToolCalls, remembered: Sequence[ToolCallDecision]
+) -> Generator[_Step, Any, None]:
+    """Keep each ``remember="conversation"`` decision as a rule of the conversation (its id comes from
+    the state and the call, so a retried resume adds it once)."""
+    approvals: Approvals = request.context[ContextKeys.APPROVALS]
+    conversation = str(request.context[CONVERSATION_ID])
+    names = {call.id: call.name for call in pending.calls}
+    for decision in remembered:
+        rule = ApprovalRule.made_by(
+            names[decision.id],
+            decision.allowed,
+            decision.approver,
+            id=remembered_rule_id(pending, decision.id),
+            message=None if decision.allowed else decision.message,
+        )
+        yield from _resolved(approvals.store.add(conversation, rule))  # idempotent by rule id
+
+
 def _peek(stored: StoredPendingToolCalls) -> Generator[_Step, Any, PendingToolCalls]:
     """The stored state, read without taking it; an async store is awaited on the request's loop
     (a sync run never gets here with one: its prepare refused it)."""
@@ -723,12 +965,87 @@ def _take(stored: StoredPendingToolCalls) -> Generator[_Step, Any, PendingToolCa
     return stored.take()
 
 
+def _write(journal: TurnJournal, entry: JournalEntry, doing: str) -> Generator[_Step, Any, None]:
+    """One compare-and-set on the turn's journal; losing it stops this resume before it runs anything."""
+    ok = yield from _resolved(journal.write(entry))
+    journal.landed(bool(ok), doing)
+
+
+def _progress_of(state: LoopState) -> TurnProgress:
+    usage = state.usage if state.saw_usage else None
+    return TurnProgress(
+        turn_id=state.turn_id,
+        turn_start=state.turn_start,
+        round=state.round,
+        history=tuple(state.history),
+        usage=usage,
+        limit_exceeded=state.limit_exceeded,
+    )
+
+
+def _restore(state: LoopState, progress: TurnProgress) -> None:
+    state.turn_id, state.turn_start, state.round = progress.turn_id, progress.turn_start, progress.round
+    state.history = progress.history
+    state.initial_length = len(progress.history)
+    state.limit_exceeded = progress.limit_exceeded
+    if progress.usage is not None:
+        state.usage, state.saw_usage = progress.usage, True
+    state.progressed = True
+
+
+def _continuation(state: LoopState, request: ChatClientRequest) -> TurnContinuation:
+    """The turn as recorded before the round about to be sent (``state.round`` counts that round)."""
+    progress = _progress_of(state).model_copy(update={"round": state.round - 1})
+    conversation = request.context.get(CONVERSATION_ID)
+    journal = state.journal
+    return TurnContinuation(
+        progress,
+        conversation if isinstance(conversation, str) else "",
+        journal.stored if journal is not None else None,
+        journal.decisions if journal is not None else None,
+    )
+
+
+def _interrupted(exc: Exception, state: LoopState, request: ChatClientRequest) -> Exception:
+    """The failure of a model round after tools ran, carrying the continuation: a chatclient error
+    keeps its type (handlers of it still match); any other is wrapped in ``TurnInterruptedError``."""
+    continuation = _continuation(state, request)
+    if isinstance(exc, ChatClientError) and exc.continuation is None:
+        exc.continuation = continuation
+        return exc
+    return TurnInterruptedError(
+        f"A model round failed after tools of this turn ran ({type(exc).__name__}: {exc}); their results are "
+        "kept: continue with client.prompt().continue_turn(err.continuation)",
+        continuation,
+    )
+
+
+def _check_budget(state: LoopState, request: ChatClientRequest) -> None:
+    """Refuse the next model round when it would pass a budget (``state.round`` is that round)."""
+    budget = state.budget
+    assert budget is not None
+    used = state.usage if state.saw_usage else None
+    breach = budget.per_turn.breach(state.round, used) if budget.per_turn is not None else None
+    scope = "per turn"
+    if breach is None and budget.per_conversation is not None:
+        before_requests, before = state.conversation_usage or (0, Usage())
+        breach = budget.per_conversation.breach(before_requests + state.round, before + used if used else before)
+        scope = "per conversation"
+    if breach is not None:
+        raise UsageLimitExceededError(
+            f"Usage limit {scope} reached ({breach}); round {state.round} was not sent. Raise the limit and "
+            "continue with client.prompt().continue_turn(err.continuation).usage_limits(...)",
+            f"{scope}: {breach}",
+            _continuation(state, request),
+        )
+
+
 def _observers_of(request: ChatClientRequest) -> Observers:
     observers: Observers | None = request.context.get(ContextKeys.OBSERVERS)
     return observers if observers is not None else NO_OBSERVERS
 
 
-def _work(step: _Step) -> _RunTools | _Await:
+def _work(step: _Step) -> _RunTools | _Await | _Ask:
     """A call's step that is not a model round (a call's flow emits no events)."""
     assert not isinstance(step, (ChatClientRequest, _Emit))
     return step
@@ -794,6 +1111,22 @@ def _without_tools(request: ChatClientRequest) -> ChatClientRequest:
     options = request.prompt.options
     assert isinstance(options, ToolCallingChatOptions)
     return request.with_prompt(request.prompt.with_options(options.model_copy(update={"tool_choice": "none"})))
+
+
+def _after_crash(
+    decisions: ToolCallDecisions, started: Sequence[str], callbacks: Sequence[ToolCallback], pending: PendingToolCalls
+) -> ToolCallDecisions:
+    """The decisions a take-over runs: a started call whose outcome is unknown is not run again (the
+    model reads :data:`UNKNOWN_OUTCOME_MESSAGE`), unless its tool declares itself ``idempotent``."""
+    idempotent = {c.name for c in callbacks if c.metadata.idempotent}
+    names = {call.id: call.name for call in pending.calls}
+    unknown = {i for i in started if names.get(i) not in idempotent}
+    return ToolCallDecisions.of(
+        ToolCallDecision.deny(d.id, UNKNOWN_OUTCOME_MESSAGE, approver=d.approver, reason="outcome unknown")
+        if d.id in unknown and d.allowed
+        else d
+        for d in decisions.decisions
+    )
 
 
 def _check_tool_identities(pending: PendingToolCalls, callbacks: Sequence[ToolCallback]) -> None:

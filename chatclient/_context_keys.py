@@ -31,6 +31,17 @@ class ContextKeys:
     RESUME: Final = "chatclient.tool_loop.resume"
     """On the request: ``(PendingToolCalls, ToolCallDecisions)`` set by ``resume(...)``; the loop runs
     the decided calls first, then goes on to the answer."""
+    RESUME_USER: Final = "chatclient.tool_loop.resume_user"
+    """On the request: the person's words given with a resume (``resume(..., user=...)``), added as a
+    user message after the decided calls' results, in the same turn."""
+    APPROVALS: Final = "chatclient.tool_loop.approvals"
+    """On the request: the ``Approvals`` (standing rules, conversation rules, an approval handler)
+    that decide gated calls without a pause; set only when some are configured."""
+    USAGE_BUDGET: Final = "chatclient.tool_loop.usage_budget"
+    """On the request: the ``UsageBudget`` (``spec.usage_limits(...)``) checked before each model round."""
+    CONVERSATION_USAGE: Final = "chatclient.memory.conversation_usage"
+    """On the request: ``(model requests, Usage)`` of the conversation's stored turns, set by a memory
+    advisor when a per-conversation budget is to be checked."""
     TURN: Final = "chatclient.turn"
     """On the response: the :class:`~chatclient.turn.Turn` (id and messages); read it with
     ``turn_messages(response)``."""

@@ -44,11 +44,22 @@ from .usage import UsageTotals, UsageTracker, usage_minus
 if TYPE_CHECKING:
     from advisors.tool_calling import ToolCallingAdvisor, ToolLoopExtension
 
+    from .durable import TurnContinuation, UsageBudget, UsageLimits
     from .pending.state import AsyncPendingToolCallStore, PendingToolCallStore, StoredPendingToolCalls
     from .response_spec import _AsyncPrepare
     from .tools.confirmation import PendingToolCalls, ToolCallDecisions
+    from .tools.rules import ApprovalHandler, Approvals, ArgumentsPredicate
 
 __all__ = ["ChatClient", "ChatClientBuilder", "ChatClientRequestSpec"]
+
+
+def _words(user: str | None) -> str | None:
+    """The person's words given with a resume: a non-blank string, or none."""
+    if user is None:
+        return None
+    if not isinstance(user, str) or not user.strip():
+        raise ConfigurationError(f"resume(user=...) takes the person's message as non-blank text, not {user!r}")
+    return user
 
 
 @dataclass(slots=True)
@@ -180,7 +191,10 @@ class ChatClientRequestSpec:
     advisor_list: tuple[Advisor, ...] = ()
     advisor_params: Mapping[str, Any] = field(default_factory=dict)
     chat_options: ChatOptions | None = None
-    resume_state: tuple[PendingToolCalls | StoredPendingToolCalls, ToolCallDecisions] | None = None
+    resume_state: tuple[PendingToolCalls | StoredPendingToolCalls | TurnContinuation, ToolCallDecisions] | None = None
+    usage_budget: UsageBudget | None = None
+    resume_words: str | None = None
+    approvals: Approvals | None = None
     extension_list: tuple[ToolLoopExtension, ...] = ()
     observer_set: Observers = NO_OBSERVERS
     system_params: Mapping[str, Any] | None = None
@@ -303,7 +317,9 @@ class ChatClientRequestSpec:
         tool calls too (``ChatOptions.timeout``)."""
         return self.options(ChatOptions(timeout=seconds))
 
-    def resume(self, pending: PendingToolCalls, decisions: ToolCallDecisions) -> ChatClientRequestSpec:
+    def resume(
+        self, pending: PendingToolCalls, decisions: ToolCallDecisions, *, user: str | None = None
+    ) -> ChatClientRequestSpec:
         """Continue a turn that paused for confirmation, with a decision per paused call.
 
         ``pending`` must come from the application's own storage (a ``PendingToolCallStore`` hands
@@ -316,11 +332,20 @@ class ChatClientRequestSpec:
         Decisions an approver may not make raise ``ToolCallUnauthorizedError`` before anything runs
         and the state may be resumed again; a state already taken from its store is then gone from
         it, so resume stored states with :meth:`resume_from`.
+
+        ``user``: what the person said with the decisions ("Book the 9:40 instead"): a user message
+        after the calls' results, in the same turn, which the model reads next and memory stores.
         """
-        return replace(self, resume_state=(pending, decisions))
+        return replace(self, resume_state=(pending, decisions), resume_words=_words(user))
 
     def resume_from(
-        self, store: PendingToolCallStore | AsyncPendingToolCallStore, state_id: str, decisions: ToolCallDecisions
+        self,
+        store: PendingToolCallStore | AsyncPendingToolCallStore,
+        state_id: str,
+        decisions: ToolCallDecisions,
+        *,
+        after_crash: bool = False,
+        user: str | None = None,
     ) -> ChatClientRequestSpec:
         """As :meth:`resume`, for a state saved in ``store`` under ``state_id``: the state is taken
         from the store only after the decisions passed every check — they fit the reply, and each
@@ -330,6 +355,13 @@ class ChatClientRequestSpec:
         ``PendingStateNotFoundError`` and run nothing. An async store (``AsyncPendingToolCallStore``)
         is peeked at and taken with ``await`` on the request's own loop, so resume from it with
         ``acall()``/``astream()``; ``call()``/``stream()`` raise ``ConfigurationError`` before anything runs.
+
+        A store that keeps a journal (every built-in one) records the turn's progress on the state:
+        the state stays until the turn completes, so the same ``resume_from`` after a failure continues
+        the turn (same decisions required; no tool runs again; of concurrent retries one wins).
+        ``after_crash=True`` takes over a state whose tools were started by a process that is gone:
+        those calls are reported to the model as interrupted, outcome unknown (see docs/durable.md).
+        ``user``: the person's words, as in :meth:`resume`.
         """
         if not callable(getattr(store, "peek", None)):
             raise ConfigurationError(
@@ -339,7 +371,108 @@ class ChatClientRequestSpec:
         from .pending.state import StoredPendingToolCalls, check_state_id
 
         check_state_id(state_id)
-        return replace(self, resume_state=(StoredPendingToolCalls(store, state_id), decisions))
+        source = StoredPendingToolCalls(store, state_id, after_crash)
+        return replace(self, resume_state=(source, decisions), resume_words=_words(user))
+
+    def continue_turn(self, continuation: TurnContinuation) -> ChatClientRequestSpec:
+        """Finish a turn that stopped after tools ran (``err.continuation`` of the error that stopped
+        it): the next model round reads exactly the recorded results and no tool runs again. As with
+        a resume, this request's texts and messages are not added; pass the same tools again."""
+        from .durable import TurnContinuation as _Continuation
+
+        if not isinstance(continuation, _Continuation):
+            raise ConfigurationError(
+                f"continue_turn() takes an error's continuation, not {type(continuation).__name__}"
+            )
+        if continuation.stored is not None:
+            assert continuation.decisions is not None
+            return replace(self, resume_state=(continuation.stored, continuation.decisions))
+        from .tools.confirmation import ToolCallDecisions as _Decisions
+
+        return replace(self, resume_state=(continuation, _Decisions()))
+
+    def approval_handler(self, handler: ApprovalHandler, *, timeout: float | None = None) -> ChatClientRequestSpec:
+        """Decide gated calls in-process: ``handler(pending)`` (sync or ``async def``) returns the
+        decisions and the turn goes on without a pause (``None``: pause as usual). Its decisions are
+        checked, audited and redeemed as a resume's; one that raises or outlasts ``timeout`` seconds
+        denies the gated calls, saying why. See ``chatclient.tools.rules``."""
+        from .tools.rules import Approvals as _Approvals
+
+        if not callable(handler):
+            raise ConfigurationError(f"approval_handler takes a callable, not {type(handler).__name__}")
+        if timeout is not None and not timeout > 0:
+            raise ConfigurationError(f"approval_handler timeout must be positive seconds or None, got {timeout!r}")
+        return replace(self, approvals=(self.approvals or _Approvals()).with_handler(handler, timeout))
+
+    def always_allow(
+        self,
+        tool: str,
+        *,
+        when: ArgumentsPredicate | None = None,
+        arguments: Mapping[str, Any] | None = None,
+        approver: object | None = None,
+    ) -> ChatClientRequestSpec:
+        """A standing rule: calls to ``tool`` (a name or a pattern such as ``lookup_*``) whose arguments
+        match (``arguments``: equal values; ``when``: a predicate over them) run without a pause, as
+        ``approver``'s decision (checked by the authorizer every time it applies)."""
+        return self._rule(tool, True, when, arguments, approver, None)
+
+    def always_deny(
+        self,
+        tool: str,
+        *,
+        when: ArgumentsPredicate | None = None,
+        arguments: Mapping[str, Any] | None = None,
+        message: str | None = None,
+        approver: object | None = None,
+    ) -> ChatClientRequestSpec:
+        """A standing rule: matching calls to ``tool`` are denied without a pause; the model reads ``message``."""
+        return self._rule(tool, False, when, arguments, approver, message)
+
+    def _rule(
+        self,
+        tool: str,
+        allow: bool,
+        when: ArgumentsPredicate | None,
+        arguments: Mapping[str, Any] | None,
+        approver: object | None,
+        message: str | None,
+    ) -> ChatClientRequestSpec:
+        from .tools.rules import ApprovalRule
+        from .tools.rules import Approvals as _Approvals
+
+        if not isinstance(tool, str) or not tool:
+            raise ConfigurationError(f"a rule names a tool (or a pattern), not {tool!r}")
+        if when is not None and not callable(when):
+            raise ConfigurationError(f"when= takes a predicate over the call's arguments, not {when!r}")
+        rule = ApprovalRule.made_by(
+            tool,
+            allow,
+            approver,
+            when=when,
+            arguments=dict(arguments) if arguments is not None else None,
+            message=message,
+        )
+        return replace(self, approvals=(self.approvals or _Approvals()).with_rules(rule))
+
+    def approval_rules(self, rules: Any) -> ChatClientRequestSpec:
+        """Where conversations keep their rules (``ConversationRules(repository)``, or the async
+        ``AsyncConversationRules``): read when a reply would pause, written by ``remember=`` decisions."""
+        from .tools.rules import Approvals as _Approvals
+
+        if not callable(getattr(rules, "list", None)) or not callable(getattr(rules, "add", None)):
+            raise ConfigurationError(f"approval_rules takes a ConversationRules, not {type(rules).__name__}")
+        return replace(self, approvals=(self.approvals or _Approvals()).with_store(rules))
+
+    def usage_limits(
+        self, per_turn: UsageLimits | None = None, *, per_conversation: UsageLimits | None = None
+    ) -> ChatClientRequestSpec:
+        """Budgets checked before each model round of this request's turn; a breach raises
+        ``UsageLimitExceededError`` whose ``continuation`` finishes the turn under a raised budget.
+        ``per_conversation`` counts the conversation's stored usage too (it needs a memory advisor)."""
+        from .durable import UsageBudget as _Budget
+
+        return replace(self, usage_budget=_Budget(per_turn, per_conversation))
 
     # ------------------------------------------------------------------ terminals (lazy)
 
@@ -379,7 +512,7 @@ class ChatClientRequestSpec:
         assert isinstance(source, StoredPendingToolCalls)
         return self._prepare(extra_context, extra_advisors, peeked=await source.apeek())
 
-    def _prepare(
+    def _prepare(  # noqa: C901 (every request runs it: its steps stay inline, no call per step)
         self,
         extra_context: Mapping[str, Any] | None = None,
         extra_advisors: Sequence[Advisor] = (),
@@ -392,24 +525,39 @@ class ChatClientRequestSpec:
         context = {**self.advisor_params, **(extra_context or {})}
         resumed_usage: Usage | None = None
         if self.resume_state is not None:
+            from .durable import TurnContinuation as _Continuation
             from .pending.state import StoredPendingToolCalls
 
             source = self.resume_state[0]
-            if isinstance(source, StoredPendingToolCalls):
-                pending = peeked if peeked is not None else source.peek()
-            else:
-                pending = source
-            messages: Sequence[Message] = pending.turn_request
-            resumed_usage = pending.usage
             context[ContextKeys.RESUME] = self.resume_state
-            if pending.conversation_id:  # paused under a memory advisor: resumed in that conversation only
-                from .tools.resume import bind_resume
+            messages: Sequence[Message]
+            if isinstance(source, _Continuation):
+                messages, resumed_usage = source.progress.history, source.progress.usage
+                if source.conversation_id:
+                    from .tools.resume import bind_conversation
 
-                bind_resume(context, pending)
+                    bind_conversation(context, source.conversation_id)
+            else:
+                if isinstance(source, StoredPendingToolCalls):
+                    pending = peeked if peeked is not None else source.peek()
+                else:
+                    pending = source
+                messages = pending.turn_request
+                resumed_usage = pending.usage
+                if pending.conversation_id:  # paused under a memory advisor: resumed in that conversation only
+                    from .tools.resume import bind_resume
+
+                    bind_resume(context, pending)
         else:
             messages = self._messages()
         if self.extension_list:
             context[ContextKeys.TOOL_LOOP_EXTENSIONS] = self.extension_list
+        if self.usage_budget is not None:
+            context[ContextKeys.USAGE_BUDGET] = self.usage_budget
+        if self.approvals is not None:
+            context[ContextKeys.APPROVALS] = self.approvals
+        if self.resume_words is not None:
+            context[ContextKeys.RESUME_USER] = self.resume_words
         observers = self.observer_set
         if observers:
             context[ContextKeys.OBSERVERS] = observers
@@ -715,6 +863,41 @@ class ChatClientBuilder:
     def observers(self, *observers: ChatObserver) -> Self:
         """Observers of every request (see :mod:`chatclient.observation`)."""
         self._spec = self._spec.observers(*observers)
+        return self
+
+    def approval_handler(self, handler: ApprovalHandler, *, timeout: float | None = None) -> Self:
+        """Decide gated calls in-process on every request (see ``ChatClientRequestSpec.approval_handler``)."""
+        self._spec = self._spec.approval_handler(handler, timeout=timeout)
+        return self
+
+    def always_allow(
+        self,
+        tool: str,
+        *,
+        when: ArgumentsPredicate | None = None,
+        arguments: Mapping[str, Any] | None = None,
+        approver: object | None = None,
+    ) -> Self:
+        """A standing rule of this client, in code (so ``when=`` may be any predicate)."""
+        self._spec = self._spec.always_allow(tool, when=when, arguments=arguments, approver=approver)
+        return self
+
+    def always_deny(
+        self,
+        tool: str,
+        *,
+        when: ArgumentsPredicate | None = None,
+        arguments: Mapping[str, Any] | None = None,
+        message: str | None = None,
+        approver: object | None = None,
+    ) -> Self:
+        """A standing deny rule of this client, in code."""
+        self._spec = self._spec.always_deny(tool, when=when, arguments=arguments, message=message, approver=approver)
+        return self
+
+    def approval_rules(self, rules: Any) -> Self:
+        """Where conversations keep their approval rules (``ConversationRules(repository)``)."""
+        self._spec = self._spec.approval_rules(rules)
         return self
 
     def tool_calling_advisor(self, advisor: ToolCallingAdvisor) -> Self:

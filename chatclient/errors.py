@@ -43,6 +43,8 @@ By default the tool loop turns ``ToolArgumentsError``, ``UnknownToolError`` and
 
 from __future__ import annotations
 
+from typing import Any
+
 from ._redact import redact_text
 
 __all__ = [
@@ -77,6 +79,9 @@ __all__ = [
     "ToolCallUnauthorizedError",
     "ToolError",
     "ToolExecutionError",
+    "TurnInProgressError",
+    "TurnInterruptedError",
+    "UsageLimitExceededError",
     "UnknownToolError",
     "UnknownModelPriceError",
     "PendingConversationMismatchError",
@@ -86,6 +91,12 @@ __all__ = [
 
 class ChatClientError(Exception):
     """Base of every error raised by chatclient."""
+
+    continuation: Any = None
+    """Set when this error stopped a turn that can be finished without running anything again (a
+    model round failed after tools ran, a usage limit was reached): a
+    :class:`~chatclient.durable.TurnContinuation`; finish the turn with
+    ``client.prompt().continue_turn(err.continuation)``."""
 
 
 class ConfigurationError(ChatClientError, ValueError):
@@ -265,6 +276,34 @@ class PendingStateTamperedError(PendingStateError):
 
 class PendingStateReusedError(PendingStateError):
     """The pending state was already resumed: its nonce was redeemed (states are single-use)."""
+
+
+class TurnInProgressError(PendingStateNotFoundError, PendingStateReusedError):
+    """Another resume holds this paused turn: it is running its tools, or the process running them
+    stopped before their results were recorded. Nothing ran. (A ``PendingStateNotFoundError`` too, as
+    the loser of two resumes always was: handlers of it still match.) If that process is known to be gone,
+    resume with ``resume_from(..., after_crash=True)``: the calls it started are then reported to the
+    model as interrupted with an unknown outcome (an ``idempotent`` tool runs again)."""
+
+
+class TurnInterruptedError(ChatClientError):
+    """A model round failed after tools of the turn ran; ``__cause__`` is the failure. The tools'
+    results are kept in ``continuation``: finish the turn with it, nothing runs twice."""
+
+    def __init__(self, message: str, continuation: Any) -> None:
+        super().__init__(message)
+        self.continuation = continuation
+
+
+class UsageLimitExceededError(ChatClientError):
+    """A usage limit (requests or tokens, per turn or per conversation) would be passed by the next
+    model round; it was not sent. ``limit`` names it; raise the limit and continue the turn with
+    ``continuation``."""
+
+    def __init__(self, message: str, limit: str, continuation: Any) -> None:
+        super().__init__(message)
+        self.limit = limit
+        self.continuation = continuation
 
 
 class ToolError(ChatClientError):

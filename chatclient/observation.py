@@ -175,10 +175,13 @@ class DecisionRecord:
     """The decision as given; ``None`` for one filled in by the completeness policy."""
     approver: object | None = None
     refusal: str | None = None
+    by_rule: str | None = None
+    """The id of the standing rule that made the decision (``None``: a person or a handler)."""
 
     def __str__(self) -> str:
         why = f" ({self.refusal})" if self.refusal else ""
-        return f"{self.outcome} {self.tool}({self.call_id}) by {self.approver_id or 'nobody'}{why}"
+        rule = f" under rule {self.by_rule}" if self.by_rule else ""
+        return f"{self.outcome} {self.tool}({self.call_id}) by {self.approver_id or 'nobody'}{rule}{why}"
 
 
 class _Quiet:

@@ -39,7 +39,7 @@ from ._errors import parse_json
 from ._extras import apply_extra_body, extra_headers
 from ._provider import Provider, ProviderArgs
 from ._secrets import Secret
-from ._stream import SseStream, aiter_ndjson, aiter_sse, iter_ndjson, iter_sse
+from ._stream import SseStream, aiter_ndjson, aiter_sse, fed, iter_ndjson, iter_sse
 from ._transport import ModelLifecycle, ProviderHttp
 from ._wire import BuildRequest, ParseResponse, StreamDecoder, WireMapping
 
@@ -191,8 +191,9 @@ class ProviderModel(ModelLifecycle, ChatModel, Generic[OptionsT]):
             decoder = wire.stream_decoder(response.headers)
             events = iter_sse if wire.framing == "sse" else iter_ndjson
             source = events(response, provider=wire.provider)
+            provider = wire.provider
             for item in source:
-                yield from decoder.feed(item)
+                yield from fed(decoder, item, provider)
             decoder.finish(isinstance(source, SseStream) and source.saw_done)
 
     def acall(self, prompt: Prompt) -> Coroutine[Any, Any, ChatResponse]:
@@ -233,8 +234,9 @@ class ProviderModel(ModelLifecycle, ChatModel, Generic[OptionsT]):
             decoder = wire.stream_decoder(response.headers)
             events = aiter_sse if wire.framing == "sse" else aiter_ndjson
             source = events(response, provider=wire.provider)
+            provider = wire.provider
             async for item in source:
-                for model_event in decoder.feed(item):
+                for model_event in fed(decoder, item, provider):
                     yield model_event
             decoder.finish(isinstance(source, SseStream) and source.saw_done)
 

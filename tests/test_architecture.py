@@ -45,9 +45,11 @@ LAYERS: dict[str, int] = {
     "chatclient._option_keywords": 3,
     "chatclient.tools.confirmation": 3,
     "chatclient.tools.resume": 3,
+    "chatclient.tools.rules": 3,  # approval rules and the inline handler: values over confirmation
     # 4. the request/response envelope and its context keys, and what reads them
     "chatclient.envelope": 4,
     "chatclient.turn": 4,
+    "chatclient.durable": 4,  # a turn's recorded progress, its continuation and budgets: values
     "chatclient.usage": 4,  # cost_of() prices a ChatClientResponse too
     # 5. the model SPI and the stream events (TurnFinished holds a ChatClientResponse)
     "chatclient.model": 5,

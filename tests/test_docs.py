@@ -115,7 +115,8 @@ class DocsModels:
         return model
 
     def tool_failures(self) -> list[str]:
-        """Error results the tools of the snippets sent to the models."""
+        """Error results the tools of the snippets sent to the models (a ``ToolRetry`` request, marked
+        ``retry``, is what a snippet shows on purpose, not a failure)."""
         return [
             f"{response.name}: {response.response_data}"
             for model in self.created
@@ -123,7 +124,7 @@ class DocsModels:
             for message in prompt.messages
             if isinstance(message, ToolResponseMessage)
             for response in message.responses
-            if response.is_error
+            if response.is_error and "retry" not in response.metadata
         ]
 
 

@@ -28,6 +28,7 @@ from chatclient import (
     UserMessage,
     tool,
 )
+from chatclient.errors import TurnInterruptedError
 from chatclient.testing import MODES, ScriptedChatModel, ScriptItem, check_advisor, run_in_mode, tool_call
 from chatclient.testing.advisor_kit import run_spec
 from chatclient.tools import ToolCallingManager, ToolCallLimitPolicy
@@ -331,8 +332,10 @@ def test_a_model_error_propagates_and_no_more_rounds_run(counters: Counters) -> 
     boom = RuntimeError("provider down")
     model = ScriptedChatModel([two_tool_script()[0], boom])
     client = ChatClient.builder(model).default_tools(counters).build()
-    with pytest.raises(RuntimeError, match="provider down"):
+    with pytest.raises(TurnInterruptedError) as raised:  # tools ran: wrapped, with the turn's continuation
         client.prompt("x").call().content()
+    assert raised.value.__cause__ is boom
+    assert raised.value.continuation is not None
     assert counters.weather_calls == 1
 
 

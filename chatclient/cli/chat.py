@@ -169,28 +169,20 @@ class ChatSession:
                 self.turn(self.client.prompt(text).conversation(self.conversation))
 
     def turn(self, spec: ChatClientRequestSpec) -> None:
-        """One turn, through as many pauses as it takes; an error ends the turn, not the chat (memory
-        stores only finished turns, so nothing half-done is kept)."""
+        """One turn: a gated call is asked about at the terminal as the turn runs (the approval
+        handler), then the turn goes on; an error ends the turn, not the chat (memory stores only
+        finished turns, so nothing half-done is kept)."""
         from chatclient import ChatClientError, ToolCallUnauthorizedError
 
-        current: ChatClientRequestSpec | None = spec
-        while current is not None:
-            try:
-                pending = self._stream(current)
-            except KeyboardInterrupt:
-                # the stream is closed by now (its connection too); memory keeps only finished turns
-                self._line("[interrupted]")
-                return
-            except ToolCallUnauthorizedError as exc:
-                self._refused(exc)
-                return
-            except ChatClientError as exc:
-                self._line(f"[error] {type(exc).__name__}: {exc}")
-                return
-            if pending is None:
-                return
-            decisions = self._decide(pending)
-            current = self.client.prompt().conversation(self.conversation).resume(pending, decisions)
+        try:
+            self._stream(spec.approval_handler(self._decide))
+        except KeyboardInterrupt:
+            # the stream is closed by now (its connection too); memory keeps only finished turns
+            self._line("[interrupted]")
+        except ToolCallUnauthorizedError as exc:
+            self._refused(exc)
+        except ChatClientError as exc:
+            self._line(f"[error] {type(exc).__name__}: {exc}")
 
     def _stream(self, spec: ChatClientRequestSpec) -> PendingToolCalls | None:
         from chatclient.events import ReasoningDelta
@@ -244,9 +236,12 @@ class ChatSession:
             self._end_line()
 
     def _decide(self, pending: PendingToolCalls) -> ToolCallDecisions:
-        """Ask for each gated call; the calls of the reply that need no confirmation are allowed."""
+        """The approval handler: ask for each gated call; the calls of the reply that need no
+        confirmation are allowed."""
         from chatclient import ToolCallDecision, ToolCallDecisions
 
+        self._stop_thinking()
+        self._end_line()
         decisions = []
         for call in pending.calls:
             if not call.requires_confirmation or self._ask(call):

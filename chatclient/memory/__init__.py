@@ -46,6 +46,7 @@ if _typing.TYPE_CHECKING:
         InMemorySessionRepository,
         SessionRepository,
     )
+    from .rules import AsyncConversationRules, ConversationRules
     from .sqlite import AsyncSqliteSessionRepository, SqliteSessionRepository
     from .usage import asession_usage, session_usage
 
@@ -57,8 +58,10 @@ __all__ = [
     "AsyncInMemorySessionRepository",
     "AsyncPostgresSessionRepository",
     "AsyncRedisSessionRepository",
+    "AsyncConversationRules",
     "AsyncSessionRepository",
     "AsyncSqliteSessionRepository",
+    "ConversationRules",
     "ChatMemory",
     "Compaction",
     "RecursiveSummary",
@@ -121,6 +124,7 @@ __getattr__, __dir__ = _lazy_exports(
             "SessionRepository",
         ],
         ".usage": ["asession_usage", "session_usage"],
+        ".rules": ["AsyncConversationRules", "ConversationRules"],
         ".postgres": ["AsyncPostgresSessionRepository", "PostgresSessionRepository"],
         ".redis": ["AsyncRedisSessionRepository", "RedisSessionRepository"],
         ".sqlite": ["AsyncSqliteSessionRepository", "SqliteSessionRepository"],

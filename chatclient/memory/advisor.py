@@ -48,7 +48,7 @@ from .lease import (
 )
 from .log import CONVERSATION_ID, AppendResult, NewEvent, SessionEvent, check_session_id, turn_events
 from .repository import AsyncSessionRepository, SessionRepository, ThreadedSessionRepository
-from .usage import usage_event
+from .usage import asession_usage, session_usage, usage_event
 from .window import WindowViews, messages_of, read_size
 
 __all__ = ["CONVERSATION_ID", "ConcurrencyPolicy", "SessionMemoryAdvisor"]
@@ -58,6 +58,16 @@ _log = logging.getLogger("chatclient.memory")
 # The context keys a turn reads, as module constants: a class attribute read is not specialised
 # on CPython 3.11 (two type lookups each time), a global read is.
 _TURN_ID, _TURN, _RESUME = ContextKeys.TURN_ID, ContextKeys.TURN, ContextKeys.RESUME
+_BUDGET, _CONVERSATION_USAGE = ContextKeys.USAGE_BUDGET, ContextKeys.CONVERSATION_USAGE
+
+
+def _conversation_budget(request: ChatClientRequest) -> bool:
+    """A per-conversation budget is to be checked: the loop needs the stored turns' usage (one read
+    of the conversation's usage, only then)."""
+    budget = request.context.get(_BUDGET)
+    return budget is not None and budget.per_conversation is not None
+
+
 _PENDING = ContextKeys.PENDING_TOOL_CALLS
 
 ConcurrencyPolicy = Literal["append", "raise", "serialize"]
@@ -225,6 +235,9 @@ class SessionMemoryAdvisor:
         return self.repository  # type: ignore[return-value]
 
     def _before(self, request: ChatClientRequest) -> tuple[ChatClientRequest, _Plan]:
+        if _conversation_budget(request):
+            totals = session_usage(self._sync_repository(), self.conversation_of(request))
+            request = request.with_context({_CONVERSATION_USAGE: (totals.calls, totals.total)})
         if request.context.get(_RESUME) is not None:  # a resume: nothing read, nothing prepended
             return self._plan(request, None)
         repository = self._sync if self._sync is not None else self._sync_repository()
@@ -306,6 +319,9 @@ class SessionMemoryAdvisor:
         return ThreadedSessionRepository(self.repository)  # type: ignore[arg-type]
 
     async def _abefore(self, request: ChatClientRequest) -> tuple[ChatClientRequest, _Plan]:
+        if _conversation_budget(request):
+            totals = await asession_usage(self.repository, self.conversation_of(request))
+            request = request.with_context({_CONVERSATION_USAGE: (totals.calls, totals.total)})
         if self._resuming(request):
             return self._plan(request, None)
         conversation_id = self.conversation_of(request)

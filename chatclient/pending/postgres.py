@@ -31,7 +31,7 @@ from .._storage.sql import Statement, check_prefix
 from ..errors import PendingStateExpiredError, PendingStateNotFoundError, PendingStoreError
 from ..tools.confirmation import PendingToolCalls
 from .outage import atwice, store_call, take_mark, twice
-from .state import _expires_at, check_secret, check_state_id, dump_state, load_state
+from .state import _expires_at, check_secret, check_state_id, dump_state, load_state, open_entry, seal_entry
 
 if TYPE_CHECKING:
     from psycopg_pool import AsyncConnectionPool, ConnectionPool
@@ -73,6 +73,11 @@ class _PendingSql:
             " expires_at TIMESTAMPTZ NOT NULL, created_at TIMESTAMPTZ NOT NULL DEFAULT now())",
             f"CREATE INDEX IF NOT EXISTS {t}_expires ON {t} (expires_at)",
         ]
+        j = self.journal = _table(prefix, "pending_journal")
+        self.schema.append(
+            f"CREATE TABLE IF NOT EXISTS {j} (id TEXT PRIMARY KEY, version BIGINT NOT NULL, entry TEXT NOT NULL,"
+            " expires_at TIMESTAMPTZ NOT NULL)"
+        )
 
     def save(self, pending: PendingToolCalls, ttl: float | None) -> tuple[str, Statement]:
         """Put the state under a new id; the row comes back when it is this state's (a retry whose
@@ -111,7 +116,38 @@ class _PendingSql:
         return (f"DELETE FROM {self.table} WHERE id = %s RETURNING {live}", (check_state_id(state_id),))
 
     def purge(self) -> Statement:
-        return (f"DELETE FROM {self.table} WHERE expires_at <= now()", ())
+        return (
+            f"WITH j AS (DELETE FROM {self.journal} WHERE expires_at <= now())"
+            f" DELETE FROM {self.table} WHERE expires_at <= now()",
+            (),
+        )
+
+    def progress(self, state_id: str) -> Statement:
+        return (f"SELECT version, entry FROM {self.journal} WHERE id = %s", (check_state_id(state_id),))
+
+    def record(self, state_id: str, version: int, entry: str) -> Statement:
+        """Write ``entry`` as ``version + 1`` if the journal is at ``version`` and the state waits (a
+        row comes back); a resent statement whose first reply was lost finds its own entry."""
+        j, t = self.journal, self.table
+        entry = seal_entry(self.secret, state_id, version + 1, entry)
+        if version == 0:
+            sql = (
+                f"INSERT INTO {j} (id, version, entry, expires_at) SELECT id, 1, %s, expires_at FROM {t}"
+                f" WHERE id = %s AND {_NOT_TAKEN} ON CONFLICT (id) DO UPDATE SET id = EXCLUDED.id"
+                f" WHERE {j}.version = 1 AND {j}.entry = EXCLUDED.entry RETURNING 1"
+            )
+            return sql, (entry, check_state_id(state_id))
+        sql = (
+            f"UPDATE {j} SET version = %s, entry = %s WHERE id = %s AND (version = %s OR (version = %s AND entry = %s))"
+            f" AND EXISTS (SELECT 1 FROM {t} WHERE id = %s AND {_NOT_TAKEN}) RETURNING 1"
+        )
+        return sql, (version + 1, entry, check_state_id(state_id), version, version + 1, entry, state_id)
+
+    def journal_of(self, state_id: str, row: Any) -> tuple[int, str | None]:
+        if row is None:
+            return 0, None
+        version = int(row[0])
+        return version, open_entry(self.secret, state_id, version, str(row[1]))
 
     @staticmethod
     def discarded(row: Any) -> bool:
@@ -239,6 +275,17 @@ class PostgresPendingToolCallStore:
         with store_call(self, "discard"):
             return self._sql.discarded(self._one(self._sql.discard(state_id)))
 
+    def progress(self, state_id: str) -> tuple[int, str | None]:
+        """The journal of the turn resumed from this state (see ``JournaledStore``)."""
+        statement = self._sql.progress(state_id)
+        with store_call(self, "progress"):
+            return self._sql.journal_of(state_id, twice(_is_lost_connection, lambda: self._one(statement)))
+
+    def record_progress(self, state_id: str, version: int, entry: str) -> bool:
+        statement = self._sql.record(state_id, version, entry)
+        with store_call(self, "record_progress"):
+            return twice(_is_lost_connection, lambda: self._one(statement)) is not None
+
     def purge_expired(self) -> int:
         with store_call(self, "purge_expired"), self._pool.connection() as conn:
             return int(conn.execute(*self._sql.purge()).rowcount)
@@ -291,6 +338,18 @@ class AsyncPostgresPendingToolCallStore:
     async def discard(self, state_id: str) -> bool:
         with store_call(self, "discard"):
             return self._sql.discarded(await self._db.fetchone(self._sql.discard(state_id)))
+
+    async def progress(self, state_id: str) -> tuple[int, str | None]:
+        statement = self._sql.progress(state_id)
+        with store_call(self, "progress"):
+            return self._sql.journal_of(
+                state_id, await atwice(_is_lost_connection, lambda: self._db.fetchone(statement))
+            )
+
+    async def record_progress(self, state_id: str, version: int, entry: str) -> bool:
+        statement = self._sql.record(state_id, version, entry)
+        with store_call(self, "record_progress"):
+            return await atwice(_is_lost_connection, lambda: self._db.fetchone(statement)) is not None
 
     async def purge_expired(self) -> int:
         with store_call(self, "purge_expired"):

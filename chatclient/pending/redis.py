@@ -28,7 +28,7 @@ from .._storage.redis import async_redis_client, redis_client
 from ..errors import PendingStateExpiredError, PendingStateNotFoundError
 from ..tools.confirmation import PendingToolCalls
 from .outage import atwice, store_call, take_mark, twice
-from .state import _expires_at, check_secret, check_state_id, dump_state, load_state
+from .state import _expires_at, check_secret, check_state_id, dump_state, load_state, open_entry, seal_entry
 
 if TYPE_CHECKING:
     import redis
@@ -67,6 +67,30 @@ if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end
 if redis.call('GET', KEYS[1]) == ARGV[1] then return 1 end
 return 0
 """
+# KEYS[1] the state, KEYS[2] its journal ("<version>\n<entry>"); ARGV[1] the new version, ARGV[2] the
+# entry. 1: written at ARGV[1] - 1 (or by this very call before its reply was lost); 0: the journal
+# moved, or the state is gone. The journal expires with the state.
+_RECORD = """
+local state = redis.call('GET', KEYS[1])
+if not state or string.sub(state, 1, 6) == 'taken:' then return 0 end
+local new = ARGV[1] .. '\\n' .. ARGV[2]
+local current = redis.call('GET', KEYS[2])
+if current == new then return 1 end
+local version = 0
+if current then version = tonumber(string.match(current, '^(%d+)')) end
+if version ~= tonumber(ARGV[1]) - 1 then return 0 end
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl > 0 then redis.call('SET', KEYS[2], new, 'PX', ttl) else redis.call('SET', KEYS[2], new) end
+return 1
+"""
+
+
+def _journal(raw: bytes | str | None, state_id: str, secret: bytes | None) -> tuple[int, str | None]:
+    if raw is None:
+        return 0, None
+    text = raw.decode() if isinstance(raw, bytes) else raw
+    version, _, entry = text.partition("\n")
+    return int(version), open_entry(secret, state_id, int(version), entry)
 
 
 def _is_lost_connection(exc: BaseException) -> bool:
@@ -127,6 +151,8 @@ class RedisPendingToolCallStore:
         self._prefix, self._ttl, self._secret = f"{prefix}pending:", ttl, check_secret(secret)
         self._take, self._discard = self._redis.register_script(_TAKE), self._redis.register_script(_DISCARD)
         self._put_once = self._redis.register_script(_PUT_ONCE)
+        self._record = self._redis.register_script(_RECORD)
+        self._journal_prefix = f"{prefix}pending-journal:"
 
     def save(self, pending: PendingToolCalls) -> str:
         state_id, state, px = _to_save(pending, self._ttl, self._secret)
@@ -154,6 +180,19 @@ class RedisPendingToolCallStore:
         with store_call(self, "discard"):
             return bool(self._discard(keys=[self._prefix + state_id]))
 
+    def progress(self, state_id: str) -> tuple[int, str | None]:
+        """The journal of the turn resumed from this state (see ``JournaledStore``)."""
+        check_state_id(state_id)
+        with store_call(self, "progress"):
+            raw = twice(_is_lost_connection, lambda: self._redis.get(self._journal_prefix + state_id))
+            return _journal(raw, state_id, self._secret)
+
+    def record_progress(self, state_id: str, version: int, entry: str) -> bool:
+        keys = [self._prefix + check_state_id(state_id), self._journal_prefix + state_id]
+        args = [version + 1, seal_entry(self._secret, state_id, version + 1, entry)]
+        with store_call(self, "record_progress"):
+            return bool(twice(_is_lost_connection, lambda: self._record(keys=keys, args=args)))
+
     def purge_expired(self) -> int:
         """Nothing to do: the server expires keys itself."""
         return 0
@@ -179,6 +218,8 @@ class AsyncRedisPendingToolCallStore:
         self._prefix, self._ttl, self._secret = f"{prefix}pending:", ttl, check_secret(secret)
         self._take, self._discard = self._redis.register_script(_TAKE), self._redis.register_script(_DISCARD)
         self._put_once = self._redis.register_script(_PUT_ONCE)
+        self._record = self._redis.register_script(_RECORD)
+        self._journal_prefix = f"{prefix}pending-journal:"
 
     async def save(self, pending: PendingToolCalls) -> str:
         state_id, state, px = _to_save(pending, self._ttl, self._secret)
@@ -207,6 +248,18 @@ class AsyncRedisPendingToolCallStore:
         check_state_id(state_id)
         with store_call(self, "discard"):
             return bool(await self._discard(keys=[self._prefix + state_id]))
+
+    async def progress(self, state_id: str) -> tuple[int, str | None]:
+        check_state_id(state_id)
+        with store_call(self, "progress"):
+            key = self._journal_prefix + state_id
+            return _journal(await atwice(_is_lost_connection, lambda: self._redis.get(key)), state_id, self._secret)
+
+    async def record_progress(self, state_id: str, version: int, entry: str) -> bool:
+        keys = [self._prefix + check_state_id(state_id), self._journal_prefix + state_id]
+        args = [version + 1, seal_entry(self._secret, state_id, version + 1, entry)]
+        with store_call(self, "record_progress"):
+            return bool(await atwice(_is_lost_connection, lambda: self._record(keys=keys, args=args)))
 
     async def purge_expired(self) -> int:
         return 0

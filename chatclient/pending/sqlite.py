@@ -90,6 +90,12 @@ class AsyncSqlitePendingToolCallStore:
     async def discard(self, state_id: str) -> bool:
         return await in_thread(lambda: self.sync.discard(state_id))
 
+    async def progress(self, state_id: str) -> tuple[int, str | None]:
+        return await in_thread(lambda: self.sync.progress(state_id))
+
+    async def record_progress(self, state_id: str, version: int, entry: str) -> bool:
+        return await in_thread(lambda: self.sync.record_progress(state_id, version, entry))
+
     async def purge_expired(self) -> int:
         return await in_thread(self.sync.purge_expired)
 

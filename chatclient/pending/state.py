@@ -61,6 +61,7 @@ __all__ = [
     "AsyncPendingToolCallStore",
     "InMemoryNonceLedger",
     "InMemoryPendingToolCallStore",
+    "JournaledStore",
     "NonceLedger",
     "PendingToolCallStore",
     "SqlitePendingToolCallStore",
@@ -69,8 +70,10 @@ __all__ = [
     "default_nonce_ledger",
     "dump_state",
     "load_state",
+    "open_entry",
     "redeem",
     "seal",
+    "seal_entry",
     "unseal",
 ]
 
@@ -109,6 +112,23 @@ class AsyncPendingToolCallStore(Protocol):
     async def peek(self, state_id: str) -> PendingToolCalls: ...
 
 
+@runtime_checkable
+class JournaledStore(Protocol):
+    """A pending store that also keeps each state's journal: the progress of the turn resumed from it
+    (a :class:`~chatclient.durable.JournalEntry` as text), moved by compare-and-set, so a resume that
+    failed after its tools ran is continued by the next one and of concurrent ones exactly one wins.
+    Every built-in store is one (async faces: the same methods, awaited)."""
+
+    def progress(self, state_id: str) -> tuple[int, str | None]:
+        """``(version, entry)``: ``(0, None)`` when no resume has begun."""
+        ...
+
+    def record_progress(self, state_id: str, version: int, entry: str) -> bool:
+        """Store ``entry`` as version ``version + 1`` if the journal is still at ``version``; ``False``
+        (nothing changed) when another writer moved it first."""
+        ...
+
+
 @dataclass(frozen=True)
 class StoredPendingToolCalls:
     """A paused state still in its store, for ``spec.resume_from``: the resume peeks at it, checks
@@ -122,6 +142,27 @@ class StoredPendingToolCalls:
 
     store: PendingToolCallStore | AsyncPendingToolCallStore
     state_id: str
+    after_crash: bool = False
+    """Take over a turn whose tools a process that is gone had started (``resume_from(after_crash=True)``)."""
+
+    @property
+    def journaled(self) -> bool:
+        """The store keeps a journal of the turn's progress (:class:`JournaledStore`)."""
+        return callable(getattr(self.store, "record_progress", None))
+
+    def progress(self) -> tuple[int, str | None]:
+        return self._sync().progress(self.state_id)  # type: ignore[attr-defined,no-any-return]
+
+    def record_progress(self, version: int, entry: str) -> bool:
+        return self._sync().record_progress(self.state_id, version, entry)  # type: ignore[attr-defined,no-any-return]
+
+    async def aprogress(self) -> tuple[int, str | None]:
+        found = self.store.progress(self.state_id)  # type: ignore[union-attr]
+        return await found if isinstance(found, Awaitable) else found  # type: ignore[no-any-return]
+
+    async def arecord_progress(self, version: int, entry: str) -> bool:
+        done = self.store.record_progress(self.state_id, version, entry)  # type: ignore[union-attr]
+        return await done if isinstance(done, Awaitable) else done  # type: ignore[no-any-return]
 
     @property
     def is_async(self) -> bool:
@@ -244,6 +285,39 @@ def _store_mac(secret: bytes, state_id: str, until: str, payload: str) -> str:
     return hmac.new(secret, bound, hashlib.sha256).hexdigest()
 
 
+def seal_entry(secret: bytes | None, state_id: str, version: int, entry: str) -> str:
+    """The journal entry a store keeps as ``version`` of ``state_id``'s journal: with a ``secret``, an
+    HMAC over it, the id and the version, so a writer of the storage cannot put results of its own
+    before the model (nor replay an old entry, nor move one to another state)."""
+    if secret is None:
+        return entry
+    return f"{_KEYED}{_journal_mac(secret, state_id, version, entry)}\n{entry}"
+
+
+def open_entry(secret: bytes | None, state_id: str, version: int, text: str) -> str:
+    """The entry :func:`seal_entry` kept; ``PendingStateTamperedError`` when it does not verify."""
+    if text.startswith(_KEYED):
+        header, _, entry = text.partition("\n")
+        if secret is not None and not hmac.compare_digest(
+            header[len(_KEYED) :], _journal_mac(secret, state_id, version, entry)
+        ):
+            raise PendingStateTamperedError("The pending state's journal does not verify (altered); nothing ran")
+        return entry
+    if secret is not None:
+        raise PendingStateTamperedError("The pending state's journal carries no MAC; nothing ran")
+    return text
+
+
+def _journal_mac(secret: bytes, state_id: str, version: int, entry: str) -> str:
+    bound = "\x00".join(("chatclient.pending.journal.v1", state_id, str(version), entry)).encode()
+    return hmac.new(secret, bound, hashlib.sha256).hexdigest()
+
+
+def _opened(secret: bytes | None, state_id: str, found: tuple[int, str | None]) -> tuple[int, str | None]:
+    version, text = found
+    return found if text is None else (version, open_entry(secret, state_id, version, text))
+
+
 class InMemoryPendingToolCallStore:
     """A process-local store; ``ttl`` (seconds) bounds how long a pause may wait for a person.
 
@@ -255,6 +329,7 @@ class InMemoryPendingToolCallStore:
         self._ttl = ttl
         self._secret = check_secret(secret)
         self._states: dict[str, tuple[str, float | None]] = {}
+        self._journal: dict[str, tuple[int, str]] = {}
         self._lock = threading.Lock()
 
     def save(self, pending: PendingToolCalls) -> str:
@@ -272,10 +347,29 @@ class InMemoryPendingToolCallStore:
         check_state_id(state_id)
         with self._lock:
             entry = self._states.pop(state_id, None)
+            self._journal.pop(state_id, None)
         if entry is None:
             raise PendingStateNotFoundError("No pending tool calls under this id (unknown, or already resumed)")
         _check_expiry(entry[1])
         return load_state(entry[0], state_id, self._secret)
+
+    def progress(self, state_id: str) -> tuple[int, str | None]:
+        """The journal of the turn resumed from this state (see :class:`JournaledStore`)."""
+        check_state_id(state_id)
+        with self._lock:
+            found: tuple[int, str | None] = self._journal.get(state_id, (0, None))
+        return _opened(self._secret, state_id, found)
+
+    def record_progress(self, state_id: str, version: int, entry: str) -> bool:
+        check_state_id(state_id)
+        sealed = seal_entry(self._secret, state_id, version + 1, entry)
+        with self._lock:
+            if state_id not in self._states:
+                return False
+            if self._journal.get(state_id, (0, None))[0] != version:
+                return False
+            self._journal[state_id] = (version + 1, sealed)
+            return True
 
     def peek(self, state_id: str) -> PendingToolCalls:
         check_state_id(state_id)
@@ -309,6 +403,7 @@ class InMemoryPendingToolCallStore:
         expired = [k for k, (_, deadline) in self._states.items() if deadline is not None and now > deadline]
         for key in expired:
             del self._states[key]
+            self._journal.pop(key, None)
         return len(expired)
 
 
@@ -327,6 +422,12 @@ class AsyncInMemoryPendingToolCallStore:
 
     async def peek(self, state_id: str) -> PendingToolCalls:
         return await _in_thread(lambda: self.sync.peek(state_id))
+
+    async def progress(self, state_id: str) -> tuple[int, str | None]:
+        return await _in_thread(lambda: self.sync.progress(state_id))
+
+    async def record_progress(self, state_id: str, version: int, entry: str) -> bool:
+        return await _in_thread(lambda: self.sync.record_progress(state_id, version, entry))
 
     async def discard(self, state_id: str) -> bool:
         return await _in_thread(lambda: self.sync.discard(state_id))
@@ -358,12 +459,17 @@ class SqlitePendingToolCallStore:
 
         self._secret = check_secret(secret)
         self._table = f"{check_prefix(prefix)}pending_tool_calls"
+        self._journal = f"{check_prefix(prefix)}pending_journal"
         self._ttl = ttl
         self._db = SqliteDatabase(path)
         with self._connect() as db:
             db.execute(
                 f"CREATE TABLE IF NOT EXISTS {self._table} ("
                 "id TEXT PRIMARY KEY, state TEXT NOT NULL, expires_at REAL, created_at REAL NOT NULL)"
+            )
+            db.execute(
+                f"CREATE TABLE IF NOT EXISTS {self._journal} ("
+                "id TEXT PRIMARY KEY, version INTEGER NOT NULL, entry TEXT NOT NULL, expires_at REAL)"
             )
 
     def _connect(self) -> sqlite3.Connection:
@@ -389,7 +495,9 @@ class SqlitePendingToolCallStore:
         check_state_id(state_id)
         with store_call(self, "take"):
             sql = f"DELETE FROM {self._table} WHERE id = ? RETURNING state, expires_at"
-            row = self._connect().execute(sql, (state_id,)).fetchone()
+            db = self._connect()
+            row = db.execute(sql, (state_id,)).fetchone()
+            db.execute(f"DELETE FROM {self._journal} WHERE id = ?", (state_id,))
         if row is None:
             raise PendingStateNotFoundError("No pending tool calls under this id (unknown, or already resumed)")
         _check_expiry(row[1])
@@ -405,6 +513,34 @@ class SqlitePendingToolCallStore:
         _check_expiry(row[1])
         return load_state(row[0], state_id, self._secret)
 
+    def progress(self, state_id: str) -> tuple[int, str | None]:
+        """The journal of the turn resumed from this state (see :class:`JournaledStore`)."""
+        check_state_id(state_id)
+        with store_call(self, "progress"):
+            sql = f"SELECT version, entry FROM {self._journal} WHERE id = ?"
+            row = self._connect().execute(sql, (state_id,)).fetchone()
+        return (0, None) if row is None else _opened(self._secret, state_id, (int(row[0]), str(row[1])))
+
+    def record_progress(self, state_id: str, version: int, entry: str) -> bool:
+        """Compare-and-set in one statement (SQLite serialises writers), while the state waits."""
+        check_state_id(state_id)
+        entry = seal_entry(self._secret, state_id, version + 1, entry)
+        j = self._journal
+        if version == 0:
+            sql = (
+                f"INSERT INTO {j} (id, version, entry, expires_at) SELECT id, 1, ?, expires_at FROM {self._table}"
+                " WHERE id = ? ON CONFLICT (id) DO NOTHING RETURNING 1"
+            )
+            args: tuple[object, ...] = (entry, state_id)
+        else:
+            sql = (
+                f"UPDATE {j} SET version = ?, entry = ? WHERE id = ? AND version = ?"
+                f" AND EXISTS (SELECT 1 FROM {self._table} WHERE id = ?) RETURNING 1"
+            )
+            args = (version + 1, entry, state_id, version, state_id)
+        with store_call(self, "record_progress"):
+            return self._connect().execute(sql, args).fetchone() is not None
+
     def discard(self, state_id: str) -> bool:
         """Drop a state nobody will resume; ``True`` when a live one was there (expired: ``False``)."""
         check_state_id(state_id)
@@ -416,7 +552,9 @@ class SqlitePendingToolCallStore:
     def purge_expired(self) -> int:
         """Remove the expired states now; the number removed."""
         with store_call(self, "purge_expired"):
-            return self._connect().execute(f"DELETE FROM {self._table} WHERE expires_at < ?", (time.time(),)).rowcount
+            db, now = self._connect(), time.time()
+            db.execute(f"DELETE FROM {self._journal} WHERE expires_at < ?", (now,))
+            return db.execute(f"DELETE FROM {self._table} WHERE expires_at < ?", (now,)).rowcount
 
     def close(self) -> None:
         """Close the connections of every thread that used the store (the async face's workers

@@ -30,6 +30,7 @@ if _typing.TYPE_CHECKING:
     from ._limits import ToolCallLimitPolicy, ToolCallLimits
     from ._pool import ToolPoolExhaustedError
     from ._processor import DefaultToolExceptionProcessor, ToolExceptionProcessor, rethrowing_exception_processor
+    from ._retry import ToolRetriesExceededError, ToolRetry
     from .approval import Approver, DecisionRequest, ToolCallAuthorizer
     from .callback import ToolCallback, ToolCallbackProvider
     from .confirmation import (
@@ -50,8 +51,11 @@ if _typing.TYPE_CHECKING:
     from .function import FunctionToolCallback, FunctionToolCallbackBuilder, ToolSpec
     from .manager import ToolCallingManager, ToolCallingManagerBuilder, ToolExecutionResult
     from .resolve import ToolLike, resolve_tools
+    from .rules import ApprovalHandler, ApprovalRule
 
 __all__ = [
+    "ApprovalHandler",
+    "ApprovalRule",
     "Approver",
     "AsyncInMemoryNonceLedger",
     "AsyncInMemoryPendingToolCallStore",
@@ -101,6 +105,8 @@ __all__ = [
     "ToolPoolExhaustedError",
     "ToolResult",
     "ToolResultPart",
+    "ToolRetriesExceededError",
+    "ToolRetry",
     "ToolSpec",
     "UnmatchedToolNameWarning",
     "unseal",
@@ -111,6 +117,7 @@ __getattr__, __dir__ = _lazy_exports(
     __name__,
     {
         "._pool": ["ToolPoolExhaustedError"],
+        "._retry": ["ToolRetriesExceededError", "ToolRetry"],
         "..messages": ["FilePart", "ImagePart", "JsonPart", "TextPart", "ToolResult", "ToolResultPart"],
         "._limits": ["ToolCallLimitPolicy", "ToolCallLimits"],
         "._processor": ["DefaultToolExceptionProcessor", "ToolExceptionProcessor", "rethrowing_exception_processor"],
@@ -147,5 +154,6 @@ __getattr__, __dir__ = _lazy_exports(
             "unseal",
         ],
         ".resolve": ["ToolLike", "resolve_tools"],
+        ".rules": ["ApprovalHandler", "ApprovalRule"],
     },
 )

@@ -4,10 +4,11 @@ Every call runs to completion and its outcome (a result or the exception it rais
 what is done with a failure is decided after the whole batch has finished: no thread is left running
 behind an exception.
 
-With a deadline (``timeout``: the request's, see ``ToolCallingManager``) a call still running when
-it passes is abandoned: its outcome is a ``ToolExecutionError`` whose ``__cause__`` is a
-``TimeoutError``, an async tool is cancelled, and a sync tool's thread runs on outside the pool's
-capacity (``_pool``); whatever it returns later is discarded and logged.
+With a deadline (``timeout``: the request's, see ``ToolCallingManager``; or a call's own ``limit``:
+its tool's timeout) a call still running when it passes is abandoned: its outcome is a
+``ToolExecutionError`` whose ``__cause__`` is a ``TimeoutError``, an async tool is cancelled, and a
+sync tool's thread runs on outside the pool's capacity (``_pool``); whatever it returns later is
+discarded and logged. Each call is abandoned at its own deadline, not at the batch's last one.
 """
 
 from __future__ import annotations
@@ -72,8 +73,11 @@ class Invocation:
     call: ToolCall | None = None
     observers: Observers = NO_OBSERVERS
     ends: float | None = None
-    """The ``time.monotonic()`` of the batch's deadline, set by the runner before the call starts: a
+    """The ``time.monotonic()`` of this call's deadline, set by the runner before the call starts: a
     sync call still queued then never starts."""
+    limit: float | None = None
+    """Seconds this call may run when its tool has a timeout of its own (already capped by the
+    request's); ``None``: the batch's ``timeout`` applies."""
 
     def run(self) -> Outcome:
         if self.observers:
@@ -117,8 +121,10 @@ class Invocation:
         raised) as any tool failure; its ``__cause__`` is a ``TimeoutError``, which an exception
         processor can single out (``DefaultToolExceptionProcessor(rethrow=(TimeoutError,))``)."""
         name = self.callback.name
+        own = self.limit is not None and self.limit == self.callback.metadata.timeout
+        whose = "the timeout of this tool" if own else "the deadline of this request's tool calls"
         error = ToolExecutionError(
-            f"Tool '{name}' did not finish within {seconds:g} s, the deadline of this request's tool calls; "
+            f"Tool '{name}' did not finish within {seconds:g} s, {whose}; "
             "it was abandoned and a result it gives later is discarded",
             tool_name=name,
         )
@@ -230,16 +236,20 @@ def _default_pool() -> ToolThreadPool:
 
 
 def run_all(
-    invocations: Sequence[Invocation], executor: Executor | None = None, timeout: float | None = None
+    invocations: Sequence[Invocation],
+    executor: Executor | None = None,
+    timeout: float | None = None,
+    *,
+    limited: bool = False,
 ) -> list[Outcome]:
     """Sync path: sync tools on the pool, async tools together on one event loop.
 
     The calling thread does one share of the work itself (the async group, or else the first sync
-    call), so a batch of one sync call costs no thread hop. With a ``timeout`` every sync call runs
-    on the pool (the caller's thread could not be abandoned), and calls still running when it passes
-    are abandoned.
+    call), so a batch of one sync call costs no thread hop. With a ``timeout`` (or ``limited``: some
+    calls carry a ``limit`` of their own) every sync call runs on the pool (the caller's thread could
+    not be abandoned), and each call still running at its deadline is abandoned.
     """
-    if timeout is not None:
+    if timeout is not None or limited:
         return _run_all_within(invocations, executor or _default_pool(), timeout)
     async_ix: list[int] = []
     sync_ix: list[int] = []
@@ -272,49 +282,101 @@ def run_all(
     return [outcomes[i] for i in range(len(invocations))]
 
 
-def _run_all_within(invocations: Sequence[Invocation], pool: Executor, timeout: float) -> list[Outcome]:
-    from concurrent.futures import wait
+def _arm(invocations: Sequence[Invocation], timeout: float | None) -> list[float | None]:
+    """Give each call its deadline (its own ``limit``, else the batch's ``timeout``, from now) and
+    return the seconds each may run (``None``: unbounded)."""
+    now = time.monotonic()
+    seconds = [timeout if inv.limit is None else inv.limit for inv in invocations]
+    for invocation, limit in zip(invocations, seconds, strict=True):
+        invocation.ends = None if limit is None else now + limit
+    return seconds
 
-    ends = time.monotonic() + timeout
+
+def _by_deadline(invocations: Sequence[Invocation]) -> list[int]:
+    """Indexes of the calls, soonest deadline first (unbounded last): waited for in this order, each
+    call is abandoned at its own deadline."""
+    return sorted(range(len(invocations)), key=lambda i: (invocations[i].ends is None, invocations[i].ends or 0.0))
+
+
+def _left(ends: float | None) -> float | None:
+    return None if ends is None else max(0.0, ends - time.monotonic())
+
+
+def _stamped(invocation: Invocation) -> tuple[Outcome, float]:
+    """The call's outcome and when it came: one that came after its deadline is discarded, even when
+    the runner was busy elsewhere (the batch's async tools) and looked only later."""
+    outcome = invocation.run()
+    return outcome, time.monotonic()
+
+
+def _run_all_within(invocations: Sequence[Invocation], pool: Executor, timeout: float | None) -> list[Outcome]:
+    seconds = _arm(invocations, timeout)
     async_ix = [i for i, inv in enumerate(invocations) if inv.callback.is_async]
-    is_async = set(async_ix)
     outcomes: dict[int, Outcome] = {}
-    futures: dict[int, Future[Outcome]] = {}
-    for i, invocation in enumerate(invocations):
-        invocation.ends = ends
-        if i not in is_async:
-            try:
-                futures[i] = _submit(pool, ends, contextvars.copy_context().run, invocation.run)
-            except Exception as exc:  # the pool refuses it (at its bound of abandoned calls): an outcome
-                outcomes[i] = exc
+    futures = _submit_sync(invocations, set(async_ix), pool, outcomes)
     try:
         if async_ix:
             group = [invocations[i] for i in async_ix]
-            ran = run_sync(lambda: _arun_all_within(group, max(0.0, ends - time.monotonic()), timeout))
+            ran = run_sync(lambda: _arun_armed(group, [seconds[i] for i in async_ix]))
             outcomes.update(zip(async_ix, ran, strict=True))
-        done, _ = wait(futures.values(), timeout=max(0.0, ends - time.monotonic()))
+        for i in _by_deadline(invocations):
+            if i in futures:
+                outcomes[i] = _outcome_within(pool, futures[i], invocations[i], seconds[i])
     except BaseException:
         for i, future in futures.items():
-            abandon(pool, future, invocations[i])
+            if i not in outcomes:  # not yet waited for (a call abandoned at its deadline has its outcome)
+                abandon(pool, future, invocations[i])
         raise
-    late = [future for future in futures.values() if future not in done]
-    for future in late:
-        future.cancel()  # the calls not started first: an abandoned call's freed thread must not start them
-    for i, future in futures.items():
-        if future in done and not future.cancelled():
-            outcomes[i] = future.result()
-        else:
-            abandon(pool, future, invocations[i])
-            outcomes[i] = invocations[i].timed_out(timeout)
     return [outcomes[i] for i in range(len(invocations))]
 
 
-async def arun_all(invocations: Sequence[Invocation], timeout: float | None = None) -> list[Outcome]:
+def _submit_sync(
+    invocations: Sequence[Invocation], skip: set[int], pool: Executor, outcomes: dict[int, Outcome]
+) -> dict[int, Future[tuple[Outcome, float]]]:
+    """The sync calls on ``pool``, each never started after its deadline; a call the pool refuses
+    (at its bound of abandoned calls) gets that refusal as its outcome."""
+    futures: dict[int, Future[tuple[Outcome, float]]] = {}
+    for i, invocation in enumerate(invocations):
+        if i in skip:
+            continue
+        run = functools.partial(contextvars.copy_context().run, _stamped, invocation)
+        try:
+            ends = invocation.ends
+            futures[i] = pool.submit(run) if ends is None else _submit(pool, ends, run)
+        except Exception as exc:
+            outcomes[i] = exc
+    return futures
+
+
+def _outcome_within(
+    pool: Executor, future: Future[tuple[Outcome, float]], invocation: Invocation, limit: float | None
+) -> Outcome:
+    """The call's outcome, waiting no longer than its deadline; a call still running then is
+    abandoned at once (its pool thread replaced), and one that came late is discarded."""
+    from concurrent.futures import wait
+
+    ends = invocation.ends
+    wait((future,), timeout=_left(ends))
+    if future.done() and not future.cancelled():
+        outcome, came = future.result()
+        if ends is None or came <= ends:
+            return outcome
+        _discarded(invocation, ends)
+    else:
+        abandon(pool, future, invocation)
+    assert limit is not None  # only a bounded call can be late
+    return invocation.timed_out(limit)
+
+
+async def arun_all(
+    invocations: Sequence[Invocation], timeout: float | None = None, *, limited: bool = False
+) -> list[Outcome]:
     """Async path: every call as a task (sync tools in a worker thread); cancelled together. A lone
-    call is simply awaited: no task to schedule. With a ``timeout``, calls still running when it
-    passes are cancelled (a sync tool's thread is abandoned, see :func:`off_the_loop`)."""
-    if timeout is not None:
-        return await _arun_all_within(invocations, timeout, timeout)
+    call is simply awaited: no task to schedule. With a ``timeout`` (or ``limited``: some calls carry
+    a ``limit`` of their own), each call still running at its deadline is cancelled (a sync tool's
+    thread is abandoned, see :func:`off_the_loop`)."""
+    if timeout is not None or limited:
+        return await _arun_armed(invocations, _arm(invocations, timeout))
     if len(invocations) == 1:
         return [await invocations[0].arun()]
     import asyncio
@@ -329,30 +391,36 @@ async def arun_all(invocations: Sequence[Invocation], timeout: float | None = No
         raise
 
 
-async def _arun_all_within(invocations: Sequence[Invocation], left: float, timeout: float) -> list[Outcome]:
-    """The calls, cancelled after ``left`` seconds (what remains of the batch's ``timeout``)."""
+async def _arun_armed(invocations: Sequence[Invocation], seconds: Sequence[float | None]) -> list[Outcome]:
+    """The calls, each cancelled at its deadline (``ends``, set by :func:`_arm`); the turn never
+    waits for a cancelled call to wind down (an async tool may ignore its cancellation)."""
     import asyncio
 
-    ends = time.monotonic() + left
-    for invocation in invocations:
-        invocation.ends = ends
     tasks = [asyncio.ensure_future(inv.arun()) for inv in invocations]
+    abandoned: set[int] = set()
     try:
-        done, late = await asyncio.wait(tasks, timeout=left)
+        for i in _by_deadline(invocations):
+            task = tasks[i]
+            if not task.done():
+                await asyncio.wait((task,), timeout=_left(invocations[i].ends))
+            if not task.done():
+                task.cancel()
+                task.add_done_callback(functools.partial(_cancelled, invocations[i], time.monotonic()))
+                abandoned.add(i)
     except BaseException:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         raise
     outcomes: list[Outcome] = []
-    for invocation, task in zip(invocations, tasks, strict=True):
-        if task in done:
+    for i, (invocation, task) in enumerate(zip(invocations, tasks, strict=True)):
+        if i in abandoned:
+            limit = seconds[i]
+            assert limit is not None  # only a bounded call is abandoned
+            outcomes.append(invocation.timed_out(limit))
+        else:
             outcomes.append(task.result())
-            continue
-        task.cancel()
-        task.add_done_callback(functools.partial(_cancelled, invocation, time.monotonic()))
-        outcomes.append(invocation.timed_out(timeout))
-    if late:
+    if abandoned:
         await asyncio.sleep(0)  # the cancelled tasks take it now: a sync tool's thread is abandoned at once
     return outcomes
 

@@ -40,12 +40,16 @@ class ToolCallLimits:
     max_identical_calls: int = 3
     """How often one tool may be called with the same (canonical) arguments."""
     policy: ToolCallLimitPolicy = ToolCallLimitPolicy.FINAL_ANSWER
+    max_tool_retries: int = 1
+    """How often per turn a tool may raise ``ToolRetry`` (a tool's ``max_retries`` overrides it);
+    the retried calls count against the limits above as well."""
 
     def __post_init__(self) -> None:
         limits = {
             "max_calls_per_tool": self.max_calls_per_tool,
             "max_total_tool_calls": self.max_total_tool_calls,
             "max_identical_calls": self.max_identical_calls,
+            "max_tool_retries": self.max_tool_retries,
             **{f"max_calls_for_tool({name!r})": limit for name, limit in self.max_calls_for_tool.items()},
         }
         for label, limit in limits.items():

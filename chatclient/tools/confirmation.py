@@ -33,7 +33,7 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 from functools import cache
 from html import escape
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
@@ -262,20 +262,28 @@ class ToolCallDecision:
     """Who decided: a ``str``, an ``Approver``, or the application's own principal (see
     ``ToolCallAuthorizer``); its id is recorded with the tool result."""
     reason: str | None = None
+    remember: Literal["conversation"] | None = None
+    """``"conversation"``: also make this a standing rule of the conversation for the call's tool
+    (any arguments), once the decision passed every check (see ``chatclient.tools.rules``)."""
+    rule: str | None = None
+    """The id of the rule that made this decision; ``None`` for a person's (or a handler's)."""
 
     @classmethod
     def allow(
         cls, id: str, *, arguments: str | Mapping[str, Any] | None = None, approver: object | None = None,
-        reason: str | None = None,
+        reason: str | None = None, remember: Literal["conversation"] | None = None,
     ) -> ToolCallDecision:  # fmt: skip
         edited = json.dumps(arguments) if isinstance(arguments, Mapping) else arguments
-        return cls(id, True, arguments=edited, approver=approver, reason=reason)
+        _check_remember(remember, edited)
+        return cls(id, True, arguments=edited, approver=approver, reason=reason, remember=remember)
 
     @classmethod
     def deny(
-        cls, id: str, message: str | None = None, *, approver: object | None = None, reason: str | None = None
-    ) -> ToolCallDecision:
-        return cls(id, False, message=message, approver=approver, reason=reason)
+        cls, id: str, message: str | None = None, *, approver: object | None = None, reason: str | None = None,
+        remember: Literal["conversation"] | None = None,
+    ) -> ToolCallDecision:  # fmt: skip
+        _check_remember(remember, None)
+        return cls(id, False, message=message, approver=approver, reason=reason, remember=remember)
 
     @property
     def deny_message(self) -> str:
@@ -290,7 +298,18 @@ class ToolCallDecision:
             record["approver"] = approver_id(self.approver)
         if self.reason is not None:
             record["reason"] = self.reason
+        if self.rule is not None:
+            record["rule"] = self.rule
         return record
+
+
+def _check_remember(remember: str | None, edited: str | None) -> None:
+    if remember not in (None, "conversation"):
+        raise ToolCallDecisionError(f"remember= takes 'conversation' (or None), not {remember!r}")
+    if remember is not None and edited is not None:
+        raise ToolCallDecisionError(
+            "An edited call cannot be remembered: a rule allows the tool's calls as the model makes them"
+        )
 
 
 @dataclass(frozen=True)

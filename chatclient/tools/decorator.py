@@ -31,6 +31,9 @@ def tool(
     description: str | None = None,
     return_direct: bool = False,
     requires_confirmation: Confirmation = False,
+    timeout: float | None = None,
+    max_retries: int | None = None,
+    idempotent: bool = False,
 ) -> Callable[[F], F]: ...
 
 
@@ -42,6 +45,9 @@ def tool(
     description: str | None = None,
     return_direct: bool = False,
     requires_confirmation: Confirmation = False,
+    timeout: float | None = None,
+    max_retries: int | None = None,
+    idempotent: bool = False,
 ) -> F | Callable[[F], F]:
     """Mark a function (sync or ``async def``, plain or a method) as a tool.
 
@@ -50,8 +56,20 @@ def tool(
     schema is built from the type hints on first use. Methods become tools of each instance: pass the
     instance to ``tools=``. ``requires_confirmation`` gates each call for a person's decision: ``True``
     (anyone may decide), a role name (``"manager"``: only an approver holding it may), or a predicate
-    over the ``DecisionRequest``.
+    over the ``DecisionRequest``. ``timeout`` (seconds) abandons a call still running then, and the
+    model is told it timed out (it replaces the manager's default ``tool_timeout``; a request's
+    ``timeout`` still caps it). ``max_retries`` bounds how often per turn the tool may raise
+    ``ToolRetry`` (default: ``ToolCallLimits.max_tool_retries``). ``idempotent=True``: a call a crash
+    left "outcome unknown" may run again (see docs/durable.md).
     """
+
+    metadata = ToolMetadata.of(  # checked now: a bad value fails at the decorator, not at the first call
+        return_direct=return_direct,
+        requires_confirmation=requires_confirmation,
+        timeout=timeout,
+        max_retries=max_retries,
+        idempotent=idempotent,
+    )
 
     def decorate(fn: F) -> F:
         if not inspect.isfunction(fn):
@@ -63,7 +81,7 @@ def tool(
             fn,
             name=name,
             description=description,
-            metadata=ToolMetadata.of(return_direct=return_direct, requires_confirmation=requires_confirmation),
+            metadata=metadata,
             skip_self=True,
         )
         setattr(fn, _SPEC_ATTRIBUTE, spec)

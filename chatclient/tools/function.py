@@ -15,7 +15,7 @@ from ._json_schema import SchemaSignature
 from ._results import ResultConverter, convert_result, default_result_converter, tool_execution_error
 from ._signature import ToolSignature
 from .callback import ToolCallback
-from .definition import EMPTY_TOOL_CONTEXT, ToolContext, ToolDefinition, ToolMetadata
+from .definition import EMPTY_TOOL_CONTEXT, ToolContext, ToolDefinition, ToolMetadata, check_timeout
 
 __all__ = [
     "FunctionToolCallback",
@@ -189,6 +189,8 @@ class FunctionToolCallbackBuilder:
         self._return_direct = False
         self._requires_confirmation = False
         self._result_converter: ResultConverter | None = None
+        self._timeout: float | None = None
+        self._max_retries: int | None = None
 
     def description(self, description: str) -> Self:
         self._description = description
@@ -211,6 +213,17 @@ class FunctionToolCallbackBuilder:
         self._requires_confirmation = requires_confirmation
         return self
 
+    def timeout(self, seconds: float | None) -> Self:
+        """Seconds a call may run before it is abandoned and the model told so (see ``@tool``)."""
+        check_timeout(seconds)
+        self._timeout = seconds
+        return self
+
+    def max_retries(self, retries: int | None) -> Self:
+        """How often per turn the tool may raise ``ToolRetry`` (see ``@tool``)."""
+        self._max_retries = retries
+        return self
+
     def result_converter(self, converter: ResultConverter) -> Self:
         self._result_converter = converter
         return self
@@ -220,7 +233,12 @@ class FunctionToolCallbackBuilder:
             self._fn,
             name=self._name,
             description=self._description,
-            metadata=ToolMetadata(return_direct=self._return_direct, requires_confirmation=self._requires_confirmation),
+            metadata=ToolMetadata.of(
+                return_direct=self._return_direct,
+                requires_confirmation=self._requires_confirmation,
+                timeout=self._timeout,
+                max_retries=self._max_retries,
+            ),
             input_type=self._input_type,
             input_schema=self._input_schema,
             result_converter=self._result_converter,

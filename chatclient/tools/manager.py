@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -46,6 +46,7 @@ from ._execution import Invocation, Outcome, arun_all, run_all, tool_execution_e
 from ._limits import ToolCallLimitPolicy, ToolCallLimits, canonical_arguments
 from ._processor import DefaultToolExceptionProcessor, ToolExceptionProcessor
 from ._results import normalize_arguments
+from ._retry import RETRY_KEY, ToolRetriesExceededError, ToolRetry, retries_in_turn, retry_text
 from .approval import DecisionRequest, Rule, ToolCallAuthorizer, approver_id
 from .callback import ToolCallback
 from .confirmation import (
@@ -189,8 +190,10 @@ class ToolCallingManager:
 
         Deadlines: a request's ``timeout`` (``ChatOptions.timeout``, ``.timeout(s)`` on a request)
         bounds each of its rounds, the model's and the tools': a batch of tool calls gets ``timeout``
-        seconds too. ``tool_timeout`` bounds every batch of every request, for requests that set no
-        timeout; with both, the shorter applies. A call still running at the deadline is abandoned:
+        seconds too. Each call has a timeout: its tool's own (``@tool(timeout=...)``), else this
+        manager's ``tool_timeout`` (the default for every tool that sets none), and the request's
+        ``timeout`` caps either; the shorter applies. A call still running at its deadline is abandoned
+        (each at its own: a quick tool's timeout does not wait for a slower one of the same batch):
         the model is told it timed out, as of any tool failure (a ``ToolExecutionError`` whose
         ``__cause__`` is a ``TimeoutError``: ``DefaultToolExceptionProcessor(rethrow=(TimeoutError,))``
         fails the request instead); an async tool is cancelled; a sync tool runs on in its thread (a
@@ -228,6 +231,7 @@ class ToolCallingManager:
             raise ConfigurationError(f"tool_timeout must be a positive number of seconds, not {tool_timeout!r}")
         self._tool_timeout = tool_timeout
         self._last_by_name: tuple[tuple[ToolCallback, ...], dict[str, ToolCallback]] | None = None
+        self._last_timed: tuple[tuple[ToolCallback, ...], bool] | None = None
 
     @staticmethod
     def builder() -> ToolCallingManagerBuilder:
@@ -249,8 +253,9 @@ class ToolCallingManager:
         return self._tool_timeout
 
     def tool_deadline(self, prompt: Prompt) -> float | None:
-        """Seconds a batch of ``prompt``'s tool calls may take: the shorter of the request's
-        ``timeout`` and this manager's ``tool_timeout`` (``None``: unbounded)."""
+        """Seconds a call of ``prompt``'s tools may take when its tool has no ``timeout`` of its own:
+        the shorter of the request's ``timeout`` and this manager's ``tool_timeout`` (``None``:
+        unbounded)."""
         options = prompt.options
         request = options.timeout if options is not None else None
         mine = self._tool_timeout
@@ -281,7 +286,9 @@ class ToolCallingManager:
         **extras)`` and hands ``**extras`` on to ``super()``.
         """
         plan = self._decide(prompt, chat_response, decisions, observers)
-        ran = run_all(plan.invocations(observers), self._executor, self.tool_deadline(prompt))
+        invocations = plan.invocations(observers)
+        limited = self._limit_calls(prompt, invocations)
+        ran = run_all(invocations, self._executor, self.tool_deadline(prompt), limited=limited)
         return self._finish(prompt, plan, ran)
 
     async def aexecute_tool_calls(
@@ -297,9 +304,34 @@ class ToolCallingManager:
         plan = self._decide(prompt, chat_response, decisions, observers)
         invocations = plan.invocations(observers)
         timeout = self.tool_deadline(prompt)
-        if len(invocations) == 1 and timeout is None:  # the usual batch: awaited as it is, no ``arun_all``
+        limited = self._limit_calls(prompt, invocations)
+        if len(invocations) == 1 and timeout is None and not limited:  # the usual batch: awaited as it is
             return self._finish(prompt, plan, [await invocations[0].arun()])
-        return self._finish(prompt, plan, await arun_all(invocations, timeout))
+        return self._finish(prompt, plan, await arun_all(invocations, timeout, limited=limited))
+
+    def _limit_calls(self, prompt: Prompt, invocations: Sequence[Invocation]) -> bool:
+        """Give each call of a tool with a ``timeout`` of its own its limit: that timeout, capped by the
+        request's; whether any call got one. A tool set without such tools costs one lookup."""
+        if not self._timed_tools(prompt.tool_callbacks):
+            return False
+        options = prompt.options
+        request = options.timeout if options is not None else None
+        limited = False
+        for invocation in invocations:
+            own = invocation.callback.metadata.timeout
+            if own is not None:
+                invocation.limit = own if request is None or own < request else request
+                limited = True
+        return limited
+
+    def _timed_tools(self, tools: tuple[ToolCallback, ...]) -> bool:
+        """Whether a tool of the set has a ``timeout`` of its own, kept for the last tool set seen."""
+        last = self._last_timed
+        if last is not None and last[0] is tools:
+            return last[1]
+        timed = any(callback.metadata.timeout is not None for callback in tools)
+        self._last_timed = (tools, timed)
+        return timed
 
     def check_decisions(
         self,
@@ -313,6 +345,29 @@ class ToolCallingManager:
         valid, each approver may decide) without running anything; refusals are reported to
         ``observers``. Raises ``ToolCallDecisionError`` (``ToolCallUnauthorizedError`` for a refusal)."""
         self._apply_decisions(self._plan(prompt, chat_response), decisions, observers, report_applied=False)
+
+    def refusals(
+        self,
+        prompt: Prompt,
+        chat_response: ChatResponse,
+        decisions: Mapping[str, ToolCallDecision],
+        *,
+        observers: Observers = NO_OBSERVERS,
+    ) -> dict[str, str]:
+        """Which of ``decisions`` (by call id; some calls may have none) the authorizer refuses, and
+        why; each refusal is reported to ``observers``. Nothing else is checked, nothing runs."""
+        refused: dict[str, str] = {}
+        for step in self._plan(prompt, chat_response).steps:
+            decision = decisions.get(step.call.id)
+            if decision is None:
+                continue
+            decided = self._decided(step, decision)
+            why = self._refusal(step, decided, decision)
+            if why is not None:
+                refused[step.call.id] = why
+                if observers:
+                    observers.decision_made(_record(decided, decision, True, "refused", why))
+        return refused
 
     def _decide(
         self, prompt: Prompt, chat_response: ChatResponse, decisions: ToolCallDecisions | None, observers: Observers
@@ -471,6 +526,8 @@ class ToolCallingManager:
         outcomes = iter(ran)
         responses: list[ToolResponse] = []
         return_direct = True
+        limit_exceeded = plan.limit_exceeded
+        retried: dict[str, int] | None = None  # the turn's retries per tool, counted at the first retry
         for step in plan.steps:
             call, target = step.call, step.target
             metadata = dict(step.record) if step.record else {}
@@ -484,7 +541,13 @@ class ToolCallingManager:
                 return_direct = False
                 continue
             outcome = next(outcomes)
-            if isinstance(outcome, Exception):
+            if isinstance(outcome, ToolRetry):
+                retried = retried if retried is not None else retries_in_turn(prompt.messages)
+                response, breach = self._retry_response(call, target, outcome, metadata, retried)
+                responses.append(response)
+                limit_exceeded = limit_exceeded or breach
+                return_direct = False
+            elif isinstance(outcome, Exception):
                 text = self._error_text(call, outcome)
                 responses.append(
                     ToolResponse(id=call.id, name=call.name, response_data=text, is_error=True, metadata=metadata)
@@ -496,7 +559,34 @@ class ToolCallingManager:
                 return_direct = return_direct and not response.is_error and target.metadata.return_direct
         results = built.tool_response_message(role="tool", responses=tuple(responses), metadata={})
         history = (*prompt.messages, plan.message, results)
-        return ToolExecutionResult(history, return_direct, plan.limit_exceeded)
+        return ToolExecutionResult(history, return_direct, limit_exceeded)
+
+    def _retry_response(
+        self,
+        call: ToolCall,
+        tool: ToolCallback,
+        retry: ToolRetry,
+        metadata: dict[str, JsonValue],
+        retried: dict[str, int],
+    ) -> tuple[ToolResponse, str | None]:
+        """The model is told what to fix, as a response marked as a retry request; past the tool's
+        ``max_retries`` the breach instead (raised under ``RAISE``), and its text for the loop."""
+        retry.tool_name, retry.call_id = retry.tool_name or call.name, call.id
+        limit = tool.metadata.max_retries
+        limit = self._limits.max_tool_retries if limit is None else limit
+        so_far = retried.get(call.name, 0)
+        if so_far >= limit:
+            breach = ToolRetriesExceededError(retry, tool_name=call.name, limit=limit)
+            if self._limits.policy is ToolCallLimitPolicy.RAISE:
+                raise breach
+            _log.warning("%s", breach)
+            text = str(breach)
+            return ToolResponse(id=call.id, name=call.name, response_data=text, is_error=True, metadata=metadata), text
+        retried[call.name] = so_far + 1
+        _log.info("Tool %r (call %s) asks for a corrected call: %s", call.name, call.id, retry)
+        marked = {**metadata, RETRY_KEY: so_far + 1}
+        return ToolResponse(id=call.id, name=call.name, response_data=retry_text(retry), is_error=True,
+                            metadata=marked), None  # fmt: skip
 
     def _error_text(self, call: ToolCall, error: Exception) -> str:
         if isinstance(error, ToolCallLimitExceededError):
@@ -550,6 +640,12 @@ class ToolCallingManagerBuilder:
         self._limits = replace(self._limits, max_total_tool_calls=limit)
         return self
 
+    def max_tool_retries(self, retries: int) -> Self:
+        """How often per turn a tool may raise ``ToolRetry`` unless it sets its own ``max_retries``
+        (default 1)."""
+        self._limits = replace(self._limits, max_tool_retries=retries)
+        return self
+
     def max_identical_calls(self, limit: int) -> Self:
         """Calls allowed per turn to one tool with the same arguments (default 3)."""
         self._limits = replace(self._limits, max_identical_calls=limit)
@@ -601,8 +697,9 @@ class ToolCallingManagerBuilder:
         return self
 
     def tool_timeout(self, seconds: float | None) -> Self:
-        """Seconds every batch of tool calls may take, for requests that set no shorter ``timeout``
-        (default: none); calls still running then are abandoned (see :class:`ToolCallingManager`)."""
+        """Seconds a tool call may take when its tool sets no ``timeout`` of its own and its request
+        no shorter one (default: none); calls still running then are abandoned (see
+        :class:`ToolCallingManager`)."""
         self._tool_timeout = seconds
         return self
 
@@ -638,6 +735,7 @@ def _record(
         decision=decision if given else None,
         approver=decision.approver,
         refusal=refusal,
+        by_rule=decision.rule,
     )
 
 

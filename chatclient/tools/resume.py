@@ -21,7 +21,7 @@ from .callback import ToolCallback, ToolCallbackProvider
 if TYPE_CHECKING:
     from .confirmation import PendingToolCalls, ToolCallDecision, ToolCallDecisions
 
-__all__ = ["bind_resume", "check_decided_tools_present", "fresh_sources"]
+__all__ = ["bind_conversation", "bind_resume", "check_decided_tools_present", "fresh_sources"]
 
 
 class _FreshListing:
@@ -80,9 +80,12 @@ def _may_run(decision: ToolCallDecision | None) -> bool:
 def bind_resume(context: MutableMapping[str, Any], pending: PendingToolCalls) -> None:
     """A resume runs in the conversation its state paused in: named by the request, or taken from
     the state when the request names none; another id is refused before anything runs."""
-    paused = pending.conversation_id
-    if not paused:
-        return  # paused without memory, or sealed before states carried their conversation
+    if pending.conversation_id:  # else paused without memory, or sealed before states carried their conversation
+        bind_conversation(context, pending.conversation_id)
+
+
+def bind_conversation(context: MutableMapping[str, Any], paused: str) -> None:
+    """:func:`bind_resume` for a conversation id (a continued turn's too)."""
     requested = context.get(CONVERSATION_ID)
     if requested is None:
         context[CONVERSATION_ID] = paused

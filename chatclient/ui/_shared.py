@@ -75,8 +75,20 @@ def error_text(error: BaseException) -> str:
 
 
 async def saved(save: SaveState, pending: PendingToolCalls) -> str:
-    state_id = save(pending)
-    return await state_id if inspect.isawaitable(state_id) else state_id
+    """``save(pending)``, awaited when it is async, else in a worker thread: a sync store's write (a
+    SQLite file, a PostgreSQL round trip) must not stall every other stream on the event loop."""
+    state_id: str = await off_the_loop(save, pending)
+    return state_id
+
+
+async def off_the_loop(fn: Callable[..., Any], *args: Any) -> Any:
+    """``fn(*args)``: awaited when ``fn`` is a coroutine function, else run in a worker thread."""
+    if inspect.iscoroutinefunction(fn):
+        return await fn(*args)
+    import asyncio  # here: importing chatclient.ui stays free of asyncio for sync users
+
+    result = await asyncio.to_thread(fn, *args)
+    return await result if inspect.isawaitable(result) else result
 
 
 _log = logging.getLogger("chatclient.ui")

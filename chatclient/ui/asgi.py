@@ -21,7 +21,16 @@ from starlette.routing import Route
 from ..client import ChatClient, ChatClientRequestSpec
 from ..pending.state import AsyncPendingToolCallStore, PendingToolCallStore
 from ..tools.confirmation import PendingToolCalls, ToolCallDecision, ToolCallDecisions
-from ._shared import approval_decision, approval_id, awaiting, call_input, error_text, parse_approval_id, saved
+from ._shared import (
+    approval_decision,
+    approval_id,
+    awaiting,
+    call_input,
+    error_text,
+    off_the_loop,
+    parse_approval_id,
+    saved,
+)
 from .agui import aencode_agui
 from .vercel import UI_MESSAGE_STREAM_HEADERS, aencode_ui_message_stream
 
@@ -165,8 +174,8 @@ class ChatEndpoints:
 
 
 async def _peek(store: Store, state_id: str) -> PendingToolCalls:
-    state = store.peek(state_id)
-    return await state if not isinstance(state, PendingToolCalls) else state
+    state: PendingToolCalls = await off_the_loop(store.peek, state_id)
+    return state
 
 
 async def _json_object(request: Request) -> Mapping[str, Any]:

@@ -22,6 +22,7 @@ from chatclient import (
     ToolCallDecisionError,
     ToolCallDecisions,
 )
+from chatclient.errors import TurnInProgressError
 from chatclient.testing import ScriptedChatModel, tool_call
 from chatclient.tools.confirmation import PendingToolCalls, awaiting_decision
 from tests.memory.test_async_ledger import Tools
@@ -92,7 +93,8 @@ async def test_eight_concurrent_resumes_of_one_state_run_the_tool_once(astore: A
     start.set()
     results = await asyncio.gather(*racers, return_exceptions=True)
     assert results.count("Booked.") == 1, results
-    assert all(isinstance(r, PendingStateNotFoundError) for r in results if r != "Booked."), results
+    losers = (PendingStateNotFoundError, TurnInProgressError)  # lost the claim, or came after the turn ended
+    assert all(isinstance(r, losers) for r in results if r != "Booked."), results
     assert tools.booked == 1
 
 

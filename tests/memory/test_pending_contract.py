@@ -164,7 +164,12 @@ def test_sqlite_store_prefix_names_its_table_and_the_default_keeps_the_old_one(t
     mine = SqlitePendingToolCallStore(path, prefix="app_")
     ours = mine.save(second)
     tables = {row[0] for row in sqlite3.connect(path).execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    assert tables == {"chatclient_pending_tool_calls", "app_pending_tool_calls"}
+    assert tables == {
+        "chatclient_pending_tool_calls",
+        "chatclient_pending_journal",
+        "app_pending_tool_calls",
+        "app_pending_journal",
+    }
     with pytest.raises(PendingStateNotFoundError):
         mine.take(kept)  # separate tables
     with pytest.raises(PendingStateNotFoundError):

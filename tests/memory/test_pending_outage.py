@@ -62,15 +62,16 @@ def paused_state(client: ChatClient) -> PendingToolCalls:
     return pending
 
 
-def cut_at_take(store: Any, proxy: CuttableProxy) -> None:
-    """The store goes down between the resume's peek (which passed) and its take."""
-    take = store.take
+def cut_at_claim(store: Any, proxy: CuttableProxy) -> None:
+    """The store goes down between the resume's peek (which passed) and its claim of the state (the
+    first compare-and-set on its journal, where a take used to be: the state stays until the turn ends)."""
+    record = store.record_progress
 
-    def cut_then_take(state_id: str) -> Any:
+    def cut_then_record(state_id: str, version: int, entry: str) -> Any:
         proxy.cut()
-        return take(state_id)
+        return record(state_id, version, entry)
 
-    store.take = cut_then_take
+    store.record_progress = cut_then_record
 
 
 def assert_names_the_store(error: PendingStoreError, store: Any, operation: str) -> None:
@@ -80,21 +81,21 @@ def assert_names_the_store(error: PendingStoreError, store: Any, operation: str)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_a_store_down_at_take_runs_nothing_and_the_same_resume_runs_once_it_is_back(backend: str, prefix: str) -> None:
+def test_a_store_down_at_the_claim_runs_nothing_and_the_same_resume_runs_when_back(backend: str, prefix: str) -> None:
     client, tools = client_and_tools()
     url = server_url(REDIS_URL if backend == "redis" else POSTGRES_URL)
     with cuttable(url) as (proxy, through):
         store = store_of(backend, through, prefix)
         state_id = store.save(paused_state(client))
-        cut_at_take(store, proxy)
+        cut_at_claim(store, proxy)
         with pytest.raises(PendingStoreError) as raised:
             client.prompt().resume_from(store, state_id, ALLOW).call().content()
-        assert_names_the_store(raised.value, store, "take")
+        assert_names_the_store(raised.value, store, "record_progress")
         assert tools.ran == [], "nothing ran"
         store.close()
         proxy.restore()
         back = store_of(backend, through, prefix)  # a fresh client, as after a restart (no reconnect backoff)
-        assert back.peek(state_id).awaiting_ids, "the failed take left the state where it was"
+        assert back.peek(state_id).awaiting_ids, "the failed claim left the state where it was"
         assert client.prompt().resume_from(back, state_id, ALLOW).call().content() == "wired"
         assert tools.ran == ["acct-1"]
         back.close()

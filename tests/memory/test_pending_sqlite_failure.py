@@ -48,7 +48,7 @@ def test_a_failing_sqlite_store_names_itself_and_a_failed_take_leaves_the_state(
     with pytest.raises(PendingStoreError) as raised:
         client.prompt().resume_from(store, state_id, allow).call().content()
     assert raised.value.store == "SqlitePendingToolCallStore"
-    assert "SqlitePendingToolCallStore.take failed" in str(raised.value)
+    assert "SqlitePendingToolCallStore.record_progress failed" in str(raised.value)  # the claim, first write
     assert isinstance(raised.value.__cause__, sqlite3.OperationalError)
     assert ran == [], "nothing ran"
     for operation, call in (("save", lambda: store.save(pending)), ("discard", lambda: store.discard(state_id))):

@@ -9,9 +9,7 @@ with events: the hung tools stay blocked on theirs until each test releases them
 from __future__ import annotations
 
 import asyncio
-import logging
 import threading
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -24,10 +22,8 @@ from chatclient.testing import ScriptedChatModel, tool_call
 from chatclient.tools import DefaultToolExceptionProcessor, ToolCallingManager, _execution
 from chatclient.tools._pool import ToolPoolExhaustedError, ToolThreadPool
 
-from .helpers import call, prompt, reply
-
-GUARD = 60.0
-"""Seconds a wait may take before the test fails: a guard against a hang, never a measure."""
+from .helpers import GUARD, ask, call, prompt, reply
+from .helpers import Discards as _Discards
 
 
 class _Hung:
@@ -76,62 +72,13 @@ def _script(p: Prompt) -> Any:
     return AssistantMessage(None, tool_calls=[tool_call(wanted, {})])
 
 
-class _Discards(logging.Handler):
-    """Counts the "result is discarded" records of ``chatclient.tools``."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.WARNING)
-        self.count = 0
-        self.messages: list[str] = []
-        self.changed = threading.Condition()
-
-    def emit(self, record: logging.LogRecord) -> None:
-        if "its result is discarded" in record.getMessage():
-            with self.changed:
-                self.count += 1
-                self.messages.append(record.getMessage())
-                self.changed.notify_all()
-
-    def wait_for(self, n: int) -> bool:
-        with self.changed:
-            return self.changed.wait_for(lambda: self.count >= n, GUARD)
-
-
-@pytest.fixture
-def discards() -> Iterator[_Discards]:
-    handler = _Discards()
-    logger = logging.getLogger("chatclient.tools")
-    logger.addHandler(handler)
-    try:
-        yield handler
-    finally:
-        logger.removeHandler(handler)
-
-
-@pytest.fixture
-def pool(monkeypatch: pytest.MonkeyPatch) -> Iterator[ToolThreadPool]:
-    """A shared pool of its own, sized as the real one, so no other test's threads count."""
-    fresh = ToolThreadPool(_execution._POOL_WORKERS, _execution._MAX_ABANDONED, "test-tool")
-    monkeypatch.setattr(_execution, "_pool", fresh)
-    yield fresh
-    fresh.shutdown()
-
-
 def _client() -> ChatClient:
     return ChatClient.create(ScriptedChatModel(_script))
 
 
 async def _ask(client: ChatClient, text: str, mode: str, tools: list[Any], timeout: float | None = None) -> str:
     spec = client.prompt(text).tools(*tools)
-    if timeout is not None:
-        spec = spec.timeout(timeout)
-    if mode == "call":
-        return await asyncio.to_thread(lambda: spec.call().content() or "")
-    if mode == "stream":
-        return await asyncio.to_thread(lambda: "".join(spec.stream().content()))
-    if mode == "acall":
-        return await spec.acall().content() or ""
-    return "".join([chunk async for chunk in spec.astream().content()])
+    return await ask(spec if timeout is None else spec.timeout(timeout), mode)
 
 
 # ------------------------------------------------------------------------------ 64 hung, a 65th quick

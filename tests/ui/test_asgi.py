@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -47,7 +48,10 @@ class Served:
         self.travel = travel or Travel()
         self.paused: dict[str, str] = {}
         self.endpoints = ChatEndpoints(
-            self.travel.client, store or self.travel.store, on_pause=self.paused.__setitem__, **options
+            self.travel.client,
+            self.travel.store if store is None else store,
+            on_pause=self.paused.__setitem__,
+            **options,
         )
         self.http = TestClient(Starlette(routes=self.endpoints.routes()))
 
@@ -114,6 +118,41 @@ def test_an_async_store_works_the_same() -> None:
     resumed = chunks(served.post(answer(approval, True)).text)
     assert any(c["type"] == "tool-output-available" for c in resumed)
     assert served.travel.desk.bookings == 1
+
+
+class LoopRecordingStore(InMemoryPendingToolCallStore):
+    """A sync store that notes, for each save and peek, whether it ran on an event loop's thread."""
+
+    def __init__(self) -> None:
+        super().__init__(ttl=600)
+        self.on_loop: list[bool] = []
+
+    def save(self, pending: Any) -> str:
+        self.on_loop.append(_on_an_event_loop())
+        return super().save(pending)
+
+    def peek(self, state_id: str) -> Any:
+        self.on_loop.append(_on_an_event_loop())
+        return super().peek(state_id)
+
+
+def _on_an_event_loop() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+def test_a_sync_store_is_used_off_the_event_loop() -> None:
+    """A SQLite or PostgreSQL round trip on the loop would stall every other stream it serves."""
+    import anyio
+
+    store = LoopRecordingStore()
+    served = Served(store=store)
+    served.approval(user("book VX205"))
+    anyio.run(served.endpoints.approval_requests, served.paused["chat-1"])
+    assert store.on_loop == [False, False]  # the save when the turn paused, the peek of a reloaded page
 
 
 def test_a_reply_mixing_gated_and_ungated_calls_resumes_as_the_clients_completeness_rule_says() -> None:
