@@ -86,7 +86,7 @@ def interleaved(ops: dict[str, Callable[[list[float]], Any]], queries: list[list
 
 
 def sqlite_ops(path: Path, table: str) -> tuple[Any, dict[str, Callable[[list[float]], Any]]]:
-    from chatclient.retrieval.sqlite import SqliteVectorStore, sqlite_driver
+    from chatclient.retrieval.sqlite import MMAP_SIZE, SqliteVectorStore, sqlite_driver
 
     store = SqliteVectorStore(path, prefix=table)
     raw = sqlite_driver().connect(str(path))
@@ -94,6 +94,7 @@ def sqlite_ops(path: Path, table: str) -> tuple[Any, dict[str, Callable[[list[fl
 
     raw.enable_load_extension(True)
     sqlite_vec.load(raw)
+    raw.execute(f"PRAGMA mmap_size = {MMAP_SIZE}").fetchall()  # the store's setting: only its own cost compared
     t = f"{table}vector_document"
     plain = (
         f"SELECT id, text, metadata, 1 - vec_distance_cosine(embedding, ?) AS score FROM {t} "

@@ -47,9 +47,12 @@ def _version(text: str) -> tuple[int, ...]:
 class _Sql:
     """The statements of one table, shared by the sync and async faces."""
 
-    def __init__(self, prefix: str, dimensions: int | None) -> None:
+    def __init__(self, prefix: str, dimensions: int | None, ef_search: int | None = None) -> None:
+        if ef_search is not None and not (isinstance(ef_search, int) and 1 <= ef_search <= _MAX_EF_SEARCH):
+            raise ConfigurationError(f"ef_search is from 1 to {_MAX_EF_SEARCH} candidates, got {ef_search!r}")
         self.table = f"{check_prefix(prefix)}vector_document"
         self.dimensions = dimensions
+        self.ef_search = ef_search if ef_search is not None else _DEFAULT_EF_SEARCH
         self.iterative_scan = False  # pgvector >= 0.8, learnt when the schema is made
 
     def schema(self) -> Flow[None]:
@@ -134,8 +137,8 @@ class _Sql:
 
     def search(self, request: SearchRequest, vector: list[float]) -> Flow[list[Document]]:
         check_vector(vector, self.dimensions)
-        if request.top_k > _DEFAULT_EF_SEARCH:
-            ef_search = min(request.top_k, _MAX_EF_SEARCH)
+        ef_search = min(max(request.top_k, self.ef_search), _MAX_EF_SEARCH)
+        if ef_search != _DEFAULT_EF_SEARCH:
             yield ("SELECT set_config('hnsw.ef_search', %s, true)", (str(ef_search),))
         if request.filter is not None and self.iterative_scan:
             yield ("SELECT set_config('hnsw.iterative_scan', 'strict_order', true)", ())
@@ -160,7 +163,8 @@ class _Sql:
 
     def needs_transaction(self, request: SearchRequest) -> bool:
         """``set_config(..., true)`` lasts for the transaction: only then is one needed."""
-        return request.top_k > _DEFAULT_EF_SEARCH or (request.filter is not None and self.iterative_scan)
+        ef_search = min(max(request.top_k, self.ef_search), _MAX_EF_SEARCH)
+        return ef_search != _DEFAULT_EF_SEARCH or (request.filter is not None and self.iterative_scan)
 
 
 def _failed(message: str) -> VectorStoreError:
@@ -170,7 +174,9 @@ def _failed(message: str) -> VectorStoreError:
 class PgVectorStore:
     """A :class:`~chatclient.retrieval.VectorStore` in PostgreSQL at ``url`` (or on ``pool``, a
     ``psycopg_pool.ConnectionPool`` to share). ``dimensions`` (or ``embedding_model.dimensions``, or
-    an existing table's) fixes the vector size the table is made with."""
+    an existing table's) fixes the vector size the table is made with. ``ef_search``: the HNSW
+    candidates a search looks at (pgvector's 40 by default; more finds more of the exact top
+    results and costs more; never fewer than ``top_k``)."""
 
     def __init__(
         self,
@@ -182,10 +188,12 @@ class PgVectorStore:
         prefix: str = "chatclient_",
         prepare_threshold: int | None = 5,
         connect_timeout: float = CONNECT_TIMEOUT,
+        ef_search: int | None = None,
     ) -> None:
         self.embedding_model = embedding_model
         self._own_pool = pool is None
-        self._sql = _Sql(prefix, dimensions if dimensions is not None else getattr(embedding_model, "dimensions", None))
+        wanted = dimensions if dimensions is not None else getattr(embedding_model, "dimensions", None)
+        self._sql = _Sql(prefix, wanted, ef_search)
         self._pool: ConnectionPool[Any] = open_pool(
             url,
             pool,
@@ -239,9 +247,11 @@ class AsyncPgVectorStore:
         prefix: str = "chatclient_",
         prepare_threshold: int | None = 5,
         connect_timeout: float = CONNECT_TIMEOUT,
+        ef_search: int | None = None,
     ) -> None:
         self.embedding_model = embedding_model
-        self._sql = _Sql(prefix, dimensions if dimensions is not None else getattr(embedding_model, "dimensions", None))
+        wanted = dimensions if dimensions is not None else getattr(embedding_model, "dimensions", None)
+        self._sql = _Sql(prefix, wanted, ef_search)
         self._db = AsyncPool(
             url,
             pool,

@@ -213,6 +213,19 @@ class VectorStoreContract:
         with pytest.raises(VectorStoreError):
             await store.search(SearchRequest(vector=[1.0, 0.0]))
 
+    async def test_concurrent_writers_all_land(self, store: AsyncVectorStore) -> None:
+        """Eight writers at once (real threads for a sync store behind ThreadedVectorStore), each
+        adding its own documents and replacing a shared one: every document is there once."""
+        import asyncio
+
+        async def writer(n: int) -> None:
+            docs = [Document(f"w{n}-{i}", f"text {n} {i}") for i in range(5)] + [Document("shared", f"by {n}")]
+            await store.add(docs, [_angle(n * 5 + i) for i in range(5)] + [_angle(90)])
+
+        await asyncio.gather(*(writer(n) for n in range(8)))
+        found = await store.search(SearchRequest(vector=_angle(0), top_k=100))
+        assert sorted(_ids(found)) == sorted([f"w{n}-{i}" for n in range(8) for i in range(5)] + ["shared"])
+
     async def test_bad_input_is_refused_before_anything_is_stored(self, store: AsyncVectorStore) -> None:
         from ..errors import ConfigurationError
 

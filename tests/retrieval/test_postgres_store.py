@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 
@@ -111,3 +112,37 @@ async def test_the_async_store_refuses_a_dimension_change_and_closes_its_pool(pg
     finally:
         await first.close()
         _drop(pgvector_url, prefix)
+
+
+def test_ef_search_is_set_for_the_search_that_needs_it(pgvector_url: str, prefix: str) -> None:
+    """The setting lasts for the search's own transaction: the pooled connection is left as it was."""
+    from chatclient.errors import ConfigurationError
+    from chatclient.retrieval import Document, SearchRequest
+
+    store = PgVectorStore(pgvector_url, dimensions=3, prefix=prefix, ef_search=200)
+    try:
+        store.add([Document(f"d{i}", "x") for i in range(3)], [[1.0, float(i), 0.0] for i in range(3)])
+        seen: list[str] = []
+        original = store._sql.search
+
+        def spying(request: SearchRequest, vector: list[float]) -> Any:
+            flow = original(request, vector)
+            rows = None
+            try:
+                while True:
+                    statement = flow.send(rows)  # type: ignore[arg-type]  # None starts the flow
+                    seen.append(statement[0])
+                    rows = yield statement
+            except StopIteration as done:
+                return done.value
+
+        store._sql.search = spying  # type: ignore[method-assign]
+        assert len(store.search(SearchRequest(vector=[1.0, 0.0, 0.0], top_k=2))) == 2
+        assert any("hnsw.ef_search" in sql for sql in seen)
+        with store._pool.connection() as conn:
+            assert conn.execute("SHOW hnsw.ef_search").fetchone() == ("40",)
+    finally:
+        store.close()
+        _drop(pgvector_url, prefix)
+    with pytest.raises(ConfigurationError, match="ef_search"):
+        PgVectorStore(pgvector_url, dimensions=3, prefix=prefix, ef_search=0)
