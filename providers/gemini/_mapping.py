@@ -30,6 +30,7 @@ from chatclient.options import ChatOptions, ToolCallingChatOptions
 from chatclient.prompt import Prompt
 from chatclient.responses import ChatResponse, FinishReason, Usage
 from chatclient.tools.definition import ToolDefinition
+from providers._arguments import arguments_object
 from providers._errors import ErrorDetails, error_from_event
 from providers._media import unsupported_media
 from providers._per_options import PerOptions
@@ -237,7 +238,7 @@ def _model_parts(message: AssistantMessage) -> list[dict[str, Any]]:
     if message.text:
         parts.append({"text": message.text})
     for call in message.tool_calls:
-        function_call: dict[str, Any] = {"name": call.name, "args": _args(call.arguments)}
+        function_call: dict[str, Any] = {"name": call.name, "args": arguments_object(call.arguments)}
         wire_id = _wire_id(call)
         if wire_id:
             function_call["id"] = wire_id
@@ -251,18 +252,6 @@ def _still_matches(stored: list[Any], message: AssistantMessage) -> bool:
     calls = [p["functionCall"] for p in stored if isinstance(p, dict) and isinstance(p.get("functionCall"), dict)]
     names = [call.get("name") for call in calls]
     return ("".join(texts) or None) == (message.text or None) and names == [c.name for c in message.tool_calls]
-
-
-def _args(arguments: str) -> Any:
-    """``functionCall.args`` must be an object; unparsable arguments are sent as ``{}`` (the tool loop
-    has already told the model, in this call's response, that they were malformed)."""
-    if not arguments.strip():
-        return {}
-    try:
-        value = pydantic_core.from_json(arguments)
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}
 
 
 def _function_response(response: ToolResponse, call: tuple[str, str] | None) -> dict[str, Any]:
