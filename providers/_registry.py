@@ -102,8 +102,13 @@ def _factory(name: str) -> ProviderFactory:
         return found
     entry_point = _discover().get(name)
     if entry_point is None:
+        import difflib  # only on this error: the registry imports nothing it does not need
+
+        known = known_providers()
+        close = difflib.get_close_matches(name, known, n=1, cutoff=0.75)
+        hint = f" Did you mean {close[0]!r}?" if close else ""
         raise _configuration_error(
-            f"Unknown provider {name!r}. Known providers: {', '.join(known_providers())}. "
+            f"Unknown provider {name!r}.{hint} Known providers: {', '.join(known)}. "
             f"Register one with providers.register(name, factory) or the {ENTRY_POINT_GROUP!r} entry-point group."
         )
     try:

@@ -82,7 +82,8 @@ def test_keywords_with_a_model_object_are_a_type_error() -> None:
 
 
 def test_an_unknown_prefix_lists_the_known_ones() -> None:
-    with pytest.raises(ConfigurationError, match=r"Unknown provider 'opneai'\. Known providers: .*anthropic.*openai"):
+    near_miss = r"Unknown provider 'opneai'\. Did you mean 'openai'\? Known providers: .*anthropic.*openai"
+    with pytest.raises(ConfigurationError, match=near_miss):
         ChatClient.create("opneai:gpt-4o-mini")
     with pytest.raises(ConfigurationError, match=r"Expected 'provider:model'.*got 'gpt-4o-mini'"):
         ChatClient.create("gpt-4o-mini")
