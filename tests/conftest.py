@@ -2,9 +2,26 @@
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Iterator
+
 import pytest
 
 from chatclient import tool
+
+
+@pytest.fixture(autouse=True)
+def _document_readers_restored() -> Iterator[None]:
+    """``register_reader`` is process-wide: a test (or a docs snippet) that registers a reader for a
+    suffix must not change what a later test reads."""
+    readers = sys.modules.get("chatclient.retrieval.readers")
+    before = dict(readers._readers) if readers is not None else None
+    yield
+    readers = sys.modules.get("chatclient.retrieval.readers")
+    if readers is not None:
+        with readers._readers_lock:
+            readers._readers.clear()
+            readers._readers.update(before if before is not None else readers._BUILTIN_READERS)
 
 
 class Counters:

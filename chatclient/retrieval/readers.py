@@ -115,12 +115,13 @@ class MarkdownReader:
         return documents
 
 
-_readers: dict[str, ReaderFactory] = {
+_BUILTIN_READERS: dict[str, ReaderFactory] = {
     ".txt": TextReader,
     ".text": TextReader,
     ".md": MarkdownReader,
     ".markdown": MarkdownReader,
 }
+_readers: dict[str, ReaderFactory] = dict(_BUILTIN_READERS)
 _readers_lock = threading.Lock()
 
 
