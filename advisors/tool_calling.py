@@ -425,7 +425,8 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
         if continuation is not None and continuation.journal_version is not None and journals is not None:
             journal = TurnJournal(journals.slot(state.turn_id), ToolCallDecisions(), "", continuation.journal_version)
             state.journal = journal
-            claim = journal.running(continuation.started, progress) if continuation.started else journal.recorded(progress)
+            started = continuation.started
+            claim = journal.running(started, progress) if started else journal.recorded(progress)
             yield from _write(journal, claim, "claiming it")
             if continuation.started:
                 return (yield from self._after_crash_batch(request, state, hooks, continuation.started))
@@ -450,7 +451,8 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
         )
         chat = ChatResponse([Generation(asked)])
         prompt = _with_messages(request.prompt, state.history)
-        result: ToolExecutionResult = yield _RunTools(self.tool_calling_manager, prompt, chat, state.observers, decisions)
+        tools = _RunTools(self.tool_calling_manager, prompt, chat, state.observers, decisions)
+        result: ToolExecutionResult = yield tools
         yield from self._emit_results(result, state)
         next_messages = yield from self._after_tools(request, result, state, hooks)
         if next_messages is None:

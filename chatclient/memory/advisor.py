@@ -36,6 +36,7 @@ from ..turn import Turn, new_turn_id
 from ._compacting import acompact, aread_log, compact, read_log, view_after
 from ._pause import paused_event_in, paused_in
 from ._store_calls import aappend_turn, append_failed, read_failed
+from .compaction import Compaction, view_of
 from .journal import (
     AsyncTurnJournalStore,
     ConversationJournals,
@@ -44,7 +45,6 @@ from .journal import (
     continuation_of,
     unfinished_of,
 )
-from .compaction import Compaction, view_of
 from .lease import (
     AsyncLeaseKeeper,
     AsyncSessionLease,

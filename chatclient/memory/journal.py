@@ -155,6 +155,6 @@ class ConversationJournals:
                 version = at
         return self.slot(turn_id), version
 
-    def clear(self, turn_id: str) -> None | Awaitable[None]:
-        result: None | Awaitable[None] = self.store.clear_turn_journal(self.conversation_id, turn_id)
+    def clear(self, turn_id: str) -> Awaitable[None] | None:
+        result: Awaitable[None] | None = self.store.clear_turn_journal(self.conversation_id, turn_id)
         return result if inspect.isawaitable(result) else None

@@ -72,9 +72,13 @@ class TurnJournal:
 
     def landed(self, ok: bool, doing: str) -> None:
         if not ok:
-            whose = "continuation of this turn" if self.in_conversation else "resume of this paused turn"
+            if self.in_conversation:
+                raise TurnInProgressError(
+                    f"This turn's journal moved while this continuation was {doing}: another continuation took "
+                    "it over, or the turn completed or was abandoned; this one stops here"
+                )
             raise TurnInProgressError(
-                f"Another {whose} took it over while this one was {doing}; "
+                f"Another resume of this paused turn took it over while this one was {doing}; "
                 "this one stops here (the other carries the turn on)"
             )
         self.version += 1
@@ -82,9 +86,7 @@ class TurnJournal:
     def running(self, call_ids: tuple[str, ...], progress: TurnProgress | None = None) -> JournalEntry:
         """``progress``: the turn up to the reply that asked for the calls (a memory-backed turn keeps
         it, since no paused state holds that reply)."""
-        return JournalEntry(
-            status="running", decisions=self.digest, progress=progress, started=call_ids, by=self.token
-        )
+        return JournalEntry(status="running", decisions=self.digest, progress=progress, started=call_ids, by=self.token)
 
     def released(self) -> JournalEntry:
         """Nothing ran after all (the decisions were refused): the state may be resumed afresh."""
