@@ -25,16 +25,7 @@ from .responses import Usage
 if TYPE_CHECKING:
     from .tools.confirmation import ToolCallDecisions
 
-__all__ = [
-    "JournalEntry",
-    "JournalSlot",
-    "TurnContinuation",
-    "TurnJournals",
-    "TurnProgress",
-    "UsageBudget",
-    "UsageLimits",
-    "decisions_digest",
-]
+__all__ = ["JournalEntry", "TurnContinuation", "TurnProgress", "UsageBudget", "UsageLimits", "decisions_digest"]
 
 UNKNOWN_OUTCOME_MESSAGE = (
     "This tool call was started, but the process running it stopped before its result was recorded: "

@@ -10,9 +10,9 @@ continuations one goes on. When the turn completes, the memory advisor writes it
 whole, with its turn id's event ids) and then clears its journal: write-then-clear, idempotent by
 turn id, so a crash between the two leaves a journal whose continuation finds the turn stored.
 
-A new turn that reaches a tool round while another turn of the conversation is unfinished is refused
-before anything runs (:class:`UnfinishedTurnError`), unless the advisor was made with
-``unfinished_turns="allow"``. Continue the unfinished one with ``client.prompt().continue_turn(
+A new turn with tools, while another turn of the conversation is unfinished, is refused before its
+first model round (:class:`UnfinishedTurnError`: one read of the journals, only for a request with
+tools), unless the advisor was made with ``unfinished_turns="allow"``. Continue the unfinished one with ``client.prompt().continue_turn(
 memory.unfinished_turn(cid))``, or drop it with ``memory.abandon_turn(cid, turn_id)``.
 """
 
@@ -130,12 +130,32 @@ class ConversationJournals:
     is_async: bool
     unfinished: UnfinishedTurns = "raise"
     opened: bool = False
+    checked: bool = False
+    """A new turn found no other unfinished one before its first model round (:meth:`check`)."""
 
     def slot(self, turn_id: str) -> _Slot:
         self.opened = True
         return _Slot(self.store, self.conversation_id, turn_id, self.is_async)
 
+    def check(self) -> None:
+        """Refuse a new turn, before its first model round, while another turn is unfinished (one
+        read, only for a request with tools under ``unfinished_turns="raise"``)."""
+        if self.unfinished == "raise":
+            self._refuse(self.store.turn_journals(self.conversation_id))
+
+    async def acheck(self) -> None:
+        if self.unfinished == "raise":
+            found = self.store.turn_journals(self.conversation_id)  # a sync store's answer is not awaited
+            self._refuse(await found if inspect.isawaitable(found) else found)
+
+    def _refuse(self, journals: list[tuple[str, int, str]]) -> None:
+        for other, _, entry in unfinished_of(journals):
+            raise UnfinishedTurnError(self.conversation_id, other, entry.status)
+        self.checked = True
+
     def open(self, turn_id: str) -> tuple[_Slot, int] | Awaitable[tuple[_Slot, int]]:
+        if self.checked:  # a new turn checked before its first round: its journal is new
+            return self.slot(turn_id), 0
         if self.is_async:
             return self._aopen(turn_id)
         return self._opened(turn_id, self.store.turn_journals(self.conversation_id))

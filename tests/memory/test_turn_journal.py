@@ -119,19 +119,21 @@ def test_a_turn_whose_error_is_gone_is_continued_from_its_journal_by_another_pro
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("mode", MODES)
 def test_a_new_turn_is_refused_while_one_is_unfinished_until_it_is_abandoned(
-    backend: str, tmp_path: Path, prefix: str
+    backend: str, mode: str, tmp_path: Path, prefix: str
 ) -> None:
     tools, repository = Tools(), _repository(backend, tmp_path, prefix)
     try:
-        model = ScriptedChatModel([CHARGE, ServerError("503"), WEATHER, WEATHER, "Sunny."])
+        model = ScriptedChatModel([CHARGE, ServerError("503"), WEATHER, "Sunny."])
         memory = SessionMemoryAdvisor(repository)
         client = _client(model, memory)
         with pytest.raises(ServerError):
             client.prompt("Charge").tools(tools).conversation("c2").call().content()
+        rounds = len(model.prompts)
         with pytest.raises(UnfinishedTurnError) as refused:
-            client.prompt("Weather?").tools(tools).conversation("c2").call().content()
-        assert tools.ran == ["charge 120"], "the refused turn ran nothing"
+            run_spec(mode, client.prompt("Weather?").tools(tools).conversation("c2"))
+        assert tools.ran == ["charge 120"] and len(model.prompts) == rounds, "refused before its first round"
         assert "continue_turn" in str(refused.value) and "abandon_turn" in str(refused.value)
         unfinished = memory.unfinished_turn("c2")
         assert unfinished is not None and refused.value.turn_id == unfinished.progress.turn_id
