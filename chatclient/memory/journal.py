@@ -12,8 +12,9 @@ turn id, so a crash between the two leaves a journal whose continuation finds th
 
 A new turn with tools, while another turn of the conversation is unfinished, is refused before its
 first model round (:class:`UnfinishedTurnError`: one read of the journals, only for a request with
-tools), unless the advisor was made with ``unfinished_turns="allow"``. Continue the unfinished one with ``client.prompt().continue_turn(
-memory.unfinished_turn(cid))``, or drop it with ``memory.abandon_turn(cid, turn_id)``.
+tools), unless the advisor was made with ``unfinished_turns="allow"``. Continue the unfinished one
+with ``client.prompt().continue_turn(memory.unfinished_turn(cid))``, or drop it with
+``memory.abandon_turn(cid, turn_id)``.
 """
 
 from __future__ import annotations
