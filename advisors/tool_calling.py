@@ -589,6 +589,8 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
         step would cost a frame, and a ``yield from`` layer on every step of the round)."""
         streaming = state.streaming
         manager = self.tool_calling_manager
+        if state.round == 0 and ContextKeys.TURN_JOURNALS in request.context:  # a new memory-backed turn
+            yield from _resolved(request.context[ContextKeys.TURN_JOURNALS].check())
         while True:
             state.round += 1
             round_request = _round_request(request, messages)

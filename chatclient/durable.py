@@ -124,6 +124,10 @@ class TurnJournals(Protocol):
         turn, before anything ran, when another turn of the conversation is unfinished."""
         ...
 
+    def check(self) -> Awaitable[None] | None:
+        """Refuse a new turn, before its first model round, while another turn is unfinished."""
+        ...
+
     def slot(self, turn_id: str) -> JournalSlot:
         """The turn's slot, for a continuation that knows its version."""
         ...

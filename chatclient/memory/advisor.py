@@ -295,12 +295,6 @@ class SessionMemoryAdvisor:
         return self.repository  # type: ignore[return-value]
 
     def _before(self, request: ChatClientRequest) -> tuple[ChatClientRequest, _Plan]:
-        request, plan = self._read_before(request)
-        if plan.journals is not None and plan.base_version is not None:
-            plan.journals.check()  # a new turn with tools: refused while another is unfinished
-        return request, plan
-
-    def _read_before(self, request: ChatClientRequest) -> tuple[ChatClientRequest, _Plan]:
         if _conversation_budget(request):
             totals = session_usage(self._sync_repository(), self.conversation_of(request))
             request = request.with_context({_CONVERSATION_USAGE: (totals.calls, totals.total)})
@@ -387,12 +381,6 @@ class SessionMemoryAdvisor:
         return ThreadedSessionRepository(self.repository)  # type: ignore[arg-type]
 
     async def _abefore(self, request: ChatClientRequest) -> tuple[ChatClientRequest, _Plan]:
-        request, plan = await self._aread_before(request)
-        if plan.journals is not None and plan.base_version is not None:
-            await plan.journals.acheck()
-        return request, plan
-
-    async def _aread_before(self, request: ChatClientRequest) -> tuple[ChatClientRequest, _Plan]:
         if _conversation_budget(request):
             totals = await asession_usage(self.repository, self.conversation_of(request))
             request = request.with_context({_CONVERSATION_USAGE: (totals.calls, totals.total)})

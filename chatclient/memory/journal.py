@@ -138,16 +138,18 @@ class ConversationJournals:
         self.opened = True
         return _Slot(self.store, self.conversation_id, turn_id, self.is_async)
 
-    def check(self) -> None:
+    def check(self) -> Awaitable[None] | None:
         """Refuse a new turn, before its first model round, while another turn is unfinished (one
         read, only for a request with tools under ``unfinished_turns="raise"``)."""
-        if self.unfinished == "raise":
-            self._refuse(self.store.turn_journals(self.conversation_id))
+        if self.unfinished != "raise":
+            return None
+        if self.is_async:
+            return self._acheck()
+        self._refuse(self.store.turn_journals(self.conversation_id))
+        return None
 
-    async def acheck(self) -> None:
-        if self.unfinished == "raise":
-            found = self.store.turn_journals(self.conversation_id)  # a sync store's answer is not awaited
-            self._refuse(await found if inspect.isawaitable(found) else found)
+    async def _acheck(self) -> None:
+        self._refuse(await self.store.turn_journals(self.conversation_id))
 
     def _refuse(self, journals: list[tuple[str, int, str]]) -> None:
         for other, _, entry in unfinished_of(journals):
