@@ -597,12 +597,18 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
             if hooks.before_call:
                 round_request = yield from _apply(hooks.before_call, round_request, state)
             if state.budget is not None:
-                _check_budget(state, request)
+                try:
+                    _check_budget(state, request)
+                except UsageLimitExceededError as exc:
+                    if (yield from _let_go(state, request)):
+                        exc.continuation = _continuation(state, request)
+                    raise
             if answered is None:
                 try:
                     response: ChatClientResponse = yield round_request
                 except Exception as exc:
                     if state.progressed:  # tools ran: the error carries the turn's continuation
+                        yield from _let_go(state, request)
                         raise _interrupted(exc, state, request) from exc
                     raise
             else:  # the first round was sent as it is (no hooks) and answered already
@@ -1069,6 +1075,20 @@ def _continuation(state: LoopState, request: ChatClientRequest) -> TurnContinuat
         journal.stored if journal is not None else None,
         journal.decisions if journal is not None else None,
     )
+
+
+def _let_go(state: LoopState, request: ChatClientRequest) -> Generator[_Step, Any, bool]:
+    """A memory-backed turn that stops before its next model round lets go of its journal (``stopped``):
+    any later request may continue it, where a ``recorded`` one may still be running that round. Best
+    effort: if this write fails, the journal stays held (``after_crash`` takes it over)."""
+    journal = state.journal
+    if journal is None or not journal.in_conversation:
+        return False
+    try:
+        yield from _write(journal, journal.stopped(_continuation(state, request).progress), "stopping")
+    except Exception:  # the round's own error is the one to report
+        return False
+    return True
 
 
 def _open_journal(request: ChatClientRequest, state: LoopState) -> Generator[_Step, Any, TurnJournal]:

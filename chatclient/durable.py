@@ -133,13 +133,15 @@ class TurnJournals(Protocol):
         ...
 
 
-Status = Literal["running", "recorded", "released", "completed"]
+Status = Literal["running", "recorded", "stopped", "released", "completed"]
 
 
 class JournalEntry(BaseModel):
     """A paused state's progress in its store. ``running``: a resume claimed it and runs a tool batch
     (``started`` names its calls; a crash leaves them "started, outcome unknown"); ``recorded``: the
-    batch's results are in ``progress``, the next model round may be sent; ``completed``: the turn
+    batch's results are in ``progress``, the next model round may be sent; ``stopped``: as ``recorded``,
+    and the runner let go of it (a memory-backed turn whose model round failed: any request may
+    continue it); ``completed``: the turn
     ended (a store may keep this instead of dropping the journal with the state); ``released``: a
     resume was refused before anything ran, the state may be resumed afresh. ``decisions`` is
     the digest of the decisions it runs under (a retry must bring the same)."""

@@ -40,7 +40,7 @@ UnfinishedTurns = Literal["raise", "allow"]
 """What a new turn's first tool round does while another turn of its conversation is unfinished:
 ``raise`` (:class:`UnfinishedTurnError`, nothing ran) or ``allow`` (both stay continuable)."""
 
-_OPEN = ("running", "recorded")
+_OPEN = ("running", "recorded", "stopped")
 
 
 @runtime_checkable
@@ -92,12 +92,20 @@ def unfinished_of(journals: list[tuple[str, int, str]]) -> list[tuple[str, int, 
 def continuation_of(
     conversation_id: str, turn_id: str, version: int, entry: JournalEntry, after_crash: bool
 ) -> TurnContinuation:
-    """How to finish an unfinished turn; a ``running`` one only ``after_crash`` (never re-run silently)."""
+    """How to finish an unfinished turn. A ``stopped`` one is free; a ``running`` or ``recorded`` one is
+    held by a process that may still be running it (its tools, or the model round after them), so it
+    is taken over only ``after_crash`` (never re-run silently)."""
     if entry.status == "running" and not after_crash:
         raise TurnInProgressError(
             f"Turn {turn_id!r} of conversation {conversation_id!r} is running its tools (or its process stopped "
             "before their results were recorded); nothing ran. If that process is gone, pass after_crash=True: "
             "the calls it started are reported to the model as of unknown outcome (an idempotent tool runs again)"
+        )
+    if entry.status == "recorded" and not after_crash:
+        raise TurnInProgressError(
+            f"Turn {turn_id!r} of conversation {conversation_id!r} is sending the model round after its recorded "
+            "tool results (or its process stopped there); nothing ran. If that process is gone, pass "
+            "after_crash=True: the turn goes on from the recorded results, no tool runs again"
         )
     assert entry.progress is not None
     started = entry.started if entry.status == "running" else ()

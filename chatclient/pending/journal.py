@@ -94,3 +94,7 @@ class TurnJournal:
 
     def recorded(self, progress: TurnProgress) -> JournalEntry:
         return JournalEntry(status="recorded", decisions=self.digest, progress=progress, by=self.token)
+
+    def stopped(self, progress: TurnProgress) -> JournalEntry:
+        """A memory-backed turn's runner lets go of its recorded progress (its model round failed)."""
+        return JournalEntry(status="stopped", decisions=self.digest, progress=progress, by=self.token)

@@ -187,6 +187,35 @@ def test_a_crash_in_the_middle_is_never_re_run_silently(backend: str, tmp_path: 
         _close(repository)
 
 
+def test_a_process_killed_in_the_round_after_its_tools_is_taken_over_only_after_a_crash(
+    tmp_path: Path, prefix: str
+) -> None:
+    tools, repository = Tools(), _repository("sqlite", tmp_path, prefix)
+    try:
+        killed = [True]
+
+        def reply(prompt: Any) -> Any:
+            if prompt.messages[-1].role != "tool":
+                return CHARGE
+            if killed.pop() if killed else False:
+                raise Killed  # the results were recorded; the process dies sending the next round
+            return "Charged 120."
+
+        memory = SessionMemoryAdvisor(repository)
+        client = _client(ScriptedChatModel(reply), memory)
+        with pytest.raises(Killed):
+            client.prompt("Charge").tools(tools).conversation("c10").call().content()
+        with pytest.raises(TurnInProgressError, match="after_crash=True"):  # it may still be sending that round
+            memory.unfinished_turn("c10")
+        continuation = memory.unfinished_turn("c10", after_crash=True)
+        assert continuation is not None and continuation.started == ()
+        assert client.prompt().tools(tools).continue_turn(continuation).call().content() == "Charged 120."
+        assert tools.ran == ["charge 120"]
+        assert _roles(repository, "c10") == ["user", "assistant", "tool", "assistant"]
+    finally:
+        _close(repository)
+
+
 class RacingJournals:
     """Both continuations try their claim together: the race the compare-and-set settles."""
 
