@@ -45,6 +45,12 @@ class InMemoryTurnJournals:
         with self._lock:
             self._journals.pop((session_id, turn_id), None)
 
+    def forget(self, session_id: str) -> None:
+        """Every journal of a deleted session."""
+        with self._lock:
+            for key in [k for k in self._journals if k[0] == session_id]:
+                del self._journals[key]
+
 
 class JournalSql:
     """The statements of table ``{prefix}session_turn_journal`` (SQLite and PostgreSQL)."""

@@ -396,9 +396,10 @@ class SessionSql:
         return f"COALESCE(e.created_at, s.created_at) + COALESCE(m.ttl, ?) <= {clock}", (ttl, *at)
 
     def delete_session(self, session_id: str) -> Flow[None]:
-        """:meth:`delete`, the session's own ttl and metadata too."""
+        """:meth:`delete`, the session's own ttl and metadata and its turn journals too."""
         yield from self.delete(session_id)
         yield self._q(f"DELETE FROM {self.meta} WHERE id = ?", session_id)
+        yield self._q(f"DELETE FROM {self.journal.table} WHERE session_id = ?", session_id)
 
     def create(
         self, session_id: str, ttl: float | None, metadata: str, now: float, default_ttl: float | None

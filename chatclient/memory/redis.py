@@ -322,7 +322,7 @@ class RedisSessionRepository:
         return int(self._client.llen(self._keys(session_id)[1]))
 
     def delete(self, session_id: str) -> None:
-        self._client.delete(*self._keys(session_id))
+        self._client.delete(*self._keys(session_id), self._keys.journal(session_id))
 
     def try_lease(self, session_id: str, token: str, ttl: float) -> bool:
         return bool(self._lease(keys=self._keys.lease(session_id), args=[token, _ms(ttl)]))
@@ -407,7 +407,7 @@ class AsyncRedisSessionRepository:
         return int(await self._client.llen(self._keys(session_id)[1]))
 
     async def delete(self, session_id: str) -> None:
-        await self._client.delete(*self._keys(session_id))
+        await self._client.delete(*self._keys(session_id), self._keys.journal(session_id))
 
     async def try_lease(self, session_id: str, token: str, ttl: float) -> bool:
         return bool(await self._lease(keys=self._keys.lease(session_id), args=[token, _ms(ttl)]))

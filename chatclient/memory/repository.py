@@ -203,6 +203,7 @@ class InMemorySessionRepository:
         check_session_id(session_id)
         with self._lock:
             self._forget(session_id)
+        self._journals.forget(session_id)
 
     def delete_expired(self, now: float | None = None) -> int:
         with self._lock:

@@ -347,5 +347,8 @@ def test_the_journal_store_moves_by_compare_and_set(backend: str, tmp_path: Path
         repository.clear_turn_journal("c9", "t1")
         repository.clear_turn_journal("c9", "t1")  # idempotent
         assert repository.turn_journals("c9") == []
+        assert repository.write_turn_journal("c9", "t2", 0, entry)
+        repository.delete("c9")
+        assert repository.turn_journals("c9") == [], "a deleted session takes its journals with it"
     finally:
         _close(repository)
