@@ -318,6 +318,8 @@ class SessionMemoryAdvisor:
     ) -> ChatClientResponse:
         events = self._to_store(plan, response)
         if not events and response.is_paused:
+            if plan.journals is not None and plan.journals.opened:  # the paused state holds the turn now
+                plan.journals.clear(response.context[_PENDING].turn_id)
             return paused_in(response, plan.conversation_id)
         lost = keeper is not None and bool(events) and not keeper.still_held()  # the fence, before the write
         if events:
@@ -404,7 +406,13 @@ class SessionMemoryAdvisor:
     ) -> ChatClientResponse:
         events = self._to_store(plan, response)
         if not events:
-            return paused_in(response, plan.conversation_id) if response.is_paused else response
+            if not response.is_paused:
+                return response
+            if plan.journals is not None and plan.journals.opened:  # the paused state holds the turn now
+                cleared = plan.journals.clear(response.context[_PENDING].turn_id)
+                if cleared is not None:
+                    await cleared
+            return paused_in(response, plan.conversation_id)
         lost = keeper is not None and not await keeper.still_held()  # the fence, before the write
         await _shielded(self._awrite(plan, events, response))
         if lost:

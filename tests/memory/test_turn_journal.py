@@ -352,3 +352,51 @@ def test_the_journal_store_moves_by_compare_and_set(backend: str, tmp_path: Path
         assert repository.turn_journals("c9") == [], "a deleted session takes its journals with it"
     finally:
         _close(repository)
+
+
+def test_spring_s_chat_memory_advisor_keeps_the_journal_too(tmp_path: Path, prefix: str) -> None:
+    from chatclient.memory import MessageChatMemoryAdvisor, MessageWindowChatMemory
+
+    tools, repository = Tools(), _repository("sqlite", tmp_path, prefix)
+    try:
+        chat_memory = MessageWindowChatMemory(repository)
+        memory = MessageChatMemoryAdvisor(chat_memory)
+        client = _client(ScriptedChatModel([CHARGE, ServerError("503"), "Charged."]), memory)
+        with pytest.raises(ServerError):
+            client.prompt("Charge").tools(tools).conversation("c11").call().content()
+        continuation = memory.unfinished_turn("c11")
+        assert continuation is not None
+        assert client.prompt().tools(tools).continue_turn(continuation).call().content() == "Charged."
+        assert [m.role for m in chat_memory.get("c11")] == ["user", "assistant", "tool", "assistant"]
+        assert tools.ran == ["charge 120"]
+    finally:
+        _close(repository)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_paused_turn_leaves_no_journal_and_its_resume_completes_it(mode: str, tmp_path: Path, prefix: str) -> None:
+    from chatclient import ToolCallDecision, ToolCallDecisions
+
+    class Gated:
+        def __init__(self) -> None:
+            self.ran: list[str] = []
+
+        @tool(requires_confirmation=True)
+        def charge(self, amount: int) -> str:
+            """Charge the card."""
+            self.ran.append(f"charge {amount}")
+            return f"charged {amount}"
+
+    gated, repository = Gated(), _repository("sqlite", tmp_path, prefix)
+    try:
+        memory = SessionMemoryAdvisor(repository)
+        client = _client(ScriptedChatModel([CHARGE, "Charged."]), memory)
+        paused, _ = run_spec(mode, client.prompt("Charge").tools(gated).conversation("c12"))
+        pending = paused.context["chatclient.tool_loop.pending"]
+        assert repository.turn_journals("c12") == [] and memory.unfinished_turn("c12") is None
+        allow = ToolCallDecisions.of(ToolCallDecision.allow("c1"))
+        run_spec(mode, client.prompt().tools(gated).resume(pending, allow))
+        assert gated.ran == ["charge 120"]
+        assert _roles(repository, "c12") == ["user", "assistant", "tool", "assistant"]
+    finally:
+        _close(repository)
