@@ -155,6 +155,8 @@ class SessionMemoryAdvisor:
             raise ConfigurationError(f"unfinished_turns must be 'raise' or 'allow', got {unfinished_turns!r}")
         self.unfinished_turns: UnfinishedTurns = unfinished_turns
         self._journaled = isinstance(repository, (TurnJournalStore, AsyncTurnJournalStore))
+        # Under "serialize" no other turn of the conversation runs now: a held journal is a dead runner's.
+        self._blocking = ("running", "recorded", "stopped") if concurrency == "serialize" else ("stopped",)
         self._views = WindowViews(window) if window is not None else None
         self._read = read_size(window)  # the events a windowed turn reads
 
@@ -228,7 +230,9 @@ class SessionMemoryAdvisor:
         context = request.context
         journals = None
         if self._journaled and request.prompt.tool_callbacks:  # the loop may record tool rounds
-            journals = ConversationJournals(self.repository, conversation_id, self._async, self.unfinished_turns)
+            journals = ConversationJournals(
+                self.repository, conversation_id, self._async, self.unfinished_turns, self._blocking
+            )
             context = {**context, _JOURNALS: journals}
             request = ChatClientRequest(request.prompt, context)
         if events is None:

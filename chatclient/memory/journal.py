@@ -10,9 +10,12 @@ continuations one goes on. When the turn completes, the memory advisor writes it
 whole, with its turn id's event ids) and then clears its journal: write-then-clear, idempotent by
 turn id, so a crash between the two leaves a journal whose continuation finds the turn stored.
 
-A new turn with tools, while another turn of the conversation is unfinished, is refused before its
-first model round (:class:`UnfinishedTurnError`: one read of the journals, only for a request with
-tools), unless the advisor was made with ``unfinished_turns="allow"``. Continue the unfinished one
+A new turn with tools, while another turn of the conversation stopped unfinished, is refused before
+its first model round (:class:`UnfinishedTurnError`: one read of the journals, only for a request with
+tools), unless the advisor was made with ``unfinished_turns="allow"``. A turn whose journal is still
+held (``running``/``recorded``) may be running right now in another request, as ``concurrency=
+"append"`` allows: it refuses new turns only under ``concurrency="serialize"``, whose lease rules
+that out. Continue the unfinished one
 with ``client.prompt().continue_turn(memory.unfinished_turn(cid))``, or drop it with
 ``memory.abandon_turn(cid, turn_id)``.
 """
@@ -70,7 +73,10 @@ class UnfinishedTurnError(TurnInProgressError):
     a new turn's tool round was refused before anything ran. ``turn_id``/``status`` name it."""
 
     def __init__(self, conversation_id: str, turn_id: str, status: str) -> None:
-        state = "its tools were started and never recorded" if status == "running" else "its tools' results are kept"
+        state = {
+            "running": "its process stopped while its tools ran: pass after_crash=True to unfinished_turn",
+            "recorded": "its process stopped after its tools' results were recorded: pass after_crash=True",
+        }.get(status, "its tools' results are kept")
         super().__init__(
             f"Conversation {conversation_id!r} has an unfinished turn {turn_id!r} ({state}); nothing of this "
             "turn ran. Finish it with client.prompt().continue_turn(memory.unfinished_turn(conversation_id)) "
@@ -138,6 +144,9 @@ class ConversationJournals:
     conversation_id: str
     is_async: bool
     unfinished: UnfinishedTurns = "raise"
+    blocking: tuple[str, ...] = ("stopped",)
+    """The journal states that refuse a new turn: ``stopped`` (nobody runs that turn) always; under
+    ``concurrency="serialize"`` also ``running``/``recorded`` (the lease rules out a live runner)."""
     opened: bool = False
     checked: bool = False
     """A new turn found no other unfinished one before its first model round (:meth:`check`)."""
@@ -161,7 +170,8 @@ class ConversationJournals:
 
     def _refuse(self, journals: list[tuple[str, int, str]]) -> None:
         for other, _, entry in unfinished_of(journals):
-            raise UnfinishedTurnError(self.conversation_id, other, entry.status)
+            if entry.status in self.blocking:
+                raise UnfinishedTurnError(self.conversation_id, other, entry.status)
         self.checked = True
 
     def open(self, turn_id: str) -> tuple[_Slot, int] | Awaitable[tuple[_Slot, int]]:
@@ -179,7 +189,7 @@ class ConversationJournals:
         for other, at, entry in unfinished_of(journals):
             if other == turn_id:
                 version = at
-            elif self.unfinished == "raise":
+            elif self.unfinished == "raise" and entry.status in self.blocking:
                 raise UnfinishedTurnError(self.conversation_id, other, entry.status)
         for other, at, _ in journals:  # a released journal of this turn: written over at its version
             if other == turn_id:

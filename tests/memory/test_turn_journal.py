@@ -400,3 +400,72 @@ def test_a_paused_turn_leaves_no_journal_and_its_resume_completes_it(mode: str, 
         assert _roles(repository, "c12") == ["user", "assistant", "tool", "assistant"]
     finally:
         _close(repository)
+
+
+def test_two_live_tool_turns_on_one_conversation_do_not_block_each_other(tmp_path: Path, prefix: str) -> None:
+    repository, meet = _repository("sqlite", tmp_path, prefix), threading.Barrier(2)
+
+    @tool
+    def lookup(key: str) -> str:
+        """Look a key up."""
+        meet.wait(timeout=20)  # both turns are in their tool round at once: each journal is held
+        return key
+
+    def reply(prompt: Any) -> Any:
+        last = prompt.messages[-1]
+        if last.role == "tool":
+            return f"found {last.responses[0].response_data}"
+        return AssistantMessage(None, tool_calls=[tool_call("lookup", {"key": last.text}, id=f"l-{last.text}")])
+
+    try:
+        client = _client(ScriptedChatModel(reply), SessionMemoryAdvisor(repository))
+        answers: list[object] = []
+
+        def turn(key: str) -> None:
+            try:
+                answers.append(client.prompt(key).tools(lookup).conversation("c13").call().content())
+            except Exception as exc:
+                answers.append(exc)
+
+        threads = [threading.Thread(target=turn, args=(key,)) for key in ("a", "b")]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert sorted(map(str, answers)) == ["found a", "found b"]
+        assert repository.turn_journals("c13") == []
+    finally:
+        _close(repository)
+
+
+@pytest.mark.parametrize("concurrency", ["append", "serialize"])
+def test_a_crashed_turn_blocks_new_turns_only_where_no_live_runner_can_hold_it(
+    concurrency: str, tmp_path: Path, prefix: str
+) -> None:
+    tools, repository = Tools(), _repository("sqlite", tmp_path, prefix)
+    try:
+        memory = SessionMemoryAdvisor(repository, concurrency=concurrency)  # type: ignore[arg-type]
+        script: list[Any] = [CHARGE, "Charge: outcome unknown."]
+        if concurrency == "append":
+            script[1:1] = [WEATHER, "Sunny."]  # the new turn's rounds come before the continuation's
+        client = _client(ScriptedChatModel(script), memory)
+        tools.kill = True
+        with pytest.raises(Killed):
+            client.prompt("Charge").tools(tools).conversation("c14").call().content()
+        tools.kill = False
+        if concurrency == "serialize":  # the lease rules out a live runner: the held journal is a dead one's
+            with pytest.raises(UnfinishedTurnError, match="after_crash=True"):
+                client.prompt("Weather?").tools(tools).conversation("c14").call().content()
+            taken = memory.unfinished_turn("c14", after_crash=True)
+            assert taken is not None
+            assert client.prompt().tools(tools).continue_turn(taken).call().content() == "Charge: outcome unknown."
+            assert tools.ran == ["charge 120"]
+            return
+        # append: the held journal may be a live turn's; the new turn goes on, the crashed one stays continuable
+        assert client.prompt("Weather?").tools(tools).conversation("c14").call().content() == "Sunny."
+        continuation = memory.unfinished_turn("c14", after_crash=True)
+        assert continuation is not None and continuation.started == ("c1",)
+        assert client.prompt().tools(tools).continue_turn(continuation).call().content() == "Charge: outcome unknown."
+        assert tools.ran == ["charge 120", "Oslo"]
+    finally:
+        _close(repository)
