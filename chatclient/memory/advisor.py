@@ -71,6 +71,13 @@ _BUDGET, _CONVERSATION_USAGE = ContextKeys.USAGE_BUDGET, ContextKeys.CONVERSATIO
 _JOURNALS = ContextKeys.TURN_JOURNALS
 
 
+def _journaled(request: ChatClientRequest) -> bool:
+    """A continuation of a memory-backed turn: it claims (and, once stored, clears) the turn's journal
+    even when the request offers no tools."""
+    resume = request.context.get(_RESUME)
+    return resume is not None and getattr(resume[0], "journal_version", None) is not None
+
+
 def _conversation_budget(request: ChatClientRequest) -> bool:
     """A per-conversation budget is to be checked: the loop needs the stored turns' usage (one read
     of the conversation's usage, only then)."""
@@ -229,7 +236,7 @@ class SessionMemoryAdvisor:
         turn_id = request.context.get(_TURN_ID)
         context = request.context
         journals = None
-        if self._journaled and request.prompt.tool_callbacks:  # the loop may record tool rounds
+        if self._journaled and (request.prompt.tool_callbacks or (events is None and _journaled(request))):
             journals = ConversationJournals(
                 self.repository, conversation_id, self._async, self.unfinished_turns, self._blocking
             )

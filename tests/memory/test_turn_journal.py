@@ -469,3 +469,19 @@ def test_a_crashed_turn_blocks_new_turns_only_where_no_live_runner_can_hold_it(
         assert tools.ran == ["charge 120", "Oslo"]
     finally:
         _close(repository)
+
+
+def test_a_continuation_without_tools_still_claims_and_clears_the_journal(tmp_path: Path, prefix: str) -> None:
+    tools, repository = Tools(), _repository("sqlite", tmp_path, prefix)
+    try:
+        memory = SessionMemoryAdvisor(repository)
+        client = _client(ScriptedChatModel([CHARGE, ServerError("503"), "Charged."]), memory)
+        with pytest.raises(ServerError):
+            client.prompt("Charge").tools(tools).conversation("c15").call().content()
+        continuation = memory.unfinished_turn("c15")
+        assert continuation is not None
+        assert client.prompt().continue_turn(continuation).call().content() == "Charged."
+        assert memory.unfinished_turn("c15") is None
+        assert _roles(repository, "c15") == ["user", "assistant", "tool", "assistant"]
+    finally:
+        _close(repository)
