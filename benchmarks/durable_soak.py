@@ -86,24 +86,24 @@ class _Worker:
         @tool(requires_confirmation=True)
         def book(turn: str) -> str:
             """Book for a turn."""
-            worker.note("start", turn)
-            if worker.task.get("die") == "tool":
-                os.kill(os.getpid(), signal.SIGKILL)  # started, outcome unknown
-            worker.note("done", turn)
-            return f"booked {turn}"
+            return worker.act("booked", turn)
 
         @tool
         def charge(turn: str) -> str:
             """Charge for a turn (ungated: the memory scenario)."""
-            worker.note("start", turn)
-            if worker.task.get("die") == "tool":
-                os.kill(os.getpid(), signal.SIGKILL)  # started, outcome unknown
-            worker.note("done", turn)
-            return f"charged {turn}"
+            return worker.act("charged", turn)
 
         self.tools = (book,)
         self.charge = charge
         self.client = ChatClient.builder(ScriptedChatModel(self.reply)).default_advisors(self.memory).build()
+
+    def act(self, did: str, turn: str) -> str:
+        """A tool's side effect, noted when it starts and when it ends (unless the plan kills us between)."""
+        self.note("start", turn)
+        if self.task.get("die") == "tool":
+            os.kill(os.getpid(), signal.SIGKILL)  # started, outcome unknown
+        self.note("done", turn)
+        return f"{did} {turn}"
 
     def note(self, what: str, turn: str) -> None:
         """One line per tool start and end, appended atomically (O_APPEND, one write)."""
