@@ -42,6 +42,7 @@ from chatclient.durable import (
     UNKNOWN_OUTCOME_MESSAGE,
     JournalEntry,
     TurnContinuation,
+    TurnJournals,
     TurnProgress,
     UsageBudget,
     decisions_digest,
@@ -383,7 +384,7 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
         resume = request.context.get(ContextKeys.RESUME)
         if resume is not None:
             if isinstance(resume[0], TurnContinuation):
-                return (yield from self._continue(request, state, hooks, resume[0].progress))
+                return (yield from self._continue(request, state, hooks, resume[0].progress, resume[0]))
             words = request.context.get(ContextKeys.RESUME_USER)
             return (yield from self._resume(request, state, hooks, *resume, words=words))
         return (yield from self._new_turn(request, state, hooks))
@@ -407,12 +408,63 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
         else:
             redeem(pending, ledger)  # type: ignore[arg-type]
 
-    def _continue(self, request: ChatClientRequest, state: LoopState, hooks: _Hooks, progress: TurnProgress) -> _Flow:
-        """Go on from recorded progress: the next model round reads exactly the recorded results."""
+    def _continue(
+        self,
+        request: ChatClientRequest,
+        state: LoopState,
+        hooks: _Hooks,
+        progress: TurnProgress,
+        continuation: TurnContinuation | None = None,
+    ) -> _Flow:
+        """Go on from recorded progress: the next model round reads exactly the recorded results. A
+        memory-backed turn's continuation first claims the turn's journal at the version it was made
+        at (of two continuations, one goes on); one taken over after a crash first answers the calls
+        the dead process had started."""
         _restore(state, progress)
+        journals = request.context.get(ContextKeys.TURN_JOURNALS)
+        if continuation is not None and continuation.journal_version is not None and journals is not None:
+            journal = TurnJournal(journals.slot(state.turn_id), ToolCallDecisions(), "", continuation.journal_version)
+            state.journal = journal
+            started = continuation.started
+            claim = journal.running(started, progress) if started else journal.recorded(progress)
+            yield from _write(journal, claim, "claiming it")
+            if continuation.started:
+                return (yield from self._after_crash_batch(request, state, hooks, continuation.started))
         if state.limit_exceeded is not None:
             request = _without_tools(request)
         return (yield from self._rounds(request, state, hooks, progress.history))
+
+    def _after_crash_batch(
+        self, request: ChatClientRequest, state: LoopState, hooks: _Hooks, started: tuple[str, ...]
+    ) -> _Flow:
+        """Answer the batch a dead process had started (the last message asked for it): a started call
+        is reported as of unknown outcome, not run again, unless its tool is ``idempotent``."""
+        asked = state.history[-1]
+        assert isinstance(asked, AssistantMessage) and asked.tool_calls
+        state.history = state.history[:-1]
+        idempotent = {c.name for c in request.prompt.tool_callbacks if c.metadata.idempotent}
+        decisions = ToolCallDecisions.of(
+            ToolCallDecision.deny(call.id, UNKNOWN_OUTCOME_MESSAGE, reason="outcome unknown")
+            if call.id in started and call.name not in idempotent
+            else ToolCallDecision.allow(call.id, reason="run again: idempotent or never started")
+            for call in asked.tool_calls
+        )
+        chat = ChatResponse([Generation(asked)])
+        prompt = _with_messages(request.prompt, state.history)
+        tools = _RunTools(self.tool_calling_manager, prompt, chat, state.observers, decisions)
+        result: ToolExecutionResult = yield tools
+        yield from self._emit_results(result, state)
+        next_messages = yield from self._after_tools(request, result, state, hooks)
+        if next_messages is None:
+            response = self._direct(ChatClientResponse(chat, request.context), result)
+            response = self._stamp(response, state, None)
+            return (yield from _apply(hooks.finalize, response, state))
+        journal = state.journal
+        assert journal is not None
+        yield from _write(journal, journal.recorded(_progress_of(state)), "recording results")
+        if state.limit_exceeded is not None:
+            request = _without_tools(request)
+        return (yield from self._rounds(request, state, hooks, next_messages))
 
     def _resume(  # noqa: C901 (a journaled resume's three starts read best in one place)
         self,
@@ -537,18 +589,26 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
         step would cost a frame, and a ``yield from`` layer on every step of the round)."""
         streaming = state.streaming
         manager = self.tool_calling_manager
+        if state.round == 0 and ContextKeys.TURN_JOURNALS in request.context:  # a new memory-backed turn
+            yield from _resolved(request.context[ContextKeys.TURN_JOURNALS].check())
         while True:
             state.round += 1
             round_request = _round_request(request, messages)
             if hooks.before_call:
                 round_request = yield from _apply(hooks.before_call, round_request, state)
             if state.budget is not None:
-                _check_budget(state, request)
+                try:
+                    _check_budget(state, request)
+                except UsageLimitExceededError as exc:
+                    if (yield from _let_go(state, request)):
+                        exc.continuation = _continuation(state, request)
+                    raise
             if answered is None:
                 try:
                     response: ChatClientResponse = yield round_request
                 except Exception as exc:
                     if state.progressed:  # tools ran: the error carries the turn's continuation
+                        yield from _let_go(state, request)
                         raise _interrupted(exc, state, request) from exc
                     raise
             else:  # the first round was sent as it is (no hooks) and answered already
@@ -570,8 +630,12 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
                 for call in chat.tool_calls:
                     yield _Emit(ToolCallReady(call, state.round))
             journal = state.journal
+            if journal is None and ContextKeys.TURN_JOURNALS in request.context:  # a memory-backed turn's first batch
+                journal = yield from _open_journal(request, state)
             if journal is not None:  # claimed before any call runs: a crash leaves them "started"
-                yield from _write(journal, journal.running(tuple(c.id for c in chat.tool_calls)), "running tools")
+                ids = tuple(c.id for c in chat.tool_calls)
+                asked = _progress_asking(state, chat) if journal.in_conversation else None
+                yield from _write(journal, journal.running(ids, asked), "running tools")
             try:
                 tools = _RunTools(manager, _with_messages(round_request.prompt, state.history), chat, state.observers)
                 result: ToolExecutionResult = yield tools
@@ -581,12 +645,15 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
                     decided = yield from self._decide_now(pause, state, round_request, approvals)
                     if decided is not None:
                         return (yield from self._resume(request, state, hooks, *decided, inline=round_request))
+                if journal is not None and journal.in_conversation:  # nothing ran: the paused state holds the turn
+                    yield from _write(journal, journal.released(), "pausing")
                 response = yield from self._paused(response, pause, state, round_request)
                 answer = state.pending.reply if state.pending is not None else None
                 break
             except (ToolCallLimitExceededError, ToolCallDecisionError):
                 if journal is not None:  # refused before any call ran: the claim goes back to the last results
-                    back = journal.recorded(_continuation(state, request).progress)
+                    progress = _continuation(state, request).progress
+                    back = journal.recorded(progress) if state.progressed else journal.released()
                     yield from _write(journal, back, "releasing its tool round")
                 raise
             state.progressed = True
@@ -616,7 +683,7 @@ class ToolCallingAdvisor(ToolAdvisor, ToolLoopExtension):
         """End a journaled turn by taking its state (the journal goes with it): the store's atomic take
         is the last compare-and-set, so of two resumes that reached the end, one answers."""
         journal = state.journal
-        if journal is not None:
+        if journal is not None and isinstance(journal.stored, StoredPendingToolCalls):  # memory clears its own
             try:
                 yield from _take(journal.stored)
             except PendingStateNotFoundError as exc:
@@ -998,11 +1065,53 @@ def _continuation(state: LoopState, request: ChatClientRequest) -> TurnContinuat
     progress = _progress_of(state).model_copy(update={"round": state.round - 1})
     conversation = request.context.get(CONVERSATION_ID)
     journal = state.journal
+    if journal is not None and journal.in_conversation:  # a memory-backed turn: its journal's version
+        return TurnContinuation(
+            progress, conversation if isinstance(conversation, str) else "", journal_version=journal.version
+        )
     return TurnContinuation(
         progress,
         conversation if isinstance(conversation, str) else "",
         journal.stored if journal is not None else None,
         journal.decisions if journal is not None else None,
+    )
+
+
+def _let_go(state: LoopState, request: ChatClientRequest) -> Generator[_Step, Any, bool]:
+    """A memory-backed turn that stops before its next model round lets go of its journal (``stopped``):
+    any later request may continue it, where a ``recorded`` one may still be running that round. Best
+    effort: if this write fails, the journal stays held (``after_crash`` takes it over)."""
+    journal = state.journal
+    if journal is None or not journal.in_conversation:
+        return False
+    try:
+        yield from _write(journal, journal.stopped(_continuation(state, request).progress), "stopping")
+    except Exception:  # the round's own error is the one to report
+        return False
+    return True
+
+
+def _open_journal(request: ChatClientRequest, state: LoopState) -> Generator[_Step, Any, TurnJournal]:
+    """A memory-backed turn's journal, opened before its first tool batch (refused, before anything
+    runs, while another turn of the conversation is unfinished)."""
+    journals: TurnJournals = request.context[ContextKeys.TURN_JOURNALS]
+    slot, version = yield from _resolved(journals.open(state.turn_id))
+    journal = TurnJournal(slot, ToolCallDecisions(), "", version)
+    state.journal = journal
+    return journal
+
+
+def _progress_asking(state: LoopState, chat: ChatResponse) -> TurnProgress:
+    """The turn up to the reply whose calls are about to run (a crash leaves them "started")."""
+    asked = next(g.output for g in chat.generations if g.output.tool_calls)
+    usage = state.usage if state.saw_usage else None
+    return TurnProgress(
+        turn_id=state.turn_id,
+        turn_start=state.turn_start,
+        round=state.round,
+        history=(*state.history, asked),
+        usage=usage,
+        limit_exceeded=state.limit_exceeded,
     )
 
 

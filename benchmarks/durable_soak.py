@@ -12,6 +12,14 @@ What is checked afterwards (:func:`check`): every turn completed once and is sto
 its conversation; no gated tool ran twice or without an allow; every tool-call message is followed by
 its results; no state was redeemed twice (one "done" per turn, every state gone from the store).
 
+The ``memory`` scenario (``--scenario memory``) has no pending store: an ungated ``charge`` runs in
+the turn's first request, and the conversation's turn journal (beside its log) is all that survives
+a failure. A worker dies inside the tool (the journal stays ``running``: the next worker takes the
+turn over ``after_crash``, the charge reported as of unknown outcome) or in the model round after it
+(results recorded), or that round fails with a 5xx; the turn is then finished by another worker from
+``memory.unfinished_turn(conversation)`` alone, raced by two workers for some turns. Checked as
+above, and every journal is cleared.
+
 ``python -m benchmarks.durable_soak --backend sqlite --workers 4 --turns 200`` prints turns/s and
 the p99 of a turn's latency (pause to answer, retries included); timings are reported, never asserted.
 """
@@ -68,6 +76,7 @@ class _Worker:
         from chatclient.testing import ScriptedChatModel
 
         self.store, repository = _stores(backend, where, prefix)
+        self.memory = SessionMemoryAdvisor(repository)
         if not journal:
             self.store = _Unjournaled(self.store)
         self.ledger = ledger
@@ -77,16 +86,24 @@ class _Worker:
         @tool(requires_confirmation=True)
         def book(turn: str) -> str:
             """Book for a turn."""
-            worker.note("start", turn)
-            if worker.task.get("die") == "tool":
-                os.kill(os.getpid(), signal.SIGKILL)  # started, outcome unknown
-            worker.note("done", turn)
-            return f"booked {turn}"
+            return worker.act("booked", turn)
+
+        @tool
+        def charge(turn: str) -> str:
+            """Charge for a turn (ungated: the memory scenario)."""
+            return worker.act("charged", turn)
 
         self.tools = (book,)
-        self.client = (
-            ChatClient.builder(ScriptedChatModel(self.reply)).default_advisors(SessionMemoryAdvisor(repository)).build()
-        )
+        self.charge = charge
+        self.client = ChatClient.builder(ScriptedChatModel(self.reply)).default_advisors(self.memory).build()
+
+    def act(self, did: str, turn: str) -> str:
+        """A tool's side effect, noted when it starts and when it ends (unless the plan kills us between)."""
+        self.note("start", turn)
+        if self.task.get("die") == "tool":
+            os.kill(os.getpid(), signal.SIGKILL)  # started, outcome unknown
+        self.note("done", turn)
+        return f"{did} {turn}"
 
     def note(self, what: str, turn: str) -> None:
         """One line per tool start and end, appended atomically (O_APPEND, one write)."""
@@ -112,7 +129,8 @@ class _Worker:
                 raise ServerError("503 after the retries", status=503)
             return f"done: {last.responses[0].response_data}"
         turn = self.task["turn"]
-        return AssistantMessage(None, tool_calls=[tool_call("book", {"turn": turn}, id=f"b-{turn}")])
+        name = "charge" if self.task["op"].startswith("memory") else "book"
+        return AssistantMessage(None, tool_calls=[tool_call(name, {"turn": turn}, id=f"b-{turn}")])
 
     def run(self, task: dict[str, Any]) -> dict[str, Any]:
         from chatclient import ToolCallDecision, ToolCallDecisions
@@ -121,6 +139,8 @@ class _Worker:
         self.task = task
         turn = task["turn"]
         try:
+            if task["op"].startswith("memory"):
+                return self.run_memory(task)
             if task["op"] == "start":
                 response = self.client.prompt(f"book {turn}").tools(*self.tools).conversation(turn).call()
                 pending = awaiting_decision(response.chat_client_response())
@@ -135,6 +155,16 @@ class _Worker:
             return {"done": spec.call().content()}
         except Exception as exc:  # reported to the coordinator, which decides what comes next
             return {"error": type(exc).__name__, "message": str(exc)[:300]}
+
+    def run_memory(self, task: dict[str, Any]) -> dict[str, Any]:
+        """A memory-backed turn with no pending store: started, or finished from its journal alone."""
+        turn = task["turn"]
+        if task["op"] == "memory-start":
+            return {"done": self.client.prompt(f"charge {turn}").tools(self.charge).conversation(turn).call().content()}
+        continuation = self.memory.unfinished_turn(turn, after_crash=task["crash"])
+        if continuation is None:
+            return {"none": True}  # nothing unfinished: another worker completed it
+        return {"done": self.client.prompt().tools(self.charge).continue_turn(continuation).call().content()}
 
 
 class _Unjournaled:
@@ -205,11 +235,24 @@ class Plan:
     race: bool = False  # the resume is sent to two workers at once
 
 
-def plans(turns: int, prefix: str, *, faults: bool = True) -> list[Plan]:
-    """Every eighth turn is denied; with ``faults``, the others die, fail or race by their number."""
+def plans(turns: int, prefix: str, *, faults: bool = True, memory: bool = False) -> list[Plan]:
+    """Every eighth turn is denied; with ``faults``, the others die, fail or race by their number.
+    ``memory``: nothing is gated (every turn allowed), and a racing turn fails first (only a turn
+    that stopped has a continuation to race for)."""
     found = []
     for n in range(turns):
         kind = n % 8
+        if memory:
+            found.append(
+                Plan(
+                    f"{prefix}t{n}",
+                    allow=True,
+                    die=("tool" if kind == 1 else "model" if kind == 3 else None) if faults else None,
+                    fail=faults and kind in (2, 5, 6),
+                    race=faults and kind in (2, 6),
+                )
+            )
+            continue
         if not faults:
             found.append(Plan(f"{prefix}t{n}", allow=kind != 7))
             continue
@@ -336,6 +379,30 @@ def drive(pool: Pool, plan: Plan, outcome: Outcome) -> None:
     raise AssertionError(f"turn {plan.turn} never completed")
 
 
+def drive_memory(pool: Pool, plan: Plan, outcome: Outcome) -> None:
+    """One memory-backed turn from its prompt to its answer: after a death or a failure, another worker
+    finishes it from the conversation's journal alone (no error object, no pending store)."""
+    began = time.perf_counter()
+    task: dict[str, Any] = {"op": "memory-start", "turn": plan.turn, "die": plan.die, "fail": plan.fail, "allow": True}
+    answers = [_send(pool, task, outcome)]
+    task = {"op": "memory-continue", "turn": plan.turn, "die": None, "fail": False, "crash": False, "allow": True}
+    for _ in range(10):
+        for answer in answers:
+            if answer is not None and "done" in answer:
+                outcome.done[plan.turn] += 1
+                outcome.answers[plan.turn] = answer["done"]
+        if outcome.done[plan.turn]:
+            outcome.latencies.append(time.perf_counter() - began)
+            return
+        errors = {answer["error"] for answer in answers if answer is not None and "error" in answer}
+        if plan.die and (any(a is None for a in answers) or "TurnInProgressError" in errors):
+            task["crash"] = True  # the supervisor knows that process is gone: take its turn over
+        elif errors - {"ServerError", "TurnInProgressError"}:
+            raise AssertionError(f"turn {plan.turn}: {answers}")
+        answers = _race(pool, task, outcome, 2 if plan.race else 1)
+    raise AssertionError(f"turn {plan.turn} never completed")
+
+
 def run(
     backend: str,
     where: str,
@@ -345,13 +412,17 @@ def run(
     prefix: str | None = None,
     faults: bool = True,
     journal: bool = True,
+    scenario: str = "pending",
 ) -> Outcome:
     """Drive ``turns`` turns through ``workers`` processes sharing one store on ``backend``.
     ``journal=False`` hides the store's journal (resumes take the state up front, as before durable
-    turns): only meaningful without ``faults``, to measure what the journal costs."""
+    turns): only meaningful without ``faults``, to measure what the journal costs. ``scenario``:
+    ``pending`` (paused turns resumed from the store) or ``memory`` (no store: the turn journal)."""
     prefix = prefix or f"soak{os.getpid()}{int(time.time() * 1000) % 100000}_"
     ledger = str(Path(tempfile.mkdtemp(prefix="soak-ledger-")) / "ledger.jsonl")
-    outcome = Outcome(plans(turns, prefix, faults=faults))
+    memory = scenario == "memory"
+    outcome = Outcome(plans(turns, prefix, faults=faults, memory=memory))
+    turn_of = drive_memory if memory else drive
     args = ["--backend", backend, "--where", where, "--prefix", prefix, "--ledger", ledger]
     pool = Pool(workers, [*args, "--journal", "on" if journal else "off"])
     try:
@@ -368,7 +439,7 @@ def run(
                 except queue.Empty:
                     return
                 try:
-                    drive(pool, plan, outcome)
+                    turn_of(pool, plan, outcome)
                 except BaseException as exc:  # reported after the run
                     failures.append(exc)
 
@@ -382,11 +453,11 @@ def run(
             raise failures[0]
     finally:
         pool.close()
-    check(outcome, backend, where, prefix, ledger)
+    check(outcome, backend, where, prefix, ledger, memory=memory)
     return outcome
 
 
-def check(outcome: Outcome, backend: str, where: str, prefix: str, ledger: str) -> None:
+def check(outcome: Outcome, backend: str, where: str, prefix: str, ledger: str, *, memory: bool = False) -> None:
     """The soak's invariants (see the module docstring)."""
     from chatclient.errors import PendingStateError
     from chatclient.messages import AssistantMessage, ToolResponseMessage
@@ -412,6 +483,9 @@ def check(outcome: Outcome, backend: str, where: str, prefix: str, ledger: str) 
                 assert {r.id for r in results.responses} == {c.id for c in message.tool_calls}
         if plan.die == "tool":
             assert UNKNOWN in outcome.answers[turn], outcome.answers[turn]
+        if memory:
+            assert repository.turn_journals(turn) == [], f"the journal of {turn} was not cleared"
+            continue
         try:
             store.peek(outcome.states[turn])
         except PendingStateError:
@@ -437,6 +511,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--turns", type=int, default=200)
     parser.add_argument("--no-faults", action="store_true", help="no kills, failures or races")
     parser.add_argument("--no-journal", action="store_true", help="hide the journal (with --no-faults)")
+    parser.add_argument("--scenario", choices=("pending", "memory"), default="pending")
     args = parser.parse_args(argv)
     if args.command == "worker":
         _worker_main(args.backend, args.where, args.prefix, args.ledger, args.journal == "on")
@@ -454,9 +529,11 @@ def main(argv: list[str] | None = None) -> None:
             turns=args.turns,
             faults=not args.no_faults,
             journal=not args.no_journal,
+            scenario=args.scenario,
         )
         print(
-            f"{backend} (faults {'off' if args.no_faults else 'on'}, journal {'off' if args.no_journal else 'on'}): "
+            f"{backend}, {args.scenario} (faults {'off' if args.no_faults else 'on'}, "
+            f"journal {'off' if args.no_journal else 'on'}): "
             f"{len(outcome.plans)} turns, {args.workers} workers, {outcome.kills} SIGKILLs: "
             f"{outcome.turns_per_second:.1f} turns/s, p99 {outcome.p99_ms:.0f} ms"
         )

@@ -47,6 +47,9 @@ class ContextKeys:
     ``turn_messages(response)``."""
     TURN_ID: Final = "chatclient.turn.id"
     """On the request: the id to give the turn instead of a new random one (memory may set it)."""
+    TURN_JOURNALS: Final = "chatclient.memory.turn_journals"
+    """On the request: the conversation's ``TurnJournals`` (set by a memory advisor when the request
+    has tools): the tool loop records a turn's tool rounds there before its next model round."""
     TOOL_LOOP_EXTENSIONS: Final = "chatclient.tool_loop.extensions"
     """On the request: extra ``ToolLoopExtension``s for this request's tool loop."""
     OBSERVERS: Final = "chatclient.observers"

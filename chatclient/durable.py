@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Awaitable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
@@ -68,6 +69,12 @@ class TurnContinuation:
     stored: Any = None
     """The ``StoredPendingToolCalls`` the turn was resumed from, when it was."""
     decisions: ToolCallDecisions | None = None
+    journal_version: int | None = None
+    """For a memory-backed turn: the version of its journal in the conversation's store when this
+    was made; continuing claims the journal at it (compare-and-set: of two continuations, one wins)."""
+    started: tuple[str, ...] = ()
+    """Calls a process had started when it stopped (a ``running`` journal taken over ``after_crash``):
+    the last message of ``progress`` asked for them, and their outcome is unknown."""
 
     def to_json(self) -> str:
         if self.stored is not None:
@@ -75,21 +82,66 @@ class TurnContinuation:
                 "This turn's progress is kept in its pending store: continue it with "
                 "resume_from(store, state_id, decisions) there, not from JSON"
             )
-        return json.dumps({"progress": self.progress.model_dump(mode="json"), "conversation_id": self.conversation_id})
+        return json.dumps(
+            {
+                "progress": self.progress.model_dump(mode="json"),
+                "conversation_id": self.conversation_id,
+                "journal_version": self.journal_version,
+                "started": list(self.started),
+            }
+        )
 
     @classmethod
     def from_json(cls, text: str | bytes) -> TurnContinuation:
         data = json.loads(text)
-        return cls(TurnProgress.model_validate(data["progress"]), str(data.get("conversation_id") or ""))
+        version = data.get("journal_version")
+        return cls(
+            TurnProgress.model_validate(data["progress"]),
+            str(data.get("conversation_id") or ""),
+            journal_version=int(version) if version is not None else None,
+            started=tuple(str(i) for i in data.get("started") or ()),
+        )
 
 
-Status = Literal["running", "recorded", "released", "completed"]
+class JournalSlot(Protocol):
+    """One turn's journal where a compare-and-set can be made on it (a memory-backed turn's, in its
+    conversation's store); a pending store's state (``StoredPendingToolCalls``) is the other kind."""
+
+    @property
+    def is_async(self) -> bool: ...
+
+    def record_progress(self, version: int, entry: str) -> bool: ...
+
+    def arecord_progress(self, version: int, entry: str) -> Awaitable[bool]: ...
+
+
+class TurnJournals(Protocol):
+    """A conversation's turn journals, as a memory advisor hands them to the tool loop (on the
+    request's context, only when the request has tools)."""
+
+    def open(self, turn_id: str) -> tuple[JournalSlot, int] | Awaitable[tuple[JournalSlot, int]]:
+        """The turn's slot and its version (0: none yet), before its first tool batch; refuses the
+        turn, before anything ran, when another turn of the conversation is unfinished."""
+        ...
+
+    def check(self) -> Awaitable[None] | None:
+        """Refuse a new turn, before its first model round, while another turn is unfinished."""
+        ...
+
+    def slot(self, turn_id: str) -> JournalSlot:
+        """The turn's slot, for a continuation that knows its version."""
+        ...
+
+
+Status = Literal["running", "recorded", "stopped", "released", "completed"]
 
 
 class JournalEntry(BaseModel):
     """A paused state's progress in its store. ``running``: a resume claimed it and runs a tool batch
     (``started`` names its calls; a crash leaves them "started, outcome unknown"); ``recorded``: the
-    batch's results are in ``progress``, the next model round may be sent; ``completed``: the turn
+    batch's results are in ``progress``, the next model round may be sent; ``stopped``: as ``recorded``,
+    and the runner let go of it (a memory-backed turn whose model round failed: any request may
+    continue it); ``completed``: the turn
     ended (a store may keep this instead of dropping the journal with the state); ``released``: a
     resume was refused before anything ran, the state may be resumed afresh. ``decisions`` is
     the digest of the decisions it runs under (a retry must bring the same)."""

@@ -19,3 +19,13 @@ def test_turns_survive_workers_that_die_fail_and_race(backend: str, tmp_path: Pa
     outcome = run(backend, where, workers=4, turns=24)
     assert outcome.kills == 6  # 24 turns: three workers die inside the tool, three inside the model round after it
     assert sum(outcome.done.values()) == 24
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres", "redis"])
+def test_memory_backed_turns_without_a_store_survive_workers_that_die_fail_and_race(
+    backend: str, tmp_path: Path
+) -> None:
+    where = str(tmp_path) if backend == "sqlite" else server_url(POSTGRES_URL if backend == "postgres" else REDIS_URL)
+    outcome = run(backend, where, workers=4, turns=24, scenario="memory")
+    assert outcome.kills == 6  # three workers die inside the charge, three in the model round after it
+    assert sum(outcome.done.values()) == 24

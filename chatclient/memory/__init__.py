@@ -29,6 +29,7 @@ if _typing.TYPE_CHECKING:
         any_of,
     )
     from .errors import ConcurrentTurnError, SessionStoreError, SessionWriteError
+    from .journal import UnfinishedTurnError, UnfinishedTurns
     from .log import (
         CONVERSATION_ID,
         AppendResult,
@@ -88,6 +89,8 @@ __all__ = [
     "ConcurrentTurnError",
     "SessionStoreError",
     "SessionWriteError",
+    "UnfinishedTurnError",
+    "UnfinishedTurns",
 ]
 
 # Loaded on first use (PEP 562): importing one module of the package (the log's names, a store)
@@ -108,6 +111,7 @@ __getattr__, __dir__ = _lazy_exports(
             "any_of",
         ],
         ".errors": ["ConcurrentTurnError", "SessionStoreError", "SessionWriteError"],
+        ".journal": ["UnfinishedTurnError", "UnfinishedTurns"],
         ".log": [
             "CONVERSATION_ID",
             "AppendResult",

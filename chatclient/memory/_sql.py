@@ -15,6 +15,7 @@ from typing import Any
 from .._storage.postgres import schema_lock
 from .._storage.sql import Flow, Rows, Statement, check_prefix
 from ..errors import ConfigurationError
+from ._journal_store import JournalSql
 from .log import AppendResult, NewEvent, SessionEvent, plan_append
 
 
@@ -43,6 +44,7 @@ class SessionSql:
         p = check_prefix(prefix)
         self.session, self.event, self.lease = f"{p}session", f"{p}session_event", f"{p}session_lease"
         self.schema_table = f"{p}session_schema"
+        self.journal = JournalSql(p, dialect.postgres)  # turn journals: beside the log, never in it
         self._new_turn_sql: dict[int, str] = {}
         self._cols = "seq, event_id, turn_id, type, payload, created_at"
 
@@ -371,9 +373,10 @@ class SessionSql:
         )
 
     def all_schema(self) -> Flow[None]:
-        """:meth:`schema` and :meth:`meta_schema`, in one transaction."""
+        """:meth:`schema`, :meth:`meta_schema` and the turn journals' table, in one transaction."""
         yield from self.schema()
         yield from self.meta_schema()
+        yield from self.journal.schema()
 
     def _from_last(self) -> str:
         """A session row ``s``, its newest event ``e`` (by the (session, seq) key) and its own ttl ``m``."""
@@ -393,9 +396,10 @@ class SessionSql:
         return f"COALESCE(e.created_at, s.created_at) + COALESCE(m.ttl, ?) <= {clock}", (ttl, *at)
 
     def delete_session(self, session_id: str) -> Flow[None]:
-        """:meth:`delete`, the session's own ttl and metadata too."""
+        """:meth:`delete`, the session's own ttl and metadata and its turn journals too."""
         yield from self.delete(session_id)
         yield self._q(f"DELETE FROM {self.meta} WHERE id = ?", session_id)
+        yield self._q(f"DELETE FROM {self.journal.table} WHERE session_id = ?", session_id)
 
     def create(
         self, session_id: str, ttl: float | None, metadata: str, now: float, default_ttl: float | None

@@ -28,6 +28,7 @@ from ..advisor import (
     ContextKeys,
     StreamNext,
 )
+from ..durable import TurnContinuation
 from ..errors import ChatClientError, ConfigurationError
 from ..events import StreamEvent, TurnFinished
 from ..messages import Message, SystemMessage, UserMessage
@@ -36,6 +37,14 @@ from ._compacting import acompact, aread_log, compact, read_log, view_after
 from ._pause import paused_event_in, paused_in
 from ._store_calls import aappend_turn, append_failed, read_failed
 from .compaction import Compaction, view_of
+from .journal import (
+    AsyncTurnJournalStore,
+    ConversationJournals,
+    TurnJournalStore,
+    UnfinishedTurns,
+    continuation_of,
+    unfinished_of,
+)
 from .lease import (
     AsyncLeaseKeeper,
     AsyncSessionLease,
@@ -59,6 +68,14 @@ _log = logging.getLogger("chatclient.memory")
 # on CPython 3.11 (two type lookups each time), a global read is.
 _TURN_ID, _TURN, _RESUME = ContextKeys.TURN_ID, ContextKeys.TURN, ContextKeys.RESUME
 _BUDGET, _CONVERSATION_USAGE = ContextKeys.USAGE_BUDGET, ContextKeys.CONVERSATION_USAGE
+_JOURNALS = ContextKeys.TURN_JOURNALS
+
+
+def _journaled(request: ChatClientRequest) -> bool:
+    """A continuation of a memory-backed turn: it claims (and, once stored, clears) the turn's journal
+    even when the request offers no tools."""
+    resume = request.context.get(_RESUME)
+    return resume is not None and getattr(resume[0], "journal_version", None) is not None
 
 
 def _conversation_budget(request: ChatClientRequest) -> bool:
@@ -86,6 +103,8 @@ class _Plan(NamedTuple):  # built every turn: a tuple is the cheapest immutable 
     new_messages: tuple[Message, ...]
     read: Sequence[SessionEvent] = ()
     boundary: SessionEvent | None = None
+    journals: ConversationJournals | None = None
+    """The conversation's turn journals as handed to the tool loop (a request with tools)."""
 
 
 class SessionMemoryAdvisor:
@@ -111,6 +130,7 @@ class SessionMemoryAdvisor:
         lease_ttl: float = 300.0,
         lease_timeout: float = 60.0,
         lease_renew_every: float | None = None,
+        unfinished_turns: UnfinishedTurns = "raise",
     ) -> None:
         if window is not None and window <= 0:
             raise ConfigurationError(f"window must be a positive number of events or None, got {window}")
@@ -138,12 +158,55 @@ class SessionMemoryAdvisor:
         if compaction is not None and not isinstance(compaction, Compaction):
             raise ConfigurationError(f"compaction must be a Compaction(trigger, strategy), got {compaction!r}")
         self.compaction = compaction
+        if unfinished_turns not in ("raise", "allow"):
+            raise ConfigurationError(f"unfinished_turns must be 'raise' or 'allow', got {unfinished_turns!r}")
+        self.unfinished_turns: UnfinishedTurns = unfinished_turns
+        self._journaled = isinstance(repository, (TurnJournalStore, AsyncTurnJournalStore))
+        # Under "serialize" no other turn of the conversation runs now: a held journal is a dead runner's.
+        self._blocking = ("running", "recorded", "stopped") if concurrency == "serialize" else ("stopped",)
         self._views = WindowViews(window) if window is not None else None
         self._read = read_size(window)  # the events a windowed turn reads
 
     @property
     def name(self) -> str:
         return type(self).__name__
+
+    # ------------------------------------------------------------------ unfinished turns
+
+    def unfinished_turn(self, conversation_id: str, *, after_crash: bool = False) -> TurnContinuation | None:
+        """The conversation's turn that stopped after tools ran (``None``: none), as a continuation:
+        ``client.prompt().continue_turn(it)`` finishes it; no recorded tool runs again. A turn whose
+        tools were started and never recorded raises ``TurnInProgressError`` unless ``after_crash``
+        (its process is known to be gone): the calls it started are then reported to the model as of
+        unknown outcome (an ``idempotent`` tool runs again)."""
+        store: TurnJournalStore = self._sync_repository()  # type: ignore[assignment]
+        return self._first_unfinished(conversation_id, store.turn_journals(_checked(conversation_id)), after_crash)
+
+    async def aunfinished_turn(self, conversation_id: str, *, after_crash: bool = False) -> TurnContinuation | None:
+        store: AsyncTurnJournalStore = self._async_repository()  # type: ignore[assignment]
+        journals = await store.turn_journals(_checked(conversation_id))
+        return self._first_unfinished(conversation_id, journals, after_crash)
+
+    def abandon_turn(self, conversation_id: str, turn_id: str) -> None:
+        """Drop an unfinished turn's journal: it is never stored, and new turns go on. Its recorded
+        tool results are lost with it (read them from ``unfinished_turn`` first if you need them)."""
+        store: TurnJournalStore = self._sync_repository()  # type: ignore[assignment]
+        store.clear_turn_journal(_checked(conversation_id), turn_id)
+
+    async def aabandon_turn(self, conversation_id: str, turn_id: str) -> None:
+        store: AsyncTurnJournalStore = self._async_repository()  # type: ignore[assignment]
+        await store.clear_turn_journal(_checked(conversation_id), turn_id)
+
+    def _first_unfinished(
+        self, conversation_id: str, journals: list[tuple[str, int, str]], after_crash: bool
+    ) -> TurnContinuation | None:
+        if not self._journaled:
+            raise ConfigurationError(f"{type(self.repository).__name__} keeps no turn journals")
+        found = unfinished_of(journals)
+        if not found:
+            return None
+        turn_id, version, entry = found[0]
+        return continuation_of(conversation_id, turn_id, version, entry, after_crash)
 
     # ------------------------------------------------------------------ logic, written once
 
@@ -171,8 +234,16 @@ class SessionMemoryAdvisor:
         if conversation_id is None:
             conversation_id = self.conversation_of(request)
         turn_id = request.context.get(_TURN_ID)
+        context = request.context
+        journals = None
+        if self._journaled and (request.prompt.tool_callbacks or (events is None and _journaled(request))):
+            journals = ConversationJournals(
+                self.repository, conversation_id, self._async, self.unfinished_turns, self._blocking
+            )
+            context = {**context, _JOURNALS: journals}
+            request = ChatClientRequest(request.prompt, context)
         if events is None:
-            return request, _Plan(conversation_id, str(turn_id or ""), None, ())
+            return request, _Plan(conversation_id, str(turn_id or ""), None, (), (), None, journals)
         # No turn id is made here: the tool loop makes the turn's own (its Turn carries it); only a
         # turn without the loop needs one, made when it is stored (``_to_store``).
         turn_id = str(turn_id or "")
@@ -194,9 +265,9 @@ class SessionMemoryAdvisor:
         else:
             history = messages_of(events)
         messages = (*prompt[:split], *history, *prompt[split:]) if split else (*history, *prompt)
-        request = ChatClientRequest(build_prompt(messages=messages, options=fields["options"]), request.context)
+        request = ChatClientRequest(build_prompt(messages=messages, options=fields["options"]), context)
         new = prompt[split:] if split else prompt
-        return request, _tuple_new(_Plan, (conversation_id, turn_id, base, new, events, boundary))
+        return request, _tuple_new(_Plan, (conversation_id, turn_id, base, new, events, boundary, journals))
 
     def _to_store(self, plan: _Plan, response: ChatClientResponse) -> list[NewEvent]:
         """The turn's events, its usage last; none while the turn waits for a confirmation."""
@@ -258,6 +329,8 @@ class SessionMemoryAdvisor:
     ) -> ChatClientResponse:
         events = self._to_store(plan, response)
         if not events and response.is_paused:
+            if plan.journals is not None and plan.journals.opened:  # the paused state holds the turn now
+                plan.journals.clear(response.context[_PENDING].turn_id)
             return paused_in(response, plan.conversation_id)
         lost = keeper is not None and bool(events) and not keeper.still_held()  # the fence, before the write
         if events:
@@ -273,6 +346,8 @@ class SessionMemoryAdvisor:
                     boundary, read = read_log(repository, plan.conversation_id, self.window)
                     view, result = view_of(read, boundary, self.window), _at(read)
                 compact(repository, plan.conversation_id, self.compaction, view, result.version)
+            if plan.journals is not None and plan.journals.opened:  # stored whole: the journal is done
+                plan.journals.clear(events[0].turn_id)
         if lost:
             raise SessionLeaseLostError(plan.conversation_id, self.lease_ttl, response)
         return response
@@ -342,7 +417,13 @@ class SessionMemoryAdvisor:
     ) -> ChatClientResponse:
         events = self._to_store(plan, response)
         if not events:
-            return paused_in(response, plan.conversation_id) if response.is_paused else response
+            if not response.is_paused:
+                return response
+            if plan.journals is not None and plan.journals.opened:  # the paused state holds the turn now
+                cleared = plan.journals.clear(response.context[_PENDING].turn_id)
+                if cleared is not None:
+                    await cleared
+            return paused_in(response, plan.conversation_id)
         lost = keeper is not None and not await keeper.still_held()  # the fence, before the write
         await _shielded(self._awrite(plan, events, response))
         if lost:
@@ -360,6 +441,10 @@ class SessionMemoryAdvisor:
                 boundary, read = await aread_log(repository, plan.conversation_id, self.window)
                 view, result = view_of(read, boundary, self.window), _at(read)
             await acompact(repository, plan.conversation_id, self.compaction, view, result.version)
+        if plan.journals is not None and plan.journals.opened:  # stored whole: the journal is done
+            cleared = plan.journals.clear(events[0].turn_id)
+            if cleared is not None:
+                await cleared
 
     @asynccontextmanager
     async def _alease(self, request: ChatClientRequest) -> AsyncIterator[AsyncLeaseKeeper | None]:

@@ -14,6 +14,7 @@ from ..advisor import AdvisorOrder, ChatClientRequest
 from ..errors import ConfigurationError
 from ..messages import Message
 from .advisor import ConcurrencyPolicy, SessionMemoryAdvisor
+from .journal import UnfinishedTurns
 from .log import check_session_id, turn_events
 from .repository import InMemorySessionRepository, SessionRepository
 from .window import messages_of, read_size, window
@@ -60,8 +61,15 @@ class MessageChatMemoryAdvisor(SessionMemoryAdvisor):
         *,
         concurrency: ConcurrencyPolicy = "append",
         order: int = AdvisorOrder.MEMORY,
+        unfinished_turns: UnfinishedTurns = "raise",
     ) -> None:
-        super().__init__(memory.repository, window=memory.max_messages, concurrency=concurrency, order=order)
+        super().__init__(
+            memory.repository,
+            window=memory.max_messages,
+            concurrency=concurrency,
+            order=order,
+            unfinished_turns=unfinished_turns,
+        )
         self.memory = memory
 
     def conversation_of(self, request: ChatClientRequest) -> str:  # type: ignore[override]

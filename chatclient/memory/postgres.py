@@ -130,6 +130,15 @@ class PostgresSessionRepository:
         check_session_id(session_id)
         return self._run(self._sql.release_lease(session_id, token))
 
+    def turn_journals(self, session_id: str) -> list[tuple[str, int, str]]:
+        return self._run(self._sql.journal.list(check_session_id(session_id)), transaction=False)
+
+    def write_turn_journal(self, session_id: str, turn_id: str, version: int, entry: str) -> bool:
+        return self._run(self._sql.journal.write(check_session_id(session_id), turn_id, version, entry))
+
+    def clear_turn_journal(self, session_id: str, turn_id: str) -> None:
+        self._run(self._sql.journal.clear(check_session_id(session_id), turn_id))
+
     def close(self) -> None:
         if self._own_pool:
             self._pool.close()
@@ -234,6 +243,15 @@ class AsyncPostgresSessionRepository:
     async def release_lease(self, session_id: str, token: str) -> bool:
         check_session_id(session_id)
         return await self._run(self._sql.release_lease(session_id, token))
+
+    async def turn_journals(self, session_id: str) -> list[tuple[str, int, str]]:
+        return await self._run(self._sql.journal.list(check_session_id(session_id)), transaction=False)
+
+    async def write_turn_journal(self, session_id: str, turn_id: str, version: int, entry: str) -> bool:
+        return await self._run(self._sql.journal.write(check_session_id(session_id), turn_id, version, entry))
+
+    async def clear_turn_journal(self, session_id: str, turn_id: str) -> None:
+        await self._run(self._sql.journal.clear(check_session_id(session_id), turn_id))
 
     async def close(self) -> None:
         await self._db.close()

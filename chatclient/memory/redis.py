@@ -15,6 +15,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from .._storage.redis import async_redis_client, redis_client, require_redis
+from ._journal_store import JOURNAL_WRITE, journal_key, parse_redis
 from .expiry import Session, check_ttl, session_of, session_to_create
 from .log import AppendResult, IdempotencyMismatch, NewEvent, SessionEvent, VersionConflict, check_session_id
 
@@ -185,6 +186,9 @@ class _Keys:
     def lease(self, session_id: str) -> list[str]:
         return [f"{self.prefix}session:{{{check_session_id(session_id)}}}:lease"]
 
+    def journal(self, session_id: str) -> str:
+        return journal_key(self.prefix, check_session_id(session_id))
+
 
 def _ms(ttl: float) -> int:
     return max(1, int(ttl * 1000))
@@ -297,6 +301,7 @@ class RedisSessionRepository:
         self._prune = self._client.register_script(PRUNE)
         self._create = self._client.register_script(CREATE)
         self._get = self._client.register_script(GET)
+        self._journal_write = self._client.register_script(JOURNAL_WRITE)
 
     def append(
         self, session_id: str, events: Sequence[NewEvent], *, expected_version: int | None = None
@@ -317,13 +322,22 @@ class RedisSessionRepository:
         return int(self._client.llen(self._keys(session_id)[1]))
 
     def delete(self, session_id: str) -> None:
-        self._client.delete(*self._keys(session_id))
+        self._client.delete(*self._keys(session_id), self._keys.journal(session_id))
 
     def try_lease(self, session_id: str, token: str, ttl: float) -> bool:
         return bool(self._lease(keys=self._keys.lease(session_id), args=[token, _ms(ttl)]))
 
     def release_lease(self, session_id: str, token: str) -> bool:
         return bool(self._release(keys=self._keys.lease(session_id), args=[token]))
+
+    def turn_journals(self, session_id: str) -> list[tuple[str, int, str]]:
+        return parse_redis(self._client.hgetall(self._keys.journal(session_id)))
+
+    def write_turn_journal(self, session_id: str, turn_id: str, version: int, entry: str) -> bool:
+        return bool(self._journal_write(keys=[self._keys.journal(session_id)], args=[turn_id, version, entry]))
+
+    def clear_turn_journal(self, session_id: str, turn_id: str) -> None:
+        self._client.hdel(self._keys.journal(session_id), turn_id)
 
     def delete_expired(self, now: float | None = None) -> int:
         """Nothing to do: the server expires an idle session's keys itself (``ttl``)."""
@@ -372,6 +386,7 @@ class AsyncRedisSessionRepository:
         self._prune = self._client.register_script(PRUNE)
         self._create = self._client.register_script(CREATE)
         self._get = self._client.register_script(GET)
+        self._journal_write = self._client.register_script(JOURNAL_WRITE)
 
     async def append(
         self, session_id: str, events: Sequence[NewEvent], *, expected_version: int | None = None
@@ -392,13 +407,23 @@ class AsyncRedisSessionRepository:
         return int(await self._client.llen(self._keys(session_id)[1]))
 
     async def delete(self, session_id: str) -> None:
-        await self._client.delete(*self._keys(session_id))
+        await self._client.delete(*self._keys(session_id), self._keys.journal(session_id))
 
     async def try_lease(self, session_id: str, token: str, ttl: float) -> bool:
         return bool(await self._lease(keys=self._keys.lease(session_id), args=[token, _ms(ttl)]))
 
     async def release_lease(self, session_id: str, token: str) -> bool:
         return bool(await self._release(keys=self._keys.lease(session_id), args=[token]))
+
+    async def turn_journals(self, session_id: str) -> list[tuple[str, int, str]]:
+        return parse_redis(await self._client.hgetall(self._keys.journal(session_id)))
+
+    async def write_turn_journal(self, session_id: str, turn_id: str, version: int, entry: str) -> bool:
+        key = self._keys.journal(session_id)
+        return bool(await self._journal_write(keys=[key], args=[turn_id, version, entry]))
+
+    async def clear_turn_journal(self, session_id: str, turn_id: str) -> None:
+        await self._client.hdel(self._keys.journal(session_id), turn_id)
 
     async def delete_expired(self, now: float | None = None) -> int:
         return 0

@@ -15,6 +15,7 @@ from operator import itemgetter
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from .._storage.threads import in_thread
+from ._journal_store import InMemoryTurnJournals
 from .expiry import Session, check_ttl, expired, prune_limit, session_to_create
 from .log import AppendResult, NewEvent, SessionEvent, VersionConflict, check_session_id, plan_append
 
@@ -130,6 +131,7 @@ class InMemorySessionRepository:
         self._sessions: dict[str, Session] = {}  # the created ones
         self._leases: dict[str, tuple[str, float]] = {}
         self._lock = threading.Lock()
+        self._journals = InMemoryTurnJournals()
 
     def append(
         self, session_id: str, events: Sequence[NewEvent], *, expected_version: int | None = None
@@ -201,6 +203,7 @@ class InMemorySessionRepository:
         check_session_id(session_id)
         with self._lock:
             self._forget(session_id)
+        self._journals.forget(session_id)
 
     def delete_expired(self, now: float | None = None) -> int:
         with self._lock:
@@ -281,6 +284,17 @@ class InMemorySessionRepository:
             del self._leases[session_id]
             return True
 
+    # The turn journals of memory-backed turns (chatclient.memory.journal), beside the logs.
+
+    def turn_journals(self, session_id: str) -> list[tuple[str, int, str]]:
+        return self._journals.list(check_session_id(session_id))
+
+    def write_turn_journal(self, session_id: str, turn_id: str, version: int, entry: str) -> bool:
+        return self._journals.write(check_session_id(session_id), turn_id, version, entry)
+
+    def clear_turn_journal(self, session_id: str, turn_id: str) -> None:
+        self._journals.clear(check_session_id(session_id), turn_id)
+
 
 class AsyncInMemorySessionRepository:
     """The async face of :class:`InMemorySessionRepository` (its operations never block)."""
@@ -323,6 +337,15 @@ class AsyncInMemorySessionRepository:
 
     async def release_lease(self, session_id: str, token: str) -> bool:
         return self.sync.release_lease(session_id, token)
+
+    async def turn_journals(self, session_id: str) -> list[tuple[str, int, str]]:
+        return self.sync.turn_journals(session_id)
+
+    async def write_turn_journal(self, session_id: str, turn_id: str, version: int, entry: str) -> bool:
+        return self.sync.write_turn_journal(session_id, turn_id, version, entry)
+
+    async def clear_turn_journal(self, session_id: str, turn_id: str) -> None:
+        self.sync.clear_turn_journal(session_id, turn_id)
 
 
 class ThreadedSessionRepository:
@@ -369,3 +392,16 @@ class ThreadedSessionRepository:
     async def release_lease(self, session_id: str, token: str) -> bool:
         lease: Any = self.sync
         return bool(await in_thread(lambda: lease.release_lease(session_id, token)))
+
+    async def turn_journals(self, session_id: str) -> list[tuple[str, int, str]]:
+        journals: Any = self.sync  # checked by the advisor (TurnJournalStore)
+        found: list[tuple[str, int, str]] = await in_thread(lambda: journals.turn_journals(session_id))
+        return found
+
+    async def write_turn_journal(self, session_id: str, turn_id: str, version: int, entry: str) -> bool:
+        journals: Any = self.sync
+        return bool(await in_thread(lambda: journals.write_turn_journal(session_id, turn_id, version, entry)))
+
+    async def clear_turn_journal(self, session_id: str, turn_id: str) -> None:
+        journals: Any = self.sync
+        await in_thread(lambda: journals.clear_turn_journal(session_id, turn_id))

@@ -278,6 +278,15 @@ class SqliteSessionRepository:
         check_session_id(session_id)
         return self._db.write(self._sql.release_lease(session_id, token))
 
+    def turn_journals(self, session_id: str) -> list[tuple[str, int, str]]:
+        return self._db.read(self._sql.journal.list(check_session_id(session_id)))
+
+    def write_turn_journal(self, session_id: str, turn_id: str, version: int, entry: str) -> bool:
+        return self._db.write(self._sql.journal.write(check_session_id(session_id), turn_id, version, entry))
+
+    def clear_turn_journal(self, session_id: str, turn_id: str) -> None:
+        self._db.write(self._sql.journal.clear(check_session_id(session_id), turn_id))
+
     def close(self) -> None:
         """Close every thread's connection and stop the checkpoint thread (a later call opens them again)."""
         self._db.close()

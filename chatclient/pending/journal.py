@@ -14,7 +14,7 @@ import secrets
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
 
-from ..durable import JournalEntry, TurnProgress, decisions_digest
+from ..durable import JournalEntry, JournalSlot, TurnProgress, decisions_digest
 from ..errors import ToolCallDecisionError, TurnInProgressError
 from ..tools.confirmation import ToolCallDecisions
 from .state import StoredPendingToolCalls
@@ -46,9 +46,10 @@ def check_retry(entry: JournalEntry | None, decisions: ToolCallDecisions, after_
 
 @dataclass
 class TurnJournal:
-    """The running resume's hold on its state's journal: the version it last wrote."""
+    """The running resume's hold on its state's journal: the version it last wrote. A memory-backed
+    turn holds its conversation's journal slot the same way (``stored`` is then that slot)."""
 
-    stored: StoredPendingToolCalls
+    stored: StoredPendingToolCalls | JournalSlot
     decisions: ToolCallDecisions
     digest: str
     version: int
@@ -64,16 +65,28 @@ class TurnJournal:
             else stored.record_progress(self.version, text)
         )
 
+    @property
+    def in_conversation(self) -> bool:
+        """A memory-backed turn's journal (not a pending state's): the memory advisor clears it."""
+        return not isinstance(self.stored, StoredPendingToolCalls)
+
     def landed(self, ok: bool, doing: str) -> None:
         if not ok:
+            if self.in_conversation:
+                raise TurnInProgressError(
+                    f"This turn's journal moved while this continuation was {doing}: another continuation took "
+                    "it over, or the turn completed or was abandoned; this one stops here"
+                )
             raise TurnInProgressError(
                 f"Another resume of this paused turn took it over while this one was {doing}; "
                 "this one stops here (the other carries the turn on)"
             )
         self.version += 1
 
-    def running(self, call_ids: tuple[str, ...]) -> JournalEntry:
-        return JournalEntry(status="running", decisions=self.digest, started=call_ids, by=self.token)
+    def running(self, call_ids: tuple[str, ...], progress: TurnProgress | None = None) -> JournalEntry:
+        """``progress``: the turn up to the reply that asked for the calls (a memory-backed turn keeps
+        it, since no paused state holds that reply)."""
+        return JournalEntry(status="running", decisions=self.digest, progress=progress, started=call_ids, by=self.token)
 
     def released(self) -> JournalEntry:
         """Nothing ran after all (the decisions were refused): the state may be resumed afresh."""
@@ -81,3 +94,7 @@ class TurnJournal:
 
     def recorded(self, progress: TurnProgress) -> JournalEntry:
         return JournalEntry(status="recorded", decisions=self.digest, progress=progress, by=self.token)
+
+    def stopped(self, progress: TurnProgress) -> JournalEntry:
+        """A memory-backed turn's runner lets go of its recorded progress (its model round failed)."""
+        return JournalEntry(status="stopped", decisions=self.digest, progress=progress, by=self.token)

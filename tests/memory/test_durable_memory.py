@@ -3,11 +3,13 @@ conversation count the stored turns."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from chatclient import AssistantMessage, ChatClient, ToolCallDecision, ToolCallDecisions, tool
 from chatclient.durable import UsageLimits
-from chatclient.errors import ServerError, UsageLimitExceededError
+from chatclient.errors import ServerError, TurnInProgressError, UsageLimitExceededError
 from chatclient.memory import InMemorySessionRepository, SessionMemoryAdvisor
 from chatclient.memory.log import IdempotencyMismatch
 from chatclient.pending.state import InMemoryPendingToolCallStore
@@ -63,8 +65,12 @@ def test_a_failed_turn_stores_nothing_and_its_continuation_stores_it_once_whole(
         "assistant",
     ]
     assert tools.ran == ["Oslo"]
-    with pytest.raises(IdempotencyMismatch):  # replayed with another answer: the turn's ids are taken
+    with pytest.raises(TurnInProgressError):  # replayed: its journal is gone, refused before any round
         run_spec(mode, client.prompt().tools(tools).continue_turn(continuation))
+    assert _stored(repository, "c1") == stored
+    unjournaled = replace(continuation, journal_version=None)  # one that does not claim the journal
+    with pytest.raises(IdempotencyMismatch):  # replayed with another answer: the turn's ids are taken
+        run_spec(mode, client.prompt().tools(tools).continue_turn(unjournaled))
     assert _stored(repository, "c1") == stored
 
 
