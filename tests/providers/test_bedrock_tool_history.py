@@ -14,7 +14,7 @@ import pytest
 
 from advisors import ToolCallingAdvisor
 from chatclient import ChatClient
-from chatclient.messages import AssistantMessage, ToolCall, ToolResponse, ToolResponseMessage, UserMessage
+from chatclient.messages import AssistantMessage, Message, ToolCall, ToolResponse, ToolResponseMessage, UserMessage
 from chatclient.options import ToolCallingChatOptions
 from chatclient.testing import MODES
 from chatclient.testing.advisor_kit import run_spec
@@ -91,7 +91,7 @@ class FakeBedrock:
         )  # fmt: skip
 
 
-HISTORY = [
+HISTORY: list[Message] = [
     UserMessage("Weather in Paris?"),
     AssistantMessage(
         "Let me look.", tool_calls=(ToolCall(id="c1", name="get_weather", arguments='{"city": "Paris"}', wire_id="t1"),)
