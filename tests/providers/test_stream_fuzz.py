@@ -387,9 +387,9 @@ def test_a_binary_frame_is_damaged_in_its_framing_or_in_its_json_never_silently(
     by the framing; the same change in a rebuilt frame reaches the JSON and is refused there."""
     (bedrock,) = [s for s in STREAMS if s.id == "bedrock/d_stream_text"]
     body = bedrock.body
-    start, end = bedrock.payloads(body)[1]
+    start, _ = bedrock.payloads(body)[1]
     flipped = body[:start] + b"[" + body[start + 1 :]
-    with pytest.raises(MalformedResponseError, match="(?i)crc|checksum"):
+    with pytest.raises(MalformedResponseError, match=r"(?i)crc|checksum"):
         streamed_reply(bedrock, [flipped])
     with pytest.raises(MalformedResponseError) as raised:
         streamed_reply(bedrock, [bedrock.splice(body, start, start + 1, b"[")])
