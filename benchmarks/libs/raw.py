@@ -209,8 +209,9 @@ class BedrockWire(Wire):
         return text, calls, message
 
     def results(self, calls: list[Call], outputs: list[str]) -> list[Any]:
+        # with its status, as the recorded client (pydantic-ai, over botocore) sends it
         blocks = [
-            {"toolResult": {"toolUseId": c[0], "content": [{"text": out}]}}
+            {"toolResult": {"toolUseId": c[0], "content": [{"text": out}], "status": "success"}}
             for c, out in zip(calls, outputs, strict=True)
         ]
         return [{"role": "user", "content": blocks}]
