@@ -27,10 +27,7 @@ def test_s8_measures_every_tool_count_and_loop_on_every_wire() -> None:
 
     assert calls.markdown().startswith("### S8a:") and loops.markdown().startswith("### S8b:")
     assert {(row[0], row[1], row[2]) for row in calls.rows} == {
-        (wire, mode, n)
-        for wire in wires
-        for mode in ("sync", "async")
-        for n in ("0", "50", "200")
+        (wire, mode, n) for wire in wires for mode in ("sync", "async") for n in ("0", "50", "200")
     }
     assert len(loops.rows) == len(wires) * 2 * 2
     for row in [*calls.rows, *loops.rows]:
