@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import json
 import struct
-import zlib
 from typing import Any
+
+from providers.bedrock._eventstream import encode_event
 
 OPENAI_MODEL = "gpt-4o-mini"
 ANTHROPIC_MODEL = "claude-haiku-4-5"
@@ -257,21 +258,6 @@ def _bedrock_calls(calls: list[tuple[str, str, dict[str, Any]]]) -> dict[str, An
     return _bedrock_reply(blocks, "tool_use")
 
 
-def _string_header(name: str, value: str) -> bytes:
-    raw_name, raw_value = name.encode(), value.encode()
-    return bytes([len(raw_name)]) + raw_name + b"\x07" + struct.pack(">H", len(raw_value)) + raw_value
-
-
-def event_frame(event_type: str, payload: bytes) -> bytes:
-    """One AWS event-stream message as Bedrock frames it: prelude (lengths and their CRC-32), the
-    ``:event-type``, ``:content-type`` and ``:message-type`` headers, the payload, the message's CRC-32."""
-    headers = _string_header(":event-type", event_type) + _string_header(":content-type", "application/json")
-    headers += _string_header(":message-type", "event")
-    prelude = struct.pack(">II", 16 + len(headers) + len(payload), len(headers))
-    message = prelude + struct.pack(">I", zlib.crc32(prelude)) + headers + payload
-    return message + struct.pack(">I", zlib.crc32(message))
-
-
 def split_frames(body: bytes) -> list[bytes]:
     """The messages of an event-stream body, each whole (for the loopback server's one chunk each)."""
     out, at = [], 0
@@ -402,13 +388,13 @@ def gemini_stream(n: int = STREAM_DELTAS) -> bytes:
 def bedrock_stream(n: int = STREAM_DELTAS) -> bytes:
     """``ConverseStream``: one event-stream message per event (``p`` is the padding Bedrock adds to
     each payload), ``messageStop`` then ``metadata`` with the usage."""
-    frames = [event_frame("messageStart", b'{"p":"abcdefghijklmnopqr","role":"assistant"}')]
+    frames = [encode_event("messageStart", b'{"p":"abcdefghijklmnopqr","role":"assistant"}')]
     for i in range(n):
         delta = {"contentBlockIndex": 0, "delta": {"text": _delta_text(i)}, "p": "abcdefghijklmn"}
-        frames.append(event_frame("contentBlockDelta", _dump(delta)))
-    frames.append(event_frame("contentBlockStop", b'{"contentBlockIndex":0,"p":"abcdefghij"}'))
-    frames.append(event_frame("messageStop", b'{"p":"abcdefgh","stopReason":"end_turn"}'))
-    frames.append(event_frame("metadata", _dump({"metrics": {"latencyMs": 391}, "usage": _BEDROCK_USAGE})))
+        frames.append(encode_event("contentBlockDelta", _dump(delta)))
+    frames.append(encode_event("contentBlockStop", b'{"contentBlockIndex":0,"p":"abcdefghij"}'))
+    frames.append(encode_event("messageStop", b'{"p":"abcdefgh","stopReason":"end_turn"}'))
+    frames.append(encode_event("metadata", _dump({"metrics": {"latencyMs": 391}, "usage": _BEDROCK_USAGE})))
     return b"".join(frames)
 
 
