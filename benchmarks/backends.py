@@ -11,10 +11,10 @@ from typing import Any
 
 import httpx2
 
-from .canned import ANTHROPIC_BASE, GEMINI_BASE, JSON_HEADERS, OPENAI_BASE, SSE_HEADERS, route
+from .canned import ANTHROPIC_BASE, BEDROCK_BASE, GEMINI_BASE, OPENAI_BASE, headers_for, route
 
-_MOCK_BASES = {"openai": OPENAI_BASE, "anthropic": ANTHROPIC_BASE, "gemini": GEMINI_BASE}
-_LOOPBACK_PATHS = {"openai": "/v1", "anthropic": "", "gemini": "/v1beta"}
+_MOCK_BASES = {"openai": OPENAI_BASE, "anthropic": ANTHROPIC_BASE, "gemini": GEMINI_BASE, "bedrock": BEDROCK_BASE}
+_LOOPBACK_PATHS = {"openai": "/v1", "anthropic": "", "gemini": "/v1beta", "bedrock": ""}
 
 
 class MockBackend:
@@ -33,8 +33,8 @@ class MockBackend:
         self.requests += 1
         if self.record is not None:
             self.record.append(body)
-        content, sse = route(request.url.path, body)
-        return httpx2.Response(200, headers=SSE_HEADERS if sse else JSON_HEADERS, content=content)
+        content, stream = route(request.url.path, body)
+        return httpx2.Response(200, headers=headers_for(request.url.path, stream), content=content)
 
     def sync_client(self) -> httpx2.Client:
         return httpx2.Client(transport=httpx2.MockTransport(self.handler))
@@ -47,8 +47,8 @@ class MockBackend:
         import httpx
 
         def handler(request: Any) -> Any:
-            content, sse = route(request.url.path, request.content)
-            return httpx.Response(200, headers=SSE_HEADERS if sse else JSON_HEADERS, content=content)
+            content, stream = route(request.url.path, request.content)
+            return httpx.Response(200, headers=headers_for(request.url.path, stream), content=content)
 
         return httpx.Client(transport=httpx.MockTransport(handler))
 

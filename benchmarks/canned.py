@@ -1,6 +1,7 @@
-"""The canned traffic every library is served: realistic OpenAI Chat Completions, Anthropic Messages and
-Gemini ``generateContent`` replies (shapes as recorded from the real services), the tools of each
-scenario, and one router that picks the reply for a request.
+"""The canned traffic every library is served: realistic OpenAI Chat Completions, Anthropic Messages,
+Gemini ``generateContent`` and Bedrock ``Converse`` replies (shapes as recorded from the real services;
+Bedrock's stream in AWS's binary event-stream framing), the tools of each scenario, and one router
+that picks the reply for a request.
 
 The router decides from the request body alone, with cheap byte searches, so that it costs every
 library the same few microseconds:
@@ -10,7 +11,8 @@ library the same few microseconds:
   ``lookup`` (S3) → four calls, ``book_flight`` (S7) → one gated call, ``tool_00`` (S7, 50 tools) →
   one call of ``tool_07``;
 - a request without tools gets a plain text reply (S1), streamed when it asks for a stream (S4, 500
-  deltas; Gemini asks in the URL, ``:streamGenerateContent``, the others in the body);
+  deltas; Gemini and Bedrock ask in the URL, ``:streamGenerateContent`` and ``/converse-stream``,
+  the others in the body);
 - S8: a request offering the catalog (``catalog_000``…, 50 or 200 tools) gets the plain text reply at
   once; one offering the loop tools (``loop_00``…) gets a call of ``loop_00`` for each of its first
   four rounds (counted from the tool results it carries, other arguments each round) and the final
@@ -20,15 +22,23 @@ library the same few microseconds:
 from __future__ import annotations
 
 import json
+import struct
 from typing import Any
+
+from providers.bedrock._eventstream import encode_event
 
 OPENAI_MODEL = "gpt-4o-mini"
 ANTHROPIC_MODEL = "claude-haiku-4-5"
 GEMINI_MODEL = "gemini-2.5-flash"
-WIRES = ("openai", "anthropic", "gemini")
+BEDROCK_MODEL = "us.amazon.nova-micro-v1:0"
+BEDROCK_REGION = "us-east-1"
+BEDROCK_KEYS = {"access_key": "AKIDEXAMPLE", "secret_key": "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY"}
+"""AWS's documentation example keys: both sides sign every request with them (botocore's SigV4)."""
+WIRES = ("openai", "anthropic", "gemini", "bedrock")
 OPENAI_BASE = "https://api.openai.com/v1"
 ANTHROPIC_BASE = "https://api.anthropic.com"
 GEMINI_BASE = "https://generativelanguage.googleapis.com/v1beta"
+BEDROCK_BASE = f"https://bedrock-runtime.{BEDROCK_REGION}.amazonaws.com"
 API_KEY = "sk-test-not-a-real-key"
 
 PROMPT = "What is the capital of France?"
@@ -229,6 +239,35 @@ def _gemini_calls(calls: list[tuple[str, str, dict[str, Any]]]) -> dict[str, Any
     return response
 
 
+# ----------------------------------------------------------------------------------- Bedrock replies
+
+_BEDROCK_USAGE = {"inputTokens": 13, "outputTokens": 82, "totalTokens": 95}
+
+
+def _bedrock_reply(content: list[dict[str, Any]], stop: str) -> dict[str, Any]:
+    return {"output": {"message": {"role": "assistant", "content": content}}, "stopReason": stop,
+            "usage": _BEDROCK_USAGE, "metrics": {"latencyMs": 391}}  # fmt: skip
+
+
+def _bedrock_text(text: str) -> dict[str, Any]:
+    return _bedrock_reply([{"text": text}], "end_turn")
+
+
+def _bedrock_calls(calls: list[tuple[str, str, dict[str, Any]]]) -> dict[str, Any]:
+    blocks = [{"toolUse": {"toolUseId": call_id, "name": name, "input": args}} for call_id, name, args in calls]
+    return _bedrock_reply(blocks, "tool_use")
+
+
+def split_frames(body: bytes) -> list[bytes]:
+    """The messages of an event-stream body, each whole (for the loopback server's one chunk each)."""
+    out, at = [], 0
+    while at < len(body):
+        (total,) = struct.unpack(">I", body[at : at + 4])
+        out.append(body[at : at + total])
+        at += total
+    return out
+
+
 # ----------------------------------------------------------------------------------- the scripts
 
 
@@ -250,6 +289,7 @@ def _dump(value: Any) -> bytes:
 
 
 _OPENAI_CALLS = _calls("call_bhZkmIKKItNGJ41w")
+_BEDROCK_CALLS = _calls("tooluse_lAG_zP8QRHmSYOwZ")
 _ANTHROPIC_CALLS = _calls("toolu_01Ay5KzhmQYMK53s")
 
 REPLIES: dict[str, dict[str, bytes]] = {
@@ -267,6 +307,11 @@ REPLIES: dict[str, dict[str, bytes]] = {
         "text": _dump(_gemini_text(TEXT)),
         "final": _dump(_gemini_text(FINAL)),
         **{name: _dump(_gemini_calls(calls)) for name, calls in _calls("").items()},
+    },
+    "bedrock": {
+        "text": _dump(_bedrock_text(TEXT)),
+        "final": _dump(_bedrock_text(FINAL)),
+        **{name: _dump(_bedrock_calls(calls)) for name, calls in _BEDROCK_CALLS.items()},
     },
 }
 
@@ -340,7 +385,21 @@ def gemini_stream(n: int = STREAM_DELTAS) -> bytes:
     return b"".join(b"data: " + _dump(e) + b"\n\n" for e in events)
 
 
-STREAMS: dict[str, bytes] = {"openai": openai_stream(), "anthropic": anthropic_stream(), "gemini": gemini_stream()}
+def bedrock_stream(n: int = STREAM_DELTAS) -> bytes:
+    """``ConverseStream``: one event-stream message per event (``p`` is the padding Bedrock adds to
+    each payload), ``messageStop`` then ``metadata`` with the usage."""
+    frames = [encode_event("messageStart", b'{"p":"abcdefghijklmnopqr","role":"assistant"}')]
+    for i in range(n):
+        delta = {"contentBlockIndex": 0, "delta": {"text": _delta_text(i)}, "p": "abcdefghijklmn"}
+        frames.append(encode_event("contentBlockDelta", _dump(delta)))
+    frames.append(encode_event("contentBlockStop", b'{"contentBlockIndex":0,"p":"abcdefghij"}'))
+    frames.append(encode_event("messageStop", b'{"p":"abcdefgh","stopReason":"end_turn"}'))
+    frames.append(encode_event("metadata", _dump({"metrics": {"latencyMs": 391}, "usage": _BEDROCK_USAGE})))
+    return b"".join(frames)
+
+
+STREAMS: dict[str, bytes] = {"openai": openai_stream(), "anthropic": anthropic_stream(), "gemini": gemini_stream(),
+                             "bedrock": bedrock_stream()}  # fmt: skip
 
 JSON_HEADERS = (
     ("content-type", "application/json"),
@@ -353,9 +412,22 @@ SSE_HEADERS = (
     ("x-request-id", "req_14db9386e2cc461ca7246f851dca7b70"),
     ("request-id", "req_011CWF2DKFkB8ogPFf2UsrA8"),
 )
+EVENTSTREAM_HEADERS = (
+    ("content-type", "application/vnd.amazon.eventstream"),
+    ("x-amzn-requestid", "b3f4c2d1-0000-4000-8000-000000000000"),
+)
+
+
+def headers_for(path: str, stream: bool) -> tuple[tuple[str, str], ...]:
+    """The reply's headers: JSON, SSE, or (a Bedrock stream) the event stream's."""
+    if not stream:
+        return JSON_HEADERS
+    return EVENTSTREAM_HEADERS if path.endswith(_BEDROCK_STREAM) else SSE_HEADERS
+
 
 # Markers searched for in request bodies (whitespace-agnostic: only the quoted tokens).
-_TOOL_RESULT = {"openai": b'"tool_call_id"', "anthropic": b'"tool_result"', "gemini": b'"functionResponse"'}
+_TOOL_RESULT = {"openai": b'"tool_call_id"', "anthropic": b'"tool_result"', "gemini": b'"functionResponse"',
+                "bedrock": b'"toolResult"'}  # fmt: skip
 _SCRIPTS = (
     (b'"get_weather"', "s2"),
     (b'"lookup"', "s3"),
@@ -366,11 +438,14 @@ _STREAM_TRUE = (b'"stream":true', b'"stream": true')
 
 
 _GEMINI_STREAM = ":streamGenerateContent"
+_BEDROCK_STREAM = "/converse-stream"
 
 
 def wire_of(path: str) -> str:
     if path.endswith("/messages"):
         return "anthropic"
+    if path.endswith(("/converse", _BEDROCK_STREAM)):
+        return "bedrock"
     return "gemini" if path.endswith((":generateContent", _GEMINI_STREAM)) else "openai"
 
 
@@ -392,6 +467,6 @@ def route(path: str, body: bytes) -> tuple[bytes, bool]:
     for marker, script in _SCRIPTS:
         if marker in body:
             return replies[script], False
-    if path.endswith(_GEMINI_STREAM) or any(marker in body for marker in _STREAM_TRUE):
+    if path.endswith((_GEMINI_STREAM, _BEDROCK_STREAM)) or any(marker in body for marker in _STREAM_TRUE):
         return STREAMS[wire], True
     return replies["text"], False

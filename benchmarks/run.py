@@ -79,7 +79,7 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--quick", action="store_true", help="fewer rounds: under 3 minutes on 2 cores")
     parser.add_argument("--only", default=",".join(SCENARIOS), help="scenarios, e.g. S1,S4")
     parser.add_argument("--libs", default=",".join(libs.LIBS), help=f"libraries among {','.join(libs.LIBS)}")
-    parser.add_argument("--wires", default=",".join(WIRES), help="openai,anthropic,gemini")
+    parser.add_argument("--wires", default=",".join(WIRES), help="openai,anthropic,gemini,bedrock")
     parser.add_argument("--out", type=Path, default=RESULTS, help="directory for the Markdown report")
     parser.add_argument("--no-write", action="store_true", help="print only")
     args = parser.parse_args(argv)

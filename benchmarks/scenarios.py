@@ -303,7 +303,8 @@ def s4(ctx: Context) -> Result:
                                   "n/a" if overhead is None else f"{overhead / 1000:.1f} µs",
                                   None if overhead is None else overhead <= 15_000))  # fmt: skip
     table.notes.append("overhead µs/chunk = (median total - raw httpx2's median total) / "
-                       f"{STREAM_DELTAS}; raw parses with iter_lines + json.loads.")  # fmt: skip
+                       f"{STREAM_DELTAS}; raw parses with iter_lines + json.loads "
+                       "(Bedrock: the event-stream decoder's frames + json.loads).")  # fmt: skip
     return [table], [*budgets, _peers_budget("S4", series)]
 
 

@@ -1,10 +1,10 @@
 """The loopback HTTP/1.1 server of S4 and S5: ``python -m benchmarks.server``.
 
 It binds 127.0.0.1 only, on an ephemeral port that it prints as ``PORT <n>``, answers with the same
-canned bytes as the mock transport (``canned.route``), keeps connections alive, and streams SSE with
-chunked encoding (one chunk per event). It stops by itself after ``--max-requests`` requests, after
-``--max-seconds`` in all, or after ``--idle-seconds`` without a request, whichever comes first; the
-harness also stops it when it is done.
+canned bytes as the mock transport (``canned.route``), keeps connections alive, and streams SSE (or
+Bedrock's binary event stream) with chunked encoding (one chunk per event). It stops by itself after
+``--max-requests`` requests, after ``--max-seconds`` in all, or after ``--idle-seconds`` without a
+request, whichever comes first; the harness also stops it when it is done.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from .canned import JSON_HEADERS, SSE_HEADERS, STREAMS, route
+from .canned import JSON_HEADERS, STREAMS, headers_for, route, split_frames
 
 HOST = "127.0.0.1"
 
@@ -29,15 +29,18 @@ def _head(headers: tuple[tuple[str, str], ...], extra: str) -> bytes:
     return "\r\n".join(lines).encode()
 
 
-def _chunked_stream(body: bytes) -> tuple[bytes, bytes]:
-    """The SSE reply as (head and first two events, the rest), one chunk per event."""
-    events = [e + b"\n\n" for e in body.split(b"\n\n") if e]
+def _chunked_stream(wire: str, body: bytes) -> tuple[bytes, bytes]:
+    """The streamed reply as (head and first two events, the rest), one chunk per event."""
+    if wire == "bedrock":
+        events, path = split_frames(body), "/converse-stream"
+    else:
+        events, path = [e + b"\n\n" for e in body.split(b"\n\n") if e], ""
     chunks = [b"%x\r\n%s\r\n" % (len(e), e) for e in events]
-    head = _head(SSE_HEADERS, "transfer-encoding: chunked")
+    head = _head(headers_for(path, True), "transfer-encoding: chunked")
     return head + b"".join(chunks[:2]), b"".join(chunks[2:]) + b"0\r\n\r\n"
 
 
-_STREAM_REPLIES = {body: _chunked_stream(body) for body in STREAMS.values()}
+_STREAM_REPLIES = {body: _chunked_stream(wire, body) for wire, body in STREAMS.items()}
 
 
 class Server:

@@ -52,6 +52,9 @@ class ErrorDetails(NamedTuple):
     """Set when the body says more than the status (e.g. a 429 for an exhausted quota is final)."""
     retry_after: float | None = None
     """Seconds to wait that the body gives (Google's ``RetryInfo.retryDelay``); a header's wins."""
+    error_class: type[ProviderError] | None = None
+    """The class the provider's own error type names, when it says more than the status (AWS
+    answers a model that is not ready with a 429, and a throttled one says "too many tokens")."""
 
 
 def parse_json(data: bytes | str, *, provider: str) -> Any:
@@ -128,7 +131,13 @@ def error_from_response(
         parsed = pydantic_core.from_json(body) if body else None
     except ValueError:
         parsed = None
-    found = details(parsed) if parsed is not None else None
+    aws_type = headers.get("x-amzn-errortype")
+    if aws_type and (parsed is None or (isinstance(parsed, dict) and "__type" not in parsed)):
+        # AWS's JSON protocols name the error in this header ("ValidationException:http://..."); the
+        # body, when it has one, may repeat it as ``__type``: the details read it from there.
+        found = details({**(parsed or {}), "__type": aws_type.partition(":")[0]})
+    else:
+        found = details(parsed) if parsed is not None else None
     if found is None:
         found = ErrorDetails(_describe_body(status, headers, body))
     return _classified(provider, status, headers, parsed, found)
@@ -141,7 +150,10 @@ def _classified(provider: str, status: int, headers: httpx2.Headers, parsed: Any
         "provider": provider,
         "status": status,
         "error_type": found.code or found.error_type,
-        "request_id": found.request_id or headers.get("x-request-id") or headers.get("request-id"),
+        "request_id": found.request_id
+        or headers.get("x-request-id")
+        or headers.get("request-id")
+        or headers.get("x-amzn-requestid"),
         "retry_after": found.retry_after if (wait := _retry_after(headers)) is None else wait,
         "body": parsed,
     }
@@ -153,7 +165,7 @@ def _classified(provider: str, status: int, headers: httpx2.Headers, parsed: Any
         fields["retryable"] = False  # waiting cannot make an oversized request or an empty quota succeed
     elif status >= 500 and should_retry is None and _says_invalid_request(found):
         fields["retryable"] = False  # the same request fails the same way: sending it again cannot help
-    return _error_class(status, found)(found.message, **fields)
+    return (found.error_class or _error_class(status, found))(found.message, **fields)
 
 
 EVENT_ERROR_STATUS: dict[str, int] = {

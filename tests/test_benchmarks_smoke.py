@@ -16,7 +16,7 @@ import pytest
 pytest.importorskip("providers.openai", reason="the chatclient OpenAI provider is not written yet")
 
 
-@pytest.mark.parametrize("wire", ["openai", "gemini"])
+@pytest.mark.parametrize("wire", ["openai", "gemini", "bedrock"])
 def test_s1_produces_a_table_with_ratios_to_raw_httpx2(wire: str) -> None:
     scenarios = importlib.import_module("benchmarks.scenarios")
     harness = importlib.import_module("benchmarks.harness")

@@ -29,7 +29,12 @@ LABELS = {
 
 # The main import of each library for S6, per wire: what a user imports to make one call.
 IMPORTS: dict[str, dict[str, str]] = {
-    "raw": {"openai": "import httpx2", "anthropic": "import httpx2", "gemini": "import httpx2"},
+    "raw": {
+        "openai": "import httpx2",
+        "anthropic": "import httpx2",
+        "gemini": "import httpx2",
+        "bedrock": "import httpx2; import botocore.auth",
+    },
     "sdk": {"openai": "import openai", "anthropic": "import anthropic"},
     "langchain": {
         "openai": "from langchain_openai import ChatOpenAI",
@@ -46,6 +51,7 @@ IMPORTS: dict[str, dict[str, str]] = {
         "openai": "from chatclient import ChatClient; from providers.openai import OpenAIChatModel",
         "anthropic": "from chatclient import ChatClient; from providers.anthropic import AnthropicChatModel",
         "gemini": "from chatclient import ChatClient; from providers.gemini import GeminiChatModel",
+        "bedrock": "from chatclient import ChatClient; from providers.bedrock import BedrockChatModel",
     },
 }
 

@@ -17,6 +17,9 @@ from ..backends import Backend
 from ..canned import (
     ANTHROPIC_MODEL,
     API_KEY,
+    BEDROCK_KEYS,
+    BEDROCK_MODEL,
+    BEDROCK_REGION,
     CATALOG_SIZES,
     GEMINI_MODEL,
     LOOP_SIZES,
@@ -42,6 +45,14 @@ def make_model(wire: str, backend: Backend) -> Any:
         return GeminiChatModel(
             model=GEMINI_MODEL, api_key=API_KEY, base_url=backend.base_url, http_client=http, async_http_client=ahttp
         )
+    if wire == "bedrock":
+        from providers.bedrock import BedrockChatModel
+
+        return BedrockChatModel(
+            BEDROCK_MODEL, region=BEDROCK_REGION, base_url=backend.base_url, http_client=http,
+            async_http_client=ahttp, aws_access_key_id=BEDROCK_KEYS["access_key"],
+            aws_secret_access_key=BEDROCK_KEYS["secret_key"],
+        )  # fmt: skip
     from providers.anthropic import AnthropicChatModel
 
     return AnthropicChatModel(

@@ -1,7 +1,10 @@
 """The floor: hand-built JSON, one POST with httpx2, ``json.loads``, a hand-written tool loop.
 
 No validation, no retries, no types: what it costs to talk to the API at all. Tool calls of one reply
-run concurrently (``asyncio.gather`` / a thread pool), the best a hand-written loop can do.
+run concurrently (``asyncio.gather`` / a thread pool), the best a hand-written loop can do. On the
+Bedrock wire every request is also signed, with the very signer chatclient uses (botocore's SigV4,
+through ``providers.bedrock._signing.SigV4``), and a stream's binary frames are cut with the same
+event-stream decoder: the cost every Bedrock client pays, so the ratio shows what the library adds.
 """
 
 from __future__ import annotations
@@ -18,6 +21,9 @@ from ..backends import Backend
 from ..canned import (
     ANTHROPIC_MODEL,
     API_KEY,
+    BEDROCK_KEYS,
+    BEDROCK_MODEL,
+    BEDROCK_REGION,
     GEMINI_MODEL,
     LOOP_SIZES,
     OPENAI_MODEL,
@@ -33,6 +39,9 @@ Call = tuple[str, str, dict[str, Any]]
 
 class Wire:
     """What differs between the wire formats for a hand-built client."""
+
+    sign: Callable[[Any], None] | None = None
+    """Signs a built request in place (Bedrock's SigV4); ``None``: the headers authenticate."""
 
     def __init__(self, wire: str, base_url: str) -> None:
         self.openai = wire == "openai"
@@ -158,11 +167,71 @@ class GeminiWire(Wire):
         return "".join(p.get("text", "") for p in parts if not p.get("thought")) or None
 
 
+class BedrockWire(Wire):
+    """Bedrock's ``Converse``: the model and the mode in the URL, every request signed (SigV4), blocks
+    of content, the tools in ``toolConfig``, a call's ``toolUseId`` sent back with its result."""
+
+    def __init__(self, base_url: str) -> None:
+        from providers.bedrock._signing import SigV4
+
+        self.openai = False
+        self._tools = {}
+        model = BEDROCK_MODEL.replace(":", "%3A")
+        self.url = f"{base_url}/model/{model}/converse"
+        self.stream_url = f"{base_url}/model/{model}/converse-stream"
+        self.headers = {"content-type": "application/json"}
+        self.sign = SigV4(BEDROCK_REGION, **BEDROCK_KEYS).sign
+
+    def body(self, messages: list[Any], scenario: str | None = None, *, stream: bool = False) -> bytes:
+        request: dict[str, Any] = {"messages": messages}
+        if scenario:
+            request["toolConfig"] = {"tools": self.tools(scenario)}
+        return json.dumps(request, separators=(",", ":")).encode()
+
+    def tools(self, scenario: str) -> list[dict[str, Any]]:
+        tools = self._tools.get(scenario)
+        if tools is None:
+            tools = self._tools[scenario] = [
+                {"toolSpec": {"name": n, "description": d, "inputSchema": {"json": s}}}
+                for n, d, s in raw_tool_specs(scenario)
+            ]
+        return tools
+
+    def user(self, text: str) -> list[Any]:
+        return [{"role": "user", "content": [{"text": text}]}]
+
+    def parse(self, data: dict[str, Any]) -> tuple[str | None, list[Call], Any]:
+        message = data["output"]["message"]
+        content = message["content"]
+        text = "".join(b["text"] for b in content if "text" in b) or None
+        calls = [(b["toolUse"]["toolUseId"], b["toolUse"]["name"], b["toolUse"]["input"])
+                 for b in content if "toolUse" in b]  # fmt: skip
+        return text, calls, message
+
+    def results(self, calls: list[Call], outputs: list[str]) -> list[Any]:
+        # with its status, as the recorded client (pydantic-ai, over botocore) sends it
+        blocks = [
+            {"toolResult": {"toolUseId": c[0], "content": [{"text": out}], "status": "success"}}
+            for c, out in zip(calls, outputs, strict=True)
+        ]
+        return [{"role": "user", "content": blocks}]
+
+    def delta(self, event: dict[str, Any]) -> str | None:
+        text = event.get("delta", {}).get("text")
+        return str(text) if text else None
+
+
+def _wire(wire: str, base_url: str) -> Wire:
+    if wire == "gemini":
+        return GeminiWire(base_url)
+    return BedrockWire(base_url) if wire == "bedrock" else Wire(wire, base_url)
+
+
 class RawAdapter:
     label = "raw httpx2"
 
     def __init__(self, wire: str, backend: Backend) -> None:
-        self.w = GeminiWire(backend.base_url) if wire == "gemini" else Wire(wire, backend.base_url)
+        self.w = _wire(wire, backend.base_url)
         self.client = backend.sync_client()
         self.aclient = backend.async_client()
         self.pool = ThreadPoolExecutor(max_workers=8)
@@ -171,13 +240,24 @@ class RawAdapter:
         self.tools.update({name: fn for name, _, fn in tools.forecast_tools()})
         self.tools.update({name: fn for name, _, fn in tools.loop_tools(max(LOOP_SIZES))})
 
+    def _signed(self, client: Any, url: str, body: bytes) -> Any:
+        request = client.build_request("POST", url, content=body, headers=self.w.headers)
+        self.w.sign(request)  # type: ignore[misc]
+        return request
+
     def _post(self, body: bytes) -> dict[str, Any]:
-        response = self.client.post(self.w.url, content=body, headers=self.w.headers)
+        if self.w.sign is None:
+            response = self.client.post(self.w.url, content=body, headers=self.w.headers)
+        else:
+            response = self.client.send(self._signed(self.client, self.w.url, body))
         response.raise_for_status()
         return json.loads(response.content)  # type: ignore[no-any-return]
 
     async def _apost(self, body: bytes) -> dict[str, Any]:
-        response = await self.aclient.post(self.w.url, content=body, headers=self.w.headers)
+        if self.w.sign is None:
+            response = await self.aclient.post(self.w.url, content=body, headers=self.w.headers)
+        else:
+            response = await self.aclient.send(self._signed(self.aclient, self.w.url, body))
         response.raise_for_status()
         return json.loads(response.content)  # type: ignore[no-any-return]
 
@@ -231,6 +311,9 @@ class RawAdapter:
 
     # S4
     def stream(self) -> Iterator[str]:
+        if self.w.sign is not None:
+            yield from self._frames()
+            return
         with self.client.stream("POST", self.w.stream_url, content=self.w.body(self.w.user(PROMPT), stream=True),
                                 headers=self.w.headers) as response:  # fmt: skip
             for line in response.iter_lines():
@@ -244,6 +327,10 @@ class RawAdapter:
 
     async def astream(self) -> AsyncIterator[str]:
         body = self.w.body(self.w.user(PROMPT), stream=True)
+        if self.w.sign is not None:
+            async for text in self._aframes(body):
+                yield text
+            return
         async with self.aclient.stream("POST", self.w.stream_url, content=body, headers=self.w.headers) as response:
             async for line in response.aiter_lines():
                 if line.startswith("data: "):
@@ -253,6 +340,38 @@ class RawAdapter:
                     text = self.w.delta(json.loads(data))
                     if text:
                         yield text
+
+    def _frames(self) -> Iterator[str]:
+        """Bedrock's stream: binary frames cut by the event-stream decoder, each payload ``json.loads``."""
+        from providers.bedrock._eventstream import EventStreamDecoder
+
+        decoder = EventStreamDecoder("raw")
+        request = self._signed(self.client, self.w.stream_url, self.w.body(self.w.user(PROMPT), stream=True))
+        response = self.client.send(request, stream=True)
+        try:
+            for chunk in response.iter_bytes():
+                for message in decoder.feed(chunk):
+                    if message.headers[":event-type"] == "contentBlockDelta":
+                        text = self.w.delta(json.loads(message.payload))
+                        if text:
+                            yield text
+        finally:
+            response.close()
+
+    async def _aframes(self, body: bytes) -> AsyncIterator[str]:
+        from providers.bedrock._eventstream import EventStreamDecoder
+
+        decoder = EventStreamDecoder("raw")
+        response = await self.aclient.send(self._signed(self.aclient, self.w.stream_url, body), stream=True)
+        try:
+            async for chunk in response.aiter_bytes():
+                for message in decoder.feed(chunk):
+                    if message.headers[":event-type"] == "contentBlockDelta":
+                        text = self.w.delta(json.loads(message.payload))
+                        if text:
+                            yield text
+        finally:
+            await response.aclose()
 
     # S7
     async def aconfirm_round_trip(self) -> str | None:

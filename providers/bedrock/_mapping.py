@@ -25,13 +25,12 @@ from chatclient.responses import (
     GenerationMetadata,
     Usage,
 )
-from providers._errors import ErrorDetails, header_value
+from providers._errors import header_value
 from providers._reply_shape import as_object, optional_object
 
 __all__ = [
     "PROVIDER",
     "REASONING_METADATA_KEY",
-    "error_details",
     "finish_reason",
     "generation_metadata",
     "parse_response",
@@ -140,16 +139,4 @@ def parse_response(data: Any, headers: Mapping[str, str] | httpx2.Headers | None
             usage=parse_usage(usage) if usage is not None else None,
             extra=response_extra(header_value(headers, b"x-amzn-requestid")),
         ),
-    )
-
-
-def error_details(body: Any) -> ErrorDetails | None:
-    """Facts from Bedrock's error body, ``{"message": ...}`` (its type comes in ``x-amzn-errortype``)."""
-    if not isinstance(body, dict):
-        return None
-    message = body.get("message") or body.get("Message")
-    kind = body.get("__type")
-    return ErrorDetails(
-        message=message if isinstance(message, str) and message else "Bedrock API error",
-        error_type=kind.rpartition("#")[2] if isinstance(kind, str) else None,
     )

@@ -6,6 +6,12 @@ of one role are merged: a round's tool results are one user message), content is
 binary content (images, documents) is base64 in the JSON body, a tool call goes back with its
 provider's ``toolUseId`` and its input as an object, and the reasoning blocks of a reply go back
 first in that assistant message, exactly as they came (their signature is checked).
+
+A request whose history holds ``toolUse``/``toolResult`` blocks must also send ``toolConfig``, or
+Bedrock rejects it (``ValidationException``). When no tools are offered (``tool_choice="none"``, the
+loop's last round with tools withheld, a replayed conversation) those blocks go as text instead: the
+model still reads what was called and what came back, and, offered no tool, cannot call one (a stub
+tool, another way out, could be called).
 """
 
 from __future__ import annotations
@@ -75,9 +81,36 @@ def build_request(prompt: Prompt, options: ChatOptions | None, *, stream: bool) 
         body["additionalModelRequestFields"] = {"top_k": opts.top_k}
     if isinstance(opts, ToolCallingChatOptions) and opts.tool_callbacks and opts.tool_choice != "none":
         body["toolConfig"] = _tool_config(opts)
+    else:
+        _tool_blocks_as_text(messages)
     if opts.output_schema is not None:
         body["outputConfig"] = _output_config(opts.output_schema)
     return body
+
+
+def _tool_blocks_as_text(messages: list[dict[str, Any]]) -> None:
+    """Replace each ``toolUse``/``toolResult`` block with a text block saying the same (in place);
+    media a result returned stays beside its text, as blocks a user message may hold."""
+    names: dict[str, str] = {}
+    for message in messages:
+        content: list[dict[str, Any]] = []
+        for block in message["content"]:
+            if (use := block.get("toolUse")) is not None:
+                names[use["toolUseId"]] = use["name"]
+                arguments = pydantic_core.to_json(use["input"]).decode()
+                content.append({"text": f"[called tool {use['name']} with {arguments}]"})
+            elif (result := block.get("toolResult")) is not None:
+                content.extend(_result_as_text(result, names.get(result["toolUseId"], result["toolUseId"])))
+            else:
+                content.append(block)
+        message["content"] = content
+
+
+def _result_as_text(result: dict[str, Any], name: str) -> list[dict[str, Any]]:
+    texts = [block["text"] for block in result["content"] if "text" in block]
+    media = [block for block in result["content"] if "text" not in block]
+    failed = " (failed)" if result.get("status") == "error" else ""
+    return [{"text": f"[result of tool {name}{failed}: {chr(10).join(texts)}]"}, *media]
 
 
 def _output_config(schema: Mapping[str, Any]) -> dict[str, Any]:

@@ -22,11 +22,11 @@ from chatclient.messages import AssistantMessage, CallIds
 from chatclient.responses import ChatResponse, ChatResponseMetadata, Generation
 from providers._errors import error_from_response
 
+from ._errors import error_details
 from ._eventstream import EventMessage, EventStreamDecoder
 from ._mapping import (
     PROVIDER,
     REASONING_METADATA_KEY,
-    error_details,
     generation_metadata,
     parse_usage,
     response_extra,
@@ -36,6 +36,8 @@ __all__ = ["EventStreamParser", "StreamParser", "exception_error"]
 
 _EXCEPTION_STATUS = {
     "throttlingException": 429,
+    "modelNotReadyException": 429,
+    "serviceQuotaExceededException": 400,
     "serviceUnavailableException": 503,
     "internalServerException": 500,
     "modelStreamErrorException": 500,

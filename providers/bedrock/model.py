@@ -11,7 +11,8 @@ from chatclient.options import ChatOptions
 
 from .._provider import Provider
 from .._shell import ProviderModel, StreamDecoder, WireMapping
-from ._mapping import PROVIDER, error_details, parse_response
+from ._errors import error_details
+from ._mapping import PROVIDER, parse_response
 from ._request import build_request
 from .options import BedrockChatOptions
 from .provider import BedrockProvider

@@ -1,6 +1,7 @@
 """A loopback server (``127.0.0.1``, random port) that sends the first events of a stream and then
 keep-alives forever: SSE comments (``: keep-alive``) or blank NDJSON lines, one every
-:data:`KEEPALIVE_EVERY` seconds, until the client hangs up. Each read is quick and the stream never
+:data:`KEEPALIVE_EVERY` seconds, until the client hangs up; a binary event stream, which has no
+keep-alive, just stalls (``keepalives`` then counts the silent intervals). Each read is quick and the stream never
 ends by itself: only the request's deadline stops it. The server's own view (``hung_up``, the
 keep-alives sent) is what a test asserts, not a clock.
 """
@@ -26,10 +27,10 @@ SEND_FOR = 60.0
 class KeepaliveServer(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, first: bytes, ndjson: bool) -> None:
+    def __init__(self, first: bytes, stream: Stream) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
         self.first = first
-        self.ndjson = ndjson
+        self.stream = stream
         self.keepalives = 0
         self.hung_up = threading.Event()
 
@@ -51,15 +52,16 @@ class _Handler(BaseHTTPRequestHandler):
         server = self.server
         self.close_connection = True
         self.send_response(200)
-        self.send_header("content-type", "application/x-ndjson" if server.ndjson else "text/event-stream")
+        self.send_header("content-type", server.stream.content_type)
         self.send_header("transfer-encoding", "chunked")
         self.end_headers()
-        keepalive = b"\n" if server.ndjson else b": keep-alive\n\n"
+        keepalive = server.stream.keepalive
         try:
             if server.first:  # an empty chunk would be chunked encoding's end of body
                 self._chunk(server.first)
             for _ in range(int(SEND_FOR / KEEPALIVE_EVERY)):
-                self._chunk(keepalive)
+                if keepalive:
+                    self._chunk(keepalive)
                 server.keepalives += 1
                 if wait_for_hang_up(self.connection, KEEPALIVE_EVERY):
                     break
@@ -75,6 +77,6 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
 
-def keepalive_server(first: bytes, *, ndjson: bool) -> AbstractContextManager[KeepaliveServer]:
-    """Serves ``first`` and then keep-alives on a random loopback port until the block ends."""
-    return serving(KeepaliveServer(first, ndjson))
+def keepalive_server(first: bytes, stream: Stream) -> AbstractContextManager[KeepaliveServer]:
+    """Serves ``first`` and then ``stream``'s keep-alives on a random loopback port until the block ends."""
+    return serving(KeepaliveServer(first, stream))

@@ -14,8 +14,9 @@ from chatclient.errors import BadRequestError, RateLimitError, ServerError, Stre
 from chatclient.events import ModelEvent
 from chatclient.responses import FinishReason
 from providers._errors import error_from_response
+from providers.bedrock._errors import error_details
 from providers.bedrock._eventstream import EventMessage, EventStreamDecoder
-from providers.bedrock._mapping import PROVIDER, REASONING_METADATA_KEY, error_details, parse_response
+from providers.bedrock._mapping import PROVIDER, REASONING_METADATA_KEY, parse_response
 from providers.bedrock._stream_parser import StreamParser
 
 from .fixtures import interactions, recorded_eventstream

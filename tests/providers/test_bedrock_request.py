@@ -22,8 +22,9 @@ from chatclient.messages import (
     ToolResponseMessage,
     UserMessage,
 )
-from chatclient.options import ChatOptions
+from chatclient.options import ChatOptions, ToolCallingChatOptions
 from chatclient.prompt import Prompt
+from chatclient.tools import resolve_tools, tool
 from providers.bedrock._eventstream import EventStreamDecoder
 from providers.bedrock._mapping import PROVIDER, REASONING_METADATA_KEY
 from providers.bedrock._request import build_request
@@ -33,6 +34,16 @@ from .fixtures import interactions, recorded_eventstream
 from .model_events import assemble
 
 OPTIONS = ChatOptions(model="us.amazon.nova-micro-v1:0")
+
+
+@tool
+def get_temperature(city: str) -> str:
+    """Get the temperature in a city."""
+    return "30°C"
+
+
+WITH_TOOLS = ToolCallingChatOptions(model=OPTIONS.model, tool_callbacks=tuple(resolve_tools([get_temperature])))
+"""Tool blocks go as blocks only beside a tool list (without one Bedrock refuses them)."""
 
 
 def _recorded(name: str, index: int = 0) -> dict[str, Any]:
@@ -61,7 +72,7 @@ def test_the_second_request_of_a_tool_round_is_the_recorded_one() -> None:
             ToolResponseMessage([ToolResponse(id=call.id, name=call.name, response_data="30°C")]),
         ]
     )
-    body = build_request(prompt, OPTIONS, stream=True)
+    body = build_request(prompt, WITH_TOOLS, stream=True)
     assert body["messages"] == _recorded("d_stream_tool_use_roundtrip", 1)["messages"]
 
 
@@ -73,7 +84,7 @@ def test_reasoning_goes_back_first_as_it_came() -> None:
         metadata={REASONING_METADATA_KEY: [block]},
     )
     results = ToolResponseMessage([ToolResponse(id="t#2", name="f", response_data="boom", is_error=True)])
-    body = build_request(Prompt([UserMessage("Q"), assistant, results, UserMessage("And?")]), OPTIONS, stream=False)
+    body = build_request(Prompt([UserMessage("Q"), assistant, results, UserMessage("And?")]), WITH_TOOLS, stream=False)
     assert body["messages"] == [
         {"role": "user", "content": [{"text": "Q"}]},
         {

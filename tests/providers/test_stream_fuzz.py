@@ -9,7 +9,8 @@ through the provider's real model and transport:
 - inserted garbage, mangled JSON, fields of the wrong type, invalid UTF-8 and a 10,000-deep JSON in
   the arguments end in the recorded reply or a ``ChatClientError``, never another exception, and
   through the tool loop no tool ever runs with arguments other than the recorded ones;
-- an endless keep-alive stream ends at the deadline (a loopback server).
+- an endless keep-alive stream ends at the deadline (a loopback server); for the binary event
+  stream, which has no keep-alive, a server that stalls after the first events.
 
 Example counts are kept small so the file runs in well under a minute.
 """
@@ -18,8 +19,7 @@ from __future__ import annotations
 
 import json
 import os
-import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -62,8 +62,8 @@ def baseline(stream: Stream, body: bytes) -> Any:
     return _baselines[key]
 
 
-def cuts_of(body: bytes) -> st.SearchStrategy[list[int]]:
-    special = interesting_cuts(body)
+def cuts_of(stream: Stream, body: bytes) -> st.SearchStrategy[list[int]]:
+    special = interesting_cuts(stream, body)
     anywhere = st.integers(1, len(body) - 1)
     return st.lists(st.one_of(st.sampled_from(special), anywhere) if special else anywhere, max_size=40)
 
@@ -73,21 +73,21 @@ def cuts_of(body: bytes) -> st.SearchStrategy[list[int]]:
 
 @by_stream
 def test_crlf_line_ends_give_the_same_reply(stream: Stream) -> None:
-    assert baseline(stream, with_crlf(stream.body)) == baseline(stream, stream.body)
+    assert baseline(stream, with_crlf(stream, stream.body)) == baseline(stream, stream.body)
 
 
 @by_stream
 @FUZZ
 @given(data=st.data(), use_async=st.booleans())
 def test_the_same_bytes_in_any_chunks_give_the_same_reply(stream: Stream, data: st.DataObject, use_async: bool) -> None:
-    body = with_crlf(with_multibyte_text(stream.body, stream.ndjson))
-    cuts = data.draw(cuts_of(body), label="cuts")
+    body = with_crlf(stream, with_multibyte_text(stream, stream.body))
+    cuts = data.draw(cuts_of(stream, body), label="cuts")
     assert comparable(streamed_reply(stream, pieces(body, cuts), use_async=use_async)) == baseline(stream, body)
 
 
 @by_stream
 def test_every_byte_on_its_own_gives_the_same_reply(stream: Stream) -> None:
-    body = with_crlf(with_multibyte_text(stream.body, stream.ndjson))
+    body = with_crlf(stream, with_multibyte_text(stream, stream.body))
     assert comparable(streamed_reply(stream, [body[i : i + 1] for i in range(len(body))])) == baseline(stream, body)
 
 
@@ -100,7 +100,7 @@ def test_every_byte_on_its_own_gives_the_same_reply(stream: Stream) -> None:
 def test_a_body_cut_before_its_terminal_event_is_incomplete(
     stream: Stream, data: st.DataObject, use_async: bool
 ) -> None:
-    body = with_multibyte_text(stream.body, stream.ndjson)
+    body = with_multibyte_text(stream, stream.body)
     end = data.draw(st.integers(0, stream.terminal_offset(body)), label="end")
     cuts = data.draw(st.lists(st.integers(1, max(1, end - 1)), max_size=8), label="cuts")
     with pytest.raises(StreamIncompleteError):
@@ -121,13 +121,12 @@ def typed_tools(runs: list[tuple[str, str]]) -> list[Any]:
         runs.append(("weather", canonical_arguments(json.dumps({"latitude": latitude, "longitude": longitude}))))
         return "sunny"
 
-    return [FunctionToolCallback.builder(fn.__name__, fn).build() for fn in (secret_retrieval_tool, weather)]
+    def get_temperature(city: str) -> str:
+        runs.append(("get_temperature", canonical_arguments(json.dumps({"city": city}))))
+        return "30°C"
 
-
-def _events(body: bytes, ndjson: bool) -> list[tuple[int, int]]:
-    """``(start, end)`` of each event's JSON payload in ``body``."""
-    pattern = rb"(?m)^(\{.*)$" if ndjson else rb"(?m)^data: ?(\{.*)$"
-    return [(m.start(1), m.end(1)) for m in re.finditer(pattern, body)]
+    tools = (secret_retrieval_tool, weather, get_temperature)
+    return [FunctionToolCallback.builder(fn.__name__, fn).build() for fn in tools]
 
 
 GARBAGE_LINES = [b"garbage", b"data: garbage", b"data: {", b"data: [1, 2", b"\x00\x01\x02", b"event: nonsense\ndata: 7"]
@@ -171,61 +170,61 @@ events, or damage that must be refused (a JSON cut short, bytes that are not UTF
 def damaged(draw: st.DrawFn, stream: Stream) -> tuple[str, bytes]:
     """One kind of damage, and the recorded body with it."""
     body = stream.body
-    events = _events(body, stream.ndjson)
+    events = stream.payloads(body)
     kind = draw(st.sampled_from(["garbage", "mangled", "wrong type", "invalid utf-8", "deep arguments"]))
-    if kind == "garbage":  # whole lines between two events
-        boundary = rb"\n" if stream.ndjson else rb"\n\n"
-        at = draw(st.sampled_from([0, *(m.end() for m in re.finditer(boundary, body))]))
+    if kind == "garbage":  # whole lines (raw bytes, in a binary framing) between two events
+        at = draw(st.sampled_from(stream.boundaries(body)))
         line = draw(
             st.sampled_from(GARBAGE_LINES) | st.binary(min_size=1, max_size=12).filter(lambda b: b"\n" not in b)
         )
-        return kind, body[:at] + line + (b"\n" if stream.ndjson else b"\n\n") + body[at:]
-    if kind == "invalid utf-8":
+        return kind, body[:at] + stream.garbage(line) + body[at:]
+    if kind == "invalid utf-8":  # inside a binary frame's payload, the frame is rebuilt around it
         at = draw(st.integers(0, len(body)))
-        return kind, body[:at] + draw(st.sampled_from(INVALID_UTF8)) + body[at:]
+        return kind, stream.splice(body, at, at, draw(st.sampled_from(INVALID_UTF8)))
     if kind == "deep arguments":  # every event: the call's arguments as a whole are deep
-        return kind, _deepened(body, events)
+        return kind, _deepened(stream, body)
     start, end = draw(st.sampled_from(events))
     if kind == "mangled":  # one event's JSON cut short: never valid JSON
         cut = draw(st.integers(start + 1, end - 1))
-        return kind, body[:cut] + body[end:]
+        return kind, stream.splice(body, cut, end, b"")
     event = json.loads(body[start:end])
     path = draw(st.sampled_from(list(_paths(event)) or [("x",)]))
     original = _get(event, path)
     _set(event, path, draw(st.sampled_from([v for v in WRONG_VALUES if type(v) is not type(original)])))
-    return kind, body[:start] + json.dumps(event, separators=(",", ":")).encode() + body[end:]
+    return kind, stream.splice(body, start, end, json.dumps(event, separators=(",", ":")).encode())
 
 
 DEEP_OBJECT_MARK = "\u0000deep object\u0000"
 
 
-def _deepened(body: bytes, events: Sequence[tuple[int, int]]) -> bytes:
+def _deepened(stream: Stream, body: bytes) -> bytes:
     """``body`` with every event's tool-call arguments made 10,000 deep (:func:`_deepen_arguments`)."""
     deep_object = ('{"x": ' + DEEP + "}").encode()
-    for start, end in reversed(events):
+    for start, end in reversed(stream.payloads(body)):
         event = json.dumps(_deepen_arguments(json.loads(body[start:end]))).encode()
-        body = body[:start] + event.replace(json.dumps(DEEP_OBJECT_MARK).encode(), deep_object) + body[end:]
+        body = stream.splice(body, start, end, event.replace(json.dumps(DEEP_OBJECT_MARK).encode(), deep_object))
     return body
 
 
-def _deepen_arguments(value: Any) -> Any:
+def _deepen_arguments(value: Any, parent: object = None) -> Any:
     """Every tool-call argument of an event made a 10,000-deep JSON: text where the wire sends text
-    (a fragment), the nested value itself where it sends an object (Ollama's ``arguments``, Gemini's
-    ``args``)."""
+    (a fragment: Bedrock's ``toolUse.input``), the nested value itself where it sends an object
+    (Ollama's ``arguments``, Gemini's ``args``)."""
     if isinstance(value, list):
-        return [_deepen_arguments(v) for v in value]
+        return [_deepen_arguments(v, parent) for v in value]
     if not isinstance(value, dict):
         return value
     deep: dict[str, Any] = {}
     for key, item in value.items():
         arguments = key in ("arguments", "partial_json", "args")
         arguments = arguments or (key == "delta" and "arguments" in str(value.get("type")))
+        arguments = arguments or (key == "input" and parent == "toolUse")
         if arguments and isinstance(item, str):
             deep[key] = DEEP
         elif arguments and isinstance(item, dict):
             deep[key] = DEEP_OBJECT_MARK  # spliced in as text by _deepened: json.dumps cannot nest so deep
         else:
-            deep[key] = _deepen_arguments(item)
+            deep[key] = _deepen_arguments(item, key)
     return deep
 
 
@@ -289,8 +288,7 @@ def _run_async(factory: Callable[[], Any]) -> Any:
 def test_deep_arguments_reach_the_tool_loop_and_the_tool_never_runs(stream: Stream) -> None:
     """One fixed case of the property above: the recorded reply, every argument fragment made a
     10,000-deep JSON; the loop tells the model the arguments are bad and no tool runs."""
-    body = stream.body
-    body = _deepened(body, _events(body, stream.ndjson))
+    body = _deepened(stream, stream.body)
     runs: list[tuple[str, str]] = []
     server = Server(stream, [body])
     client = ChatClient.builder(server.model()).default_tools(*typed_tools(runs)).build()
@@ -317,7 +315,7 @@ def test_an_endless_keep_alive_stream_ends_at_the_deadline(stream: Stream, mode:
     from .keepalive_server import DEADLINE, keepalive_server
 
     body = stream.body[: stream.terminal_offset(stream.body)]
-    with keepalive_server(body, ndjson=stream.ndjson) as server:
+    with keepalive_server(body, stream) as server:
         model = server.model(stream)
         with pytest.raises(APITimeoutError) as raised:
             if mode == "stream":
@@ -378,7 +376,21 @@ def test_a_body_cut_inside_a_character_or_an_ndjson_line_is_incomplete() -> None
     with pytest.raises(StreamIncompleteError, match="in the middle of a line"):
         streamed_reply(ollama, [ollama.body[: ollama.body.index(b"\n") - 3]])
     (chat,) = [s for s in STREAMS if s.id == CHAT]
-    body = with_multibyte_text(chat.body, ndjson=False)
+    body = with_multibyte_text(chat, chat.body)
     inside = next(i for i, byte in enumerate(body) if 0x80 <= byte < 0xC0)
     with pytest.raises(StreamIncompleteError, match="inside a UTF-8 character"):
         streamed_reply(chat, [body[:inside]])
+
+
+def test_a_binary_frame_is_damaged_in_its_framing_or_in_its_json_never_silently() -> None:
+    """The two layers of the event stream: a payload byte changed under the old checksum is refused
+    by the framing; the same change in a rebuilt frame reaches the JSON and is refused there."""
+    (bedrock,) = [s for s in STREAMS if s.id == "bedrock/d_stream_text"]
+    body = bedrock.body
+    start, _ = bedrock.payloads(body)[1]
+    flipped = body[:start] + b"[" + body[start + 1 :]
+    with pytest.raises(MalformedResponseError, match=r"(?i)crc|checksum"):
+        streamed_reply(bedrock, [flipped])
+    with pytest.raises(MalformedResponseError) as raised:
+        streamed_reply(bedrock, [bedrock.splice(body, start, start + 1, b"[")])
+    assert "crc" not in str(raised.value).lower()
