@@ -83,9 +83,25 @@ def build_request(prompt: Prompt, options: ChatOptions | None, *, stream: bool) 
         body["toolConfig"] = _tool_config(opts)
     else:
         _tool_blocks_as_text(messages)
+    if not _takes_result_status(opts.model):
+        _drop_result_status(messages)
     if opts.output_schema is not None:
         body["outputConfig"] = _output_config(opts.output_schema)
     return body
+
+
+def _takes_result_status(model: str) -> bool:
+    """Whether the model takes a ``toolResult``'s ``status``: Bedrock documents it for Anthropic Claude
+    and Amazon Nova only, and other families may refuse the request that carries it."""
+    return "anthropic." in model or "amazon.nova" in model
+
+
+def _drop_result_status(messages: list[dict[str, Any]]) -> None:
+    """Remove ``status`` from every ``toolResult`` (in place); a failed result's text still says so."""
+    for message in messages:
+        for block in message["content"]:
+            if (result := block.get("toolResult")) is not None:
+                result.pop("status", None)
 
 
 def _tool_blocks_as_text(messages: list[dict[str, Any]]) -> None:

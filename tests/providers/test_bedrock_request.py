@@ -153,3 +153,25 @@ def test_an_output_schema_is_native_structured_output() -> None:
     assert body["outputConfig"]["textFormat"]["type"] == "json_schema"
     assert structure["name"] == "City_Location"
     assert json.loads(structure["schema"]) == schema
+
+
+@pytest.mark.parametrize(
+    ("model", "takes_status"),
+    [
+        ("us.amazon.nova-micro-v1:0", True),
+        ("anthropic.claude-sonnet-4-5-20250929-v1:0", True),
+        ("eu.anthropic.claude-3-5-haiku-20241022-v1:0", True),
+        ("meta.llama3-1-70b-instruct-v1:0", False),
+        ("mistral.mistral-large-2407-v1:0", False),
+    ],
+)
+def test_a_results_status_goes_only_to_the_models_documented_to_take_it(model: str, takes_status: bool) -> None:
+    """Bedrock documents ``toolResult.status`` for Claude and Nova only; another family gets the
+    result without it (its text still says what happened)."""
+    call = ToolCall(id="t", name="get_temperature", arguments='{"city": "Paris"}')
+    results = ToolResponseMessage([ToolResponse(id="t", name="get_temperature", response_data="boom", is_error=True)])
+    prompt = Prompt([UserMessage("Q"), AssistantMessage(None, tool_calls=(call,)), results])
+    body = build_request(prompt, WITH_TOOLS.model_copy(update={"model": model}), stream=False)
+    (result,) = [block["toolResult"] for block in body["messages"][-1]["content"]]
+    assert ("status" in result) is takes_status
+    assert result["content"] == [{"text": "boom"}]
