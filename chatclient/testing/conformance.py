@@ -402,12 +402,7 @@ class ChatModelConformance:
 
                 task = asyncio.create_task(read())
                 await asyncio.wait_for(first.wait(), _WAIT)
-                task.cancel()
-                with pytest.raises(asyncio.CancelledError):
-                    await task
-                aclose = getattr(model, "aclose", None)
-                if callable(aclose):
-                    await aclose()
+                await _cancelled(task, model)
 
             try:
                 asyncio.run(cancel_after_the_first_event())
@@ -463,12 +458,7 @@ class ChatModelConformance:
                 task = asyncio.create_task(model.acall(Prompt("Hi")))
                 answering = await asyncio.to_thread(server.answering.wait, _WAIT)
                 assert answering, "the server never began to answer"
-                task.cancel()
-                with pytest.raises(asyncio.CancelledError):
-                    await task
-                aclose = getattr(model, "aclose", None)
-                if callable(aclose):
-                    await aclose()
+                await _cancelled(task, model)
 
             try:
                 asyncio.run(cancel_while_the_reply_comes())
@@ -508,6 +498,16 @@ _MARGIN = 5.0
 _TRICKLE_FOR = 60.0
 _WAIT = 10.0
 """Seconds a check waits for something the server or the model should do at once (bounded)."""
+
+
+async def _cancelled(task: asyncio.Task[Any], model: ChatModel) -> None:
+    """Cancel ``task``, see it end with ``CancelledError``, then close the model's async side."""
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    aclose = getattr(model, "aclose", None)
+    if callable(aclose):
+        await aclose()
 
 
 def _close(model: ChatModel) -> None:
