@@ -27,10 +27,11 @@ __all__ = ["AsyncRedisSessionRepository", "RedisSessionRepository", "require_red
 
 # KEYS: ids hash (event id -> sha1 of payload), log list, marks list (the seqs of events that are not
 # messages, e.g. compaction boundaries), pruned (how far the log was pruned), meta (a created
-# session's own ttl and metadata), turn journals (renewed with the rest, never read here). ARGV: expected version ('' = any), the repository's ttl in ms
-# ('' = none; a session's own ttl comes first: renewed on every append that adds events, by the
-# server's clock, so an idle session's keys expire together), then per event: id, payload, stored
-# JSON, type. Returns {status, version, appended, replayed[, detail]}.
+# session's own ttl and metadata), turn journals (renewed with the rest, never read here). ARGV:
+# expected version ('' = any), the repository's ttl in ms ('' = none; a session's own ttl comes
+# first: renewed on every append that adds events, by the server's clock, so an idle session's keys
+# expire together), then per event: id, payload, stored JSON, type.
+# Returns {status, version, appended, replayed[, detail]}.
 APPEND = """
 local version = redis.call('LLEN', KEYS[2])
 local fresh, replayed, seen = {}, 0, {}
