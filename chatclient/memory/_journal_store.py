@@ -116,7 +116,10 @@ def journal_key(prefix: str, session_id: str) -> str:
     return f"{prefix}session:{{{session_id}}}:turn-journal"
 
 
-# KEYS[1] the hash; ARGV: turn id, the version the writer saw, the entry. 1: landed (or landed before).
+# KEYS: the hash, the session's log list, its meta hash. ARGV: turn id, the version the writer saw,
+# the entry, the repository's ttl in ms ('' = none). 1: landed (or landed before). The hash expires
+# with the session's keys (their remaining time; a session with none yet: its own ttl, else the
+# repository's), and every append renews all of them together.
 JOURNAL_WRITE = """
 local now = redis.call('HGET', KEYS[1], ARGV[1])
 local version, entry = 0, ''
@@ -128,6 +131,14 @@ local seen = tonumber(ARGV[2])
 if version == seen + 1 and entry == ARGV[3] then return 1 end
 if version ~= seen then return 0 end
 redis.call('HSET', KEYS[1], ARGV[1], (seen + 1) .. '\\n' .. ARGV[3])
+local left = redis.call('PTTL', KEYS[2])
+if left < 0 then left = redis.call('PTTL', KEYS[3]) end
+if left > 0 then
+  redis.call('PEXPIRE', KEYS[1], left)
+else
+  local ttl = redis.call('HGET', KEYS[3], 'px') or ARGV[4]
+  if ttl ~= '' then redis.call('PEXPIRE', KEYS[1], ttl) end
+end
 return 1
 """
 

@@ -479,9 +479,29 @@ class SessionSql:
             yield self._q(f"DELETE FROM {self.event} WHERE session_id IN ({marks})", *chunk)
             yield self._q(f"DELETE FROM {self.session} WHERE id IN ({marks})", *chunk)
             yield self._q(f"DELETE FROM {self.meta} WHERE id IN ({marks})", *chunk)
+            yield self._q(f"DELETE FROM {self.journal.table} WHERE session_id IN ({marks})", *chunk)
         clock, at = self._lease_clock(now)  # leases a crashed holder never released, on any session
         yield self._q(f"DELETE FROM {self.lease} WHERE expires_at <= {clock}", *at)
         return gone
+
+    def journals(self, session_id: str, ttl: float | None, now: float | None) -> Flow[list[tuple[str, int, str]]]:
+        """The session's turn journals; none once it has expired (they go with it)."""
+        if ttl is not None and (yield from self.expired(session_id, ttl, now)):
+            return []
+        found: list[tuple[str, int, str]] = yield from self.journal.list(session_id)
+        return found
+
+    def write_journal(
+        self, session_id: str, turn_id: str, version: int, entry: str, ttl: float | None, now: float | None
+    ) -> Flow[tuple[bool, bool]]:
+        """A journal write (``JournalSql.write``) that first deletes an expired session with its old
+        journals, as an append does: the new turn's journal is not hidden by the old session. Whether
+        it landed, and whether the session was deleted."""
+        reset = ttl is not None and (yield from self.expired(session_id, ttl, now, lock=True))
+        if reset:
+            yield from self.delete_session(session_id)
+        landed = yield from self.journal.write(session_id, turn_id, version, entry)
+        return landed, reset
 
     def prune(self, session_id: str, below_seq: int, ttl: float | None = None, now: float | None = None) -> Flow[int]:
         """Delete the events below ``below_seq``, checked against the latest boundary first (an

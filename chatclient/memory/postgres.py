@@ -131,10 +131,13 @@ class PostgresSessionRepository:
         return self._run(self._sql.release_lease(session_id, token))
 
     def turn_journals(self, session_id: str) -> list[tuple[str, int, str]]:
-        return self._run(self._sql.journal.list(check_session_id(session_id)), transaction=False)
+        journals = self._sql.journals(check_session_id(session_id), self.ttl, None)
+        return self._run(journals, transaction=False)
 
     def write_turn_journal(self, session_id: str, turn_id: str, version: int, entry: str) -> bool:
-        return self._run(self._sql.journal.write(check_session_id(session_id), turn_id, version, entry))
+        write = self._sql.write_journal(check_session_id(session_id), turn_id, version, entry, self.ttl, None)
+        landed, _ = self._run(write)
+        return landed
 
     def clear_turn_journal(self, session_id: str, turn_id: str) -> None:
         self._run(self._sql.journal.clear(check_session_id(session_id), turn_id))
@@ -245,10 +248,13 @@ class AsyncPostgresSessionRepository:
         return await self._run(self._sql.release_lease(session_id, token))
 
     async def turn_journals(self, session_id: str) -> list[tuple[str, int, str]]:
-        return await self._run(self._sql.journal.list(check_session_id(session_id)), transaction=False)
+        journals = self._sql.journals(check_session_id(session_id), self.ttl, None)
+        return await self._run(journals, transaction=False)
 
     async def write_turn_journal(self, session_id: str, turn_id: str, version: int, entry: str) -> bool:
-        return await self._run(self._sql.journal.write(check_session_id(session_id), turn_id, version, entry))
+        write = self._sql.write_journal(check_session_id(session_id), turn_id, version, entry, self.ttl, None)
+        landed, _ = await self._run(write)
+        return landed
 
     async def clear_turn_journal(self, session_id: str, turn_id: str) -> None:
         await self._run(self._sql.journal.clear(check_session_id(session_id), turn_id))

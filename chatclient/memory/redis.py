@@ -27,10 +27,11 @@ __all__ = ["AsyncRedisSessionRepository", "RedisSessionRepository", "require_red
 
 # KEYS: ids hash (event id -> sha1 of payload), log list, marks list (the seqs of events that are not
 # messages, e.g. compaction boundaries), pruned (how far the log was pruned), meta (a created
-# session's own ttl and metadata). ARGV: expected version ('' = any), the repository's ttl in ms
-# ('' = none; a session's own ttl comes first: renewed on every append that adds events, by the
-# server's clock, so an idle session's keys expire together), then per event: id, payload, stored
-# JSON, type. Returns {status, version, appended, replayed[, detail]}.
+# session's own ttl and metadata), turn journals (renewed with the rest, never read here). ARGV:
+# expected version ('' = any), the repository's ttl in ms ('' = none; a session's own ttl comes
+# first: renewed on every append that adds events, by the server's clock, so an idle session's keys
+# expire together), then per event: id, payload, stored JSON, type.
+# Returns {status, version, appended, replayed[, detail]}.
 APPEND = """
 local version = redis.call('LLEN', KEYS[2])
 local fresh, replayed, seen = {}, 0, {}
@@ -56,7 +57,7 @@ for _, i in ipairs(fresh) do
 end
 local ttl = redis.call('HGET', KEYS[5], 'px') or ARGV[2]
 if #fresh > 0 and ttl ~= '' then
-  for k = 1, 5 do redis.call('PEXPIRE', KEYS[k], ttl) end
+  for k = 1, #KEYS do redis.call('PEXPIRE', KEYS[k], ttl) end
 end
 return {'ok', version + #fresh, #fresh, replayed}
 """
@@ -72,7 +73,7 @@ if redis.call('EXISTS', KEYS[5]) == 0 then
   if ARGV[1] ~= '' then redis.call('HSET', KEYS[5], 'px', ARGV[1]) end
   local ttl = ARGV[1] ~= '' and ARGV[1] or ARGV[4]
   if ttl ~= '' then
-    for k = 1, 5 do redis.call('PEXPIRE', KEYS[k], ttl) end
+    for k = 1, #KEYS do redis.call('PEXPIRE', KEYS[k], ttl) end
   end
 end
 return redis.call('HMGET', KEYS[5], 'created_at', 'px', 'metadata')
@@ -180,8 +181,10 @@ class _Keys:
         self.prefix = prefix
 
     def __call__(self, session_id: str) -> list[str]:
+        """The session's keys, as the scripts take them (the journals last: they expire with the rest)."""
         base = f"{self.prefix}session:{{{check_session_id(session_id)}}}"
-        return [f"{base}:ids", f"{base}:log", f"{base}:marks", f"{base}:pruned", f"{base}:meta"]
+        keys = [f"{base}:ids", f"{base}:log", f"{base}:marks", f"{base}:pruned", f"{base}:meta"]
+        return [*keys, journal_key(self.prefix, session_id)]
 
     def lease(self, session_id: str) -> list[str]:
         return [f"{self.prefix}session:{{{check_session_id(session_id)}}}:lease"]
@@ -273,6 +276,13 @@ def _below(below_seq: int) -> int:
     return below_seq
 
 
+def _journal_write(
+    keys: list[str], turn_id: str, version: int, entry: str, ttl: float | None
+) -> tuple[list[str], list[Any]]:
+    """``JOURNAL_WRITE``'s keys (the journals, the log, the meta) and arguments."""
+    return [keys[5], keys[1], keys[4]], [turn_id, version, entry, "" if ttl is None else _ms(ttl)]
+
+
 def _read_args(after_seq: int, last: int | None, types: Sequence[str] | None) -> list[Any]:
     return [after_seq, "" if last is None else last, *(types or ())]
 
@@ -322,7 +332,7 @@ class RedisSessionRepository:
         return int(self._client.llen(self._keys(session_id)[1]))
 
     def delete(self, session_id: str) -> None:
-        self._client.delete(*self._keys(session_id), self._keys.journal(session_id))
+        self._client.delete(*self._keys(session_id))
 
     def try_lease(self, session_id: str, token: str, ttl: float) -> bool:
         return bool(self._lease(keys=self._keys.lease(session_id), args=[token, _ms(ttl)]))
@@ -334,7 +344,8 @@ class RedisSessionRepository:
         return parse_redis(self._client.hgetall(self._keys.journal(session_id)))
 
     def write_turn_journal(self, session_id: str, turn_id: str, version: int, entry: str) -> bool:
-        return bool(self._journal_write(keys=[self._keys.journal(session_id)], args=[turn_id, version, entry]))
+        keys, args = _journal_write(self._keys(session_id), turn_id, version, entry, self.ttl)
+        return bool(self._journal_write(keys=keys, args=args))
 
     def clear_turn_journal(self, session_id: str, turn_id: str) -> None:
         self._client.hdel(self._keys.journal(session_id), turn_id)
@@ -407,7 +418,7 @@ class AsyncRedisSessionRepository:
         return int(await self._client.llen(self._keys(session_id)[1]))
 
     async def delete(self, session_id: str) -> None:
-        await self._client.delete(*self._keys(session_id), self._keys.journal(session_id))
+        await self._client.delete(*self._keys(session_id))
 
     async def try_lease(self, session_id: str, token: str, ttl: float) -> bool:
         return bool(await self._lease(keys=self._keys.lease(session_id), args=[token, _ms(ttl)]))
@@ -419,8 +430,8 @@ class AsyncRedisSessionRepository:
         return parse_redis(await self._client.hgetall(self._keys.journal(session_id)))
 
     async def write_turn_journal(self, session_id: str, turn_id: str, version: int, entry: str) -> bool:
-        key = self._keys.journal(session_id)
-        return bool(await self._journal_write(keys=[key], args=[turn_id, version, entry]))
+        keys, args = _journal_write(self._keys(session_id), turn_id, version, entry, self.ttl)
+        return bool(await self._journal_write(keys=keys, args=args))
 
     async def clear_turn_journal(self, session_id: str, turn_id: str) -> None:
         await self._client.hdel(self._keys.journal(session_id), turn_id)

@@ -203,7 +203,6 @@ class InMemorySessionRepository:
         check_session_id(session_id)
         with self._lock:
             self._forget(session_id)
-        self._journals.forget(session_id)
 
     def delete_expired(self, now: float | None = None) -> int:
         with self._lock:
@@ -265,6 +264,7 @@ class InMemorySessionRepository:
         self._logs.pop(session_id, None)
         self._ids.pop(session_id, None)
         self._base.pop(session_id, None)
+        self._journals.forget(session_id)  # its turns' journals go with it
 
     def try_lease(self, session_id: str, token: str, ttl: float) -> bool:
         check_session_id(session_id)
@@ -286,11 +286,22 @@ class InMemorySessionRepository:
 
     # The turn journals of memory-backed turns (chatclient.memory.journal), beside the logs.
 
+    # They expire with their session: an expired one's are never listed, and a write to one starts it
+    # afresh first (as an append does), so a new turn's journal is not hidden by the old session.
+
     def turn_journals(self, session_id: str) -> list[tuple[str, int, str]]:
-        return self._journals.list(check_session_id(session_id))
+        check_session_id(session_id)
+        with self._lock:
+            if self.ttl is not None and self._expired(session_id, self._clock()):
+                return []
+            return self._journals.list(session_id)
 
     def write_turn_journal(self, session_id: str, turn_id: str, version: int, entry: str) -> bool:
-        return self._journals.write(check_session_id(session_id), turn_id, version, entry)
+        check_session_id(session_id)
+        with self._lock:
+            if self.ttl is not None and self._expired(session_id, self._clock()):
+                self._forget(session_id)
+            return self._journals.write(session_id, turn_id, version, entry)
 
     def clear_turn_journal(self, session_id: str, turn_id: str) -> None:
         self._journals.clear(check_session_id(session_id), turn_id)

@@ -279,10 +279,16 @@ class SqliteSessionRepository:
         return self._db.write(self._sql.release_lease(session_id, token))
 
     def turn_journals(self, session_id: str) -> list[tuple[str, int, str]]:
-        return self._db.read(self._sql.journal.list(check_session_id(session_id)))
+        return self._db.read(self._sql.journals(check_session_id(session_id), self.ttl, self._clock()))
 
     def write_turn_journal(self, session_id: str, turn_id: str, version: int, entry: str) -> bool:
-        return self._db.write(self._sql.journal.write(check_session_id(session_id), turn_id, version, entry))
+        check_session_id(session_id)
+        write = self._sql.write_journal(session_id, turn_id, version, entry, self.ttl, self._clock())
+        landed, reset = self._db.write(write)
+        if reset:  # the expired log is gone: so is its cached tail
+            self._tails.drop(session_id)
+            self._created.pop(session_id, None)
+        return landed
 
     def clear_turn_journal(self, session_id: str, turn_id: str) -> None:
         self._db.write(self._sql.journal.clear(check_session_id(session_id), turn_id))
