@@ -22,6 +22,7 @@ from chatclient.pending.state import InMemoryPendingToolCallStore
 from chatclient.responses import Usage
 from chatclient.testing import MODES, ScriptedChatModel, tool_call
 from chatclient.testing.advisor_kit import run_spec
+from tests.racing import race
 
 
 class Booking:
@@ -171,20 +172,8 @@ def test_of_two_concurrent_retries_exactly_one_goes_on() -> None:
     with pytest.raises(ServerError):
         client.prompt().tools(tools).resume_from(store, state_id, ALLOW).call().content()
     store.barrier = threading.Barrier(2)
-    outcomes: list[object] = []
-
-    def retry() -> None:
-        try:
-            outcomes.append(client.prompt().tools(tools).resume_from(store, state_id, ALLOW).call().content())
-        except Exception as exc:
-            outcomes.append(exc)
-
     rounds_before = len(model.prompts)
-    threads = [threading.Thread(target=retry) for _ in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    outcomes = race(lambda: client.prompt().tools(tools).resume_from(store, state_id, ALLOW).call().content())
     assert sorted(type(o).__name__ for o in outcomes) == ["TurnInProgressError", "str"]
     assert len(model.prompts) == rounds_before + 1, "the loser stopped at its claim, before the model"
     assert tools.booked == ["Ritz"]

@@ -17,6 +17,7 @@ from chatclient.pending.state import JournaledStore
 from chatclient.testing import ScriptedChatModel, tool_call
 from chatclient.testing.pending import sample_pending
 from tests.memory.test_pending_contract import BACKENDS, aclose, close, make_async_store, make_store
+from tests.racing import race
 
 
 class Hotel:
@@ -85,20 +86,8 @@ def test_a_failed_resume_is_retried_to_the_end_and_of_two_concurrent_retries_one
         with pytest.raises(ServerError):
             client.prompt().tools(hotel).resume_from(store, state_id, ALLOW).call().content()
         racing = BarrierStore(store)
-        outcomes: list[object] = []
-
-        def retry() -> None:
-            try:
-                outcomes.append(client.prompt().tools(hotel).resume_from(racing, state_id, ALLOW).call().content())
-            except Exception as exc:
-                outcomes.append(exc)
-
         rounds_before = len(model.prompts)
-        threads = [threading.Thread(target=retry) for _ in range(2)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+        outcomes = race(lambda: client.prompt().tools(hotel).resume_from(racing, state_id, ALLOW).call().content())
         assert sorted(type(o).__name__ for o in outcomes) == ["TurnInProgressError", "str"]
         assert len(model.prompts) == rounds_before + 1, "the loser stopped at its claim, before the model"
         assert hotel.booked == ["Ritz"]
